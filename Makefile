@@ -1,0 +1,111 @@
+# otskit -- build, test and run on Debian 12. Every target installs what is
+# missing first (make deps), so `make demo` and `make test` work on a fresh
+# machine as root.
+
+CC        ?= cc
+CFLAGS    ?= -O2 -g
+WARN       = -std=c99 -Wall -Wextra -Wpedantic -D_DEFAULT_SOURCE
+PIC        = -fPIC -fvisibility=hidden
+LIBS       = -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lm
+LUA54_INC ?= /usr/include/lua5.4
+JIT_INC   ?= /usr/include/luajit-2.1
+
+SRC        = $(sort $(wildcard csrc/*.c))
+HDR        = $(wildcard csrc/*.h)
+# plain C parts: no Lua; bindings are l*.c and the entry point otskit.c
+PLAIN_SRC  = $(filter-out csrc/l%.c csrc/otskit.c,$(SRC))
+CTESTS     = $(patsubst spec/c/%.c,build/ctest/%,$(wildcard spec/c/*_test.c))
+FUZZERS    = $(patsubst fuzz/%.c,build/fuzz/%,$(wildcard fuzz/*_fuzz.c))
+FUZZ_SECONDS ?= 60
+
+SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+             ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# Debian packages the build, tests, benches and demo need. luajit2 (not
+# luajit): OpenResty's branch, which does not conflict with nginx's lua module.
+DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
+             lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev lua-busted \
+             libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
+             libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse
+
+.PHONY: all deps build test ctest spec check valgrind fuzz bench demo install clean rock
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$(echo $$missing | sed 's/^/ /')"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root, or install: $$missing" >&2; exit 1; fi; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
+
+build: deps build/5.4/otskit/core.so build/jit/otskit/core.so
+
+build/5.4/otskit/core.so: $(SRC) $(HDR) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(LUA54_INC) -shared -o $@ $(SRC) $(LIBS)
+
+build/jit/otskit/core.so: $(SRC) $(HDR) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(JIT_INC) -shared -o $@ $(SRC) $(LIBS)
+
+build/ctest/%: spec/c/%.c $(PLAIN_SRC) $(HDR) spec/c/check.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(SAN) -Icsrc -o $@ $< $(PLAIN_SRC) $(LIBS)
+
+# The README's test command: C tests, then every spec under lua5.4 and
+# luajit; the last line sums all runs as "N passed, N failed".
+test: build $(CTESTS)
+	@sh spec/run.sh all
+
+ctest: deps $(CTESTS)
+	@sh spec/run.sh c
+
+# Sanitizers: the specs again against an ASan+UBSan build of the module.
+check: deps $(CTESTS)
+	@mkdir -p build/asan/5.4/otskit build/asan/jit/otskit
+	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) -I$(LUA54_INC) -shared -o build/asan/5.4/otskit/core.so $(SRC) $(LIBS)
+	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) -I$(JIT_INC) -shared -o build/asan/jit/otskit/core.so $(SRC) $(LIBS)
+	@$(SAN_ENV) OTSKIT_BUILD=build/asan sh spec/run.sh all
+
+valgrind: build
+	@sh spec/run.sh valgrind
+
+build/fuzz/%: fuzz/%.c $(PLAIN_SRC) $(HDR)
+	@mkdir -p $(@D)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc -o $@ $< $(PLAIN_SRC) $(LIBS)
+
+fuzz: deps $(FUZZERS)
+	@for f in $(FUZZERS); do \
+	  n=$$(basename $$f); mkdir -p build/corpus/$$n; \
+	  [ -d fuzz/corpus/$$n ] && cp -n fuzz/corpus/$$n/* build/corpus/$$n/ 2>/dev/null; \
+	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/corpus/$$n 2>build/fuzz/$$n.log \
+	    || { tail -40 build/fuzz/$$n.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units' build/fuzz/$$n.log; \
+	done
+
+bench: build
+	@sh bench/run.sh
+
+demo: build
+	@lua5.4 bin/otskit demo
+
+rock: deps
+	luarocks --lua-version=5.4 make --local rockspec/otskit-scm-1.rockspec
+
+PREFIX ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/otskit $(DESTDIR)$(PREFIX)/share/lua/5.4/otskit
+	install -m 644 build/5.4/otskit/core.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/otskit/core.so
+	cp -R lua/otskit/. $(DESTDIR)$(PREFIX)/share/lua/5.4/otskit/
+	install -d $(DESTDIR)$(PREFIX)/lib/lua/5.1/otskit $(DESTDIR)$(PREFIX)/share/lua/5.1/otskit
+	install -m 644 build/jit/otskit/core.so $(DESTDIR)$(PREFIX)/lib/lua/5.1/otskit/core.so
+	cp -R lua/otskit/. $(DESTDIR)$(PREFIX)/share/lua/5.1/otskit/
+
+clean:
+	rm -rf build

@@ -1,0 +1,30 @@
+/* hash.h -- digests for key prefixes and buckets: md5 (OpenSSL), xxh3
+ * (libxxhash), crc32c. Plain C: no Lua. All functions are re-entrant. */
+#ifndef OTSKIT_HASH_H
+#define OTSKIT_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { HASH_MD5 = 0, HASH_XXH3 = 1, HASH_CRC32C = 2 } hash_algo;
+
+/* Digest length in bytes of algo: 16, 8, 4. */
+size_t hash_digest_len(hash_algo algo);
+
+/* Writes the digest of p[0..n) to out (hash_digest_len(algo) bytes). xxh3
+ * and crc32c digests are written big-endian, so their hex form equals the
+ * usual printed form of the number (xxhsum's canonical form). */
+void hash_digest(hash_algo algo, const void *p, size_t n, unsigned char *out);
+
+/* Writes the first ndigits lowercase hex digits of the digest of p[0..n)
+ * to out (no terminator). ndigits must be 1..2*hash_digest_len(algo). */
+void hash_hex_prefix(hash_algo algo, const void *p, size_t n, int ndigits,
+                     char *out);
+
+uint64_t hash_xxh3(const void *p, size_t n);
+uint32_t hash_crc32c(uint32_t crc, const void *p, size_t n);
+
+/* Lowercase hex of n bytes into out (2n chars, no terminator). */
+void hash_hex(const unsigned char *in, size_t n, char *out);
+
+#endif

@@ -1,0 +1,27 @@
+--- otskit.cli -- the commands behind bin/otskit (lua-argparse).
+local argparse = require "argparse"
+
+local cli = {}
+
+-- Each command: a module under otskit.cmd with configure(parser) and
+-- run(args) -> exit status.
+local commands = {
+  { name = "demo", summary = "Show the key designs of the best practices on example data." },
+}
+
+function cli.main(argv)
+  local parser = argparse("otskit", "Tablestore table-design best practices, fast, for Lua.")
+  parser:command_target("command")
+  parser:flag("--version", "Print the version and exit."):action(function()
+    print("otskit " .. require("otskit.core").version); os.exit(0)
+  end)
+  for _, c in ipairs(commands) do
+    local sub = parser:command(c.name, c.summary)
+    local mod = require("otskit.cmd." .. c.name)
+    if mod.configure then mod.configure(sub) end
+  end
+  local args = parser:parse(argv)
+  return require("otskit.cmd." .. args.command).run(args) or 0
+end
+
+return cli

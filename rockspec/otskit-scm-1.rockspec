@@ -1,0 +1,45 @@
+-- otskit rockspec: `luarocks make rockspec/otskit-scm-1.rockspec` builds
+-- the C core and installs the Lua modules (no server needed).
+-- Keep modules["otskit.core"].sources in step with csrc/*.c.
+rockspec_format = "3.0"
+package = "otskit"
+version = "scm-1"
+source = { url = "git+file:///dev/null" }
+description = {
+  summary = "Tablestore table-design best practices, fast, for Lua 5.4 and LuaJIT",
+  detailed = [[Order-preserving key encoders, hash prefixes and buckets,
+bucket fan-out merge readers, backoff schedules with retry budgets,
+attribute compression and chunking, and an embedded store with Tablestore
+semantics, in a C core for Lua.]],
+  license = "MIT",
+}
+dependencies = { "lua >= 5.1, < 5.5" }
+external_dependencies = {
+  OPENSSL = { header = "openssl/md5.h" },
+  XXHASH = { header = "xxhash.h" },
+  ZSTD = { header = "zstd.h" },
+  LZ4 = { header = "lz4.h" },
+  ZLIB = { header = "zlib.h" },
+  SQLITE = { header = "sqlite3.h" },
+}
+build = {
+  type = "builtin",
+  modules = {
+    ["otskit.core"] = {
+      sources = {
+        "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c", "csrc/otskit.c",
+      },
+      defines = { "_DEFAULT_SOURCE" },
+      libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
+      incdirs = { "$(OPENSSL_INCDIR)", "$(XXHASH_INCDIR)", "$(ZSTD_INCDIR)",
+                  "$(LZ4_INCDIR)", "$(ZLIB_INCDIR)", "$(SQLITE_INCDIR)" },
+      libdirs = { "$(OPENSSL_LIBDIR)", "$(XXHASH_LIBDIR)", "$(ZSTD_LIBDIR)",
+                  "$(LZ4_LIBDIR)", "$(ZLIB_LIBDIR)", "$(SQLITE_LIBDIR)" },
+    },
+    ["otskit"] = "lua/otskit/init.lua",
+    ["otskit.hash"] = "lua/otskit/hash.lua",
+    ["otskit.cli"] = "lua/otskit/cli.lua",
+    ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
+  },
+  install = { bin = { otskit = "bin/otskit" } },
+}

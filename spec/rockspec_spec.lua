@@ -1,0 +1,38 @@
+-- The rockspec must list every C source and every Lua module, or
+-- `luarocks make` builds a module that fails at require time.
+describe("rockspec", function()
+  local spec = {}
+  local chunk = assert(loadfile("rockspec/otskit-scm-1.rockspec", "t", spec))
+  if setfenv then setfenv(chunk, spec) end
+  chunk()
+
+  local function lines(cmd)
+    local t = {}
+    local p = assert(io.popen(cmd))
+    for l in p:lines() do t[#t + 1] = l end
+    p:close()
+    table.sort(t)
+    return t
+  end
+
+  it("lists every csrc/*.c as a source of otskit.core", function()
+    local listed = {}
+    for _, s in ipairs(spec.build.modules["otskit.core"].sources) do listed[#listed + 1] = s end
+    table.sort(listed)
+    assert.same(lines("ls csrc/*.c"), listed)
+  end)
+
+  it("lists every Lua module under lua/otskit", function()
+    local want = {}
+    for _, f in ipairs(lines("cd lua && find otskit -name '*.lua'")) do
+      local m = f:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
+      want[#want + 1] = m .. "=lua/" .. f
+    end
+    local got = {}
+    for m, f in pairs(spec.build.modules) do
+      if type(f) == "string" then got[#got + 1] = m .. "=" .. f end
+    end
+    table.sort(want); table.sort(got)
+    assert.same(want, got)
+  end)
+end)

@@ -1,0 +1,79 @@
+#!/bin/sh
+# spec/run.sh MODE -- the test driver behind `make test`, `make check` and
+# `make valgrind`. MODE: all (C tests, then every spec under lua5.4 and
+# luajit), c, valgrind. Ends with one line: "N passed, N failed".
+set -u
+mode=${1:-all}
+B=${OTSKIT_BUILD:-build}
+pass=0; fail=0
+LPATH="lua/?.lua;lua/?/init.lua;spec/?.lua;;"
+
+# Adds the counts of one run to the totals. $1: its name, $2: its output.
+tally() {
+  name=$1; out=$2
+  line=$(printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -1)
+  if [ -n "$line" ]; then
+    s=$(echo "$line" | sed -E 's/^([0-9]+) success.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failures?.*/\1/')
+    e=$(echo "$line" | sed -E 's/.* ([0-9]+) errors?.*/\1/')
+    pass=$((pass + s)); fail=$((fail + f + e))
+    echo "== $name: $s passed, $((f + e)) failed"
+  else
+    fail=$((fail + 1))
+    echo "== $name: did not finish (counted as 1 failure)"
+  fi
+}
+
+run_c() {
+  for t in build/ctest/*_test; do
+    [ -x "$t" ] || continue
+    out=$("$t" 2>&1); rc=$?
+    printf '%s\n' "$out" | grep -v ' ok, ' | sed 's/^/  /'
+    line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ ok, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+      s=$(echo "$line" | sed -E 's/^([0-9]+) ok.*/\1/')
+      f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')
+      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+      pass=$((pass + s)); fail=$((fail + f))
+      echo "== C ${t##*/}: $s passed, $f failed"
+    else
+      fail=$((fail + 1)); echo "== C ${t##*/}: crashed (rc $rc, counted as 1 failure)"
+    fi
+  done
+}
+
+run_busted() { # $1: interpreter, $2: abi dir; extra args: spec files
+  interp=$1; abi=$2; shift 2
+  if [ "$interp" = lua5.4 ]; then
+    out=$(LUA_PATH_5_4="$LPATH" LUA_CPATH_5_4="$B/$abi/?.so;;" \
+          lua5.4 /usr/bin/busted -o utfTerminal "$@" 2>&1)
+  else
+    out=$(LUA_PATH="$LPATH" LUA_CPATH="$B/$abi/?.so;;" \
+          luajit /usr/bin/busted -o utfTerminal "$@" 2>&1)
+  fi
+  printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
+  tally "busted $interp" "$out"
+}
+
+case $mode in
+  all)
+    run_c
+    run_busted lua5.4 5.4 spec
+    run_busted luajit jit spec ;;
+  c)
+    run_c ;;
+  valgrind)
+    # memcheck on Lua 5.4 over the specs with fewer property trials; a
+    # definite or indirect leak, or any memory error, fails the run.
+    out=$(OTSKIT_QUICK=1 LUA_PATH_5_4="$LPATH" LUA_CPATH_5_4="$B/5.4/?.so;;" \
+          valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+          --show-leak-kinds=definite,indirect --error-exitcode=99 \
+          lua5.4 /usr/bin/busted -o utfTerminal ${VALGRIND_SPECS:-spec} 2>&1); rc=$?
+    printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
+    tally "valgrind lua5.4" "$out"
+    if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi ;;
+  *) echo "usage: spec/run.sh all|c|valgrind" >&2; exit 2 ;;
+esac
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
