@@ -1,0 +1,307 @@
+--- otskit.retry -- Tablestore-aware retry: what is safe to retry
+-- (retry.tablestore), how long to wait (otskit.backoff schedules) and how
+-- much retrying the process may do (a retry budget).
+local backoff = require "otskit.backoff"
+
+local retry = {}
+
+--- The defaults retry.call uses (see README "Defaults", measured with
+-- bench/retry_storm_bench.lua): backoff.defaults for the schedule and a
+-- per-process token bucket (AWS SDK standard mode: 500 tokens, a retry
+-- costs 5, a retry after a timeout 10, a success refunds).
+retry.defaults = backoff.defaults
+retry.budget = backoff.budget()
+
+-- How much later than the computed delay a server's suggestion may take us.
+retry.max_extra_delay = 5
+
+---------------------------------------------------------------------------
+-- Classification (REFERENCE §3)
+
+-- Retried for any operation: the request was refused, not applied.
+local THROTTLE = {
+  OTSServerBusy = true, OTSNotEnoughCapacityUnit = true,
+  OTSOperationThrottled = true, OTSCapacityUnitExhausted = true,
+  OTSStorageServerBusy = true,
+}
+local ALWAYS = {
+  OTSRowOperationConflict = true, OTSTableNotReady = true,
+  OTSPartitionUnavailable = true,
+}
+-- The outcome is unknown: a write may have been applied.
+local AMBIGUOUS = {
+  OTSTimeout = true, OTSInternalServerError = true, OTSServerUnavailable = true,
+  NetworkError = true, RequestTimeout = true,
+}
+-- Transport errors (OpenResty cosocket messages and the like). Those that
+-- fail before the request is sent are safe to retry for any operation.
+local NOT_SENT = {
+  ["connection refused"] = true, ["no route to host"] = true,
+  ["host unreachable"] = true, ["network unreachable"] = true,
+}
+local MAYBE_SENT = {
+  timeout = true, closed = true, ["connection reset by peer"] = true,
+  ["broken pipe"] = true,
+}
+local TIMEOUTS = { OTSTimeout = true, RequestTimeout = true, timeout = true }
+
+-- Operations that change nothing: retried after ambiguous failures.
+local READ_OPS = {}
+for _, op in ipairs { "GetRow", "BatchGetRow", "GetRange", "ListTable",
+    "DescribeTable", "Search", "ComputeSplits", "ParallelScan", "SQLQuery",
+    "ListSearchIndex", "DescribeSearchIndex", "ListStream", "DescribeStream",
+    "GetShardIterator", "GetStreamRecord", "ComputeSplitPointsBySize" } do
+  READ_OPS[op:lower()] = true
+end
+
+local function norm_op(op)
+  if type(op) ~= "string" then return nil end
+  return (op:gsub("_", ""):lower())
+end
+
+-- code, message, http status of an error value (string or table)
+local function parts(err)
+  if type(err) == "table" then
+    return err.code, err.message, tonumber(err.http_status or err.status)
+  end
+  if type(err) == "string" then return err, err, nil end
+  return nil, tostring(err), nil
+end
+
+--- retry.tablestore(err, op [, opts]) -> "retry" | "throttle" | "fail".
+-- err: a code string ("OTSServerBusy", or a transport message such as
+-- "timeout") or a table { code, message, http_status }. op: the operation
+-- ("GetRow", "get_row", ...); nil or an unknown name counts as a write.
+-- Throttling codes give "throttle" (retry with the longer throttle base);
+-- codes that mean "not applied" give "retry" for any op; ambiguous ones
+-- (timeouts, internal errors, 5xx, connection lost) give "retry" for reads
+-- and for writes only when opts.idempotent or opts.conditional is set;
+-- everything else (OTSConditionCheckFail, OTSParameterInvalid, unknown
+-- codes, 4xx) gives "fail".
+function retry.tablestore(err, op, opts)
+  local code, msg, status = parts(err)
+  if code == "OTSQuotaExhausted" then
+    if type(msg) == "string" and msg:find("Too frequent table operations", 1, true) then
+      return "throttle"
+    end
+    return "fail"
+  end
+  if code ~= nil then
+    if THROTTLE[code] then return "throttle" end
+    if ALWAYS[code] or NOT_SENT[code] then return "retry" end
+  end
+  local ambiguous = (code ~= nil and (AMBIGUOUS[code] or MAYBE_SENT[code]))
+  if code == nil and status then
+    if status == 429 then return "throttle" end
+    ambiguous = status == 500 or status == 502 or status == 503 or status == 504
+  end
+  if type(err) == "table" and err.network then ambiguous = true end
+  if not ambiguous then return "fail" end
+  if READ_OPS[norm_op(op) or ""] then return "retry" end
+  if opts and (opts.idempotent or opts.conditional) then return "retry" end
+  return "fail"
+end
+
+local function is_timeout(err)
+  local code = parts(err)
+  return (code and TIMEOUTS[code]) or (type(err) == "table" and err.timeout) or false
+end
+
+---------------------------------------------------------------------------
+-- Sleeping and time
+
+-- nginx phases in which ngx.sleep may yield
+local YIELDABLE = { rewrite = true, access = true, content = true, timer = true,
+                    ssl_cert = true, ssl_session_fetch = true,
+                    ssl_client_hello = true }
+
+local function default_sleep()
+  local ngx = rawget(_G, "ngx")
+  if type(ngx) == "table" and ngx.sleep and ngx.get_phase and YIELDABLE[ngx.get_phase()] then
+    return ngx.sleep
+  end
+  return backoff.sleep
+end
+
+local CALL_KEYS = {
+  op = true, idempotent = true, conditional = true, classify = true,
+  backoff = true, schedule = true, budget = true, sleep = true, clock = true,
+}
+
+local function fail(fmt, ...) error("otskit.retry: " .. fmt:format(...), 3) end
+
+-- The per-call machinery shared by retry.call and retry.batch_write.
+local function setup(opts, what)
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" then fail("%s: opts must be a table", what) end
+  for k in pairs(opts) do
+    if not CALL_KEYS[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
+  end
+  local m = {}
+  if opts.schedule ~= nil then
+    m.s = opts.schedule
+    m.s:reset()
+  else
+    m.s = backoff.new(opts.backoff)
+  end
+  m.budget = opts.budget
+  if m.budget == nil then m.budget = retry.budget end
+  m.sleep = opts.sleep or default_sleep()
+  m.clock = opts.clock or backoff.now
+  if type(m.sleep) ~= "function" or type(m.clock) ~= "function" then
+    fail("%s: sleep and clock must be functions", what)
+  end
+  -- ratio budgets read the caller's clock when one is given
+  m.now = opts.clock and m.clock or nil
+  m.classify = opts.classify or function(err) return retry.tablestore(err, opts.op, opts) end
+  m.t0 = m.clock()
+  return m
+end
+
+-- After a retryable failure: the delay before the next attempt, or nil
+-- and a reason ("attempts", "deadline", "budget").
+local function plan(m, err, verdict)
+  local elapsed = m.clock() - m.t0
+  local delay, why = m.s:next(elapsed, verdict == "throttle")
+  if not delay then return nil, why end
+  local ra = type(err) == "table" and tonumber(err.retry_after)
+  if ra and ra == ra then
+    -- honour the server, within [computed, computed + max_extra_delay]
+    delay = math.max(delay, math.min(ra, delay + retry.max_extra_delay))
+    local dl = m.s.deadline
+    if dl > 0 and delay > dl - elapsed then delay = math.max(0, dl - elapsed) end
+  end
+  local kind = is_timeout(err) and "timeout" or "retry"
+  if m.budget and not m.budget:acquire(kind, m.now and m.now()) then return nil, "budget" end
+  m.kind = kind
+  return delay
+end
+
+local function describe(err)
+  local code, msg = parts(err)
+  return tostring(msg or code), code
+end
+
+local pack = table.pack or function(...) return { n = select("#", ...), ... } end
+local unpack = table.unpack or unpack
+
+--- retry.call(fn, opts) -> fn's results, or nil, message, code, attempts,
+-- last_error. fn(attempt) returns its results on success, or nil (or
+-- false) and an error value (a code string or { code, message,
+-- http_status, retry_after }) on failure; an error raised by fn is not
+-- caught. Retries while opts.classify(err) (default retry.tablestore(err,
+-- opts.op, opts)) says "retry" or "throttle", until the schedule stops
+-- (message names "max_attempts" or "deadline", code is the last error's)
+-- or the budget refuses (message "retry budget exhausted", code
+-- "RetryBudgetExhausted"). opts: op, idempotent, conditional, classify,
+-- backoff (options for backoff.new, over retry.defaults) or schedule (a
+-- schedule object, reset first; do not share one between concurrent
+-- calls), budget (default retry.budget; false: none), sleep (default
+-- ngx.sleep where it may yield, else a nanosleep), clock (seconds).
+-- err.retry_after (seconds) stretches the delay up to computed + 5 s.
+function retry.call(fn, opts)
+  if type(fn) ~= "function" then fail("call: fn must be a function (got %s)", type(fn)) end
+  local m = setup(opts, "call")
+  if m.budget then m.budget:acquire("request", m.now and m.now()) end
+  m.kind = "request"
+  local attempt = 0
+  while true do
+    attempt = attempt + 1
+    local r = pack(fn(attempt))
+    if r[1] or r[2] == nil then
+      if m.budget then m.budget:success(m.kind, m.now and m.now()) end
+      return unpack(r, 1, r.n)
+    end
+    local err = r[2]
+    local msg, code = describe(err)
+    local verdict = m.classify(err, attempt)
+    if verdict ~= "retry" and verdict ~= "throttle" then
+      return nil, msg, code, attempt, err
+    end
+    local delay, why = plan(m, err, verdict)
+    if not delay then
+      if why == "budget" then
+        return nil, "retry budget exhausted", "RetryBudgetExhausted", attempt, err
+      end
+      return nil, ("%s (gave up after %d attempts: %s)"):format(msg, attempt,
+        why == "deadline" and "deadline reached" or "max_attempts reached"), code, attempt, err
+    end
+    if delay > 0 then m.sleep(delay) end
+  end
+end
+
+local function row_ok(r) return r == true or (type(r) == "table" and r.ok == true) end
+
+--- retry.batch_write(send, rows, opts) -> results, nfailed, attempts.
+-- send(batch, attempt) writes a batch (a sub-list of rows, in order) and
+-- returns one result per row, in the same order: true (or { ok = true })
+-- for a written row, or the row's error (a code string or { code,
+-- message }); or nil, err when the whole request failed. Only failed rows
+-- whose errors retry.tablestore(err, opts.op or "BatchWriteRow", opts)
+-- calls retryable are sent again, under one schedule and budget (opts as
+-- for retry.call). results[i] is true or the final error of rows[i]; a
+-- row left unwritten because the budget refused holds { code =
+-- "RetryBudgetExhausted", message = "retry budget exhausted", last = err }.
+function retry.batch_write(send, rows, opts)
+  if type(send) ~= "function" then fail("batch_write: send must be a function") end
+  if type(rows) ~= "table" then fail("batch_write: rows must be a list") end
+  opts = opts or {}
+  local op = opts.op or "BatchWriteRow"
+  local m = setup(opts, "batch_write")
+  local classify = opts.classify or function(err) return retry.tablestore(err, op, opts) end
+  local results, pending = {}, {}
+  for i = 1, #rows do pending[i] = i end
+  if m.budget and #pending > 0 then m.budget:acquire("request", m.now and m.now()) end
+  m.kind = "request"
+  local attempt = 0
+  while #pending > 0 do
+    attempt = attempt + 1
+    local batch = {}
+    for j, i in ipairs(pending) do batch[j] = rows[i] end
+    local res, err = send(batch, attempt)
+    local again, verdict, last = {}, nil, nil
+    if res == nil then
+      local v = classify(err, attempt)
+      for _, i in ipairs(pending) do results[i] = err end
+      if v == "retry" or v == "throttle" then again, verdict, last = pending, v, err end
+    else
+      if type(res) ~= "table" then fail("batch_write: send must return a list of row results") end
+      for j, i in ipairs(pending) do
+        local r = res[j]
+        if r == nil then fail("batch_write: send returned no result for row %d of %d", j, #batch) end
+        if row_ok(r) then
+          results[i] = true
+        else
+          results[i] = r
+          local v = classify(r, attempt)
+          if v == "retry" or v == "throttle" then
+            again[#again + 1] = i
+            if verdict ~= "throttle" then verdict, last = v, r end
+          end
+        end
+      end
+    end
+    if #again == 0 then
+      if m.budget then m.budget:success(m.kind, m.now and m.now()) end
+      break
+    end
+    local delay, why = plan(m, last, verdict)
+    if not delay then
+      if why == "budget" then
+        for _, i in ipairs(again) do
+          results[i] = { code = "RetryBudgetExhausted", message = "retry budget exhausted", last = results[i] }
+        end
+      end
+      break
+    end
+    if delay > 0 then m.sleep(delay) end
+    pending = again
+  end
+  local nfailed = 0
+  for i = 1, #rows do
+    if results[i] ~= true then nfailed = nfailed + 1 end
+  end
+  return results, nfailed, attempt
+end
+
+return retry
