@@ -36,13 +36,17 @@ static int l_schedule(lua_State *L) {
   bo_strategy st = (bo_strategy)luaL_checkoption(L, 1, NULL, strategy_names);
   double base = checknum(L, 2, "base"), cap = checknum(L, 3, "cap");
   double mult = checknum(L, 4, "multiplier"), tb = checknum(L, 5, "throttle_base");
-  int64_t max_attempts = otsk_checkint64(L, 6, "backoff", "max_attempts");
+  int64_t max_attempts = 0;
   double deadline = checknum(L, 7, "deadline");
   int64_t seed = 0;
   int seeded = !lua_isnoneornil(L, 8);
   bo_schedule tmp, *s;
   const char *err;
-  if (seeded) seed = otsk_checkint64(L, 8, "backoff", "seed");
+  const char *why = NULL;
+  if (!otsk_toint64(L, 6, &max_attempts, &why))
+    return otsk_error(L, "backoff", "max_attempts must be an integer (%s)", why);
+  if (seeded && !otsk_toint64(L, 8, &seed, &why))
+    return otsk_error(L, "backoff", "seed must be an integer (%s)", why);
   err = bo_schedule_init(&tmp, st, base, cap, mult, tb, max_attempts, deadline);
   if (err) return otsk_error(L, "backoff", "%s", err);
   s = (bo_schedule *)lua_newuserdatauv(L, sizeof *s, 0);
