@@ -252,6 +252,46 @@ describe("otskit.backoff", function()
       assert.is_true(b:acquire("retry", 106))
     end)
 
+    it("token bucket in a shared dict: one budget for every worker", function()
+      -- a stand-in for ngx.shared.DICT: incr(key, v, init) and get(key)
+      local store = {}
+      local dict = {
+        incr = function(_, k, v, init)
+          if store[k] == nil then
+            if init == nil then return nil, "not found" end
+            store[k] = init
+          end
+          store[k] = store[k] + v
+          return store[k]
+        end,
+        get = function(_, k) return store[k] end,
+      }
+      local w1 = backoff.budget { dict = dict, capacity = 20 }
+      local w2 = backoff.budget { dict = dict, capacity = 20 }
+      assert.equal(20, w1:available())
+      assert.is_true(w1:acquire("retry"))
+      assert.is_true(w2:acquire("timeout"))
+      assert.equal(5, w1:available())
+      assert.is_false(w2:acquire("timeout")) -- refused, and given back
+      assert.equal(5, w2:available())
+      assert.is_true(w2:acquire("retry"))
+      assert.is_false(w1:acquire("retry"))
+      w1:success("timeout")
+      assert.equal(10, w2:available())
+      for _ = 1, 50 do w2:success("request") end
+      assert.equal(20, w1:available()) -- trimmed to capacity
+      assert.equal("bucket", w1:type())
+      assert.is_true(w1:acquire("request"))
+      assert.has_error(function() w1:acquire("bogus") end, "otskit.backoff: bad kind 'bogus' (request, retry, timeout)")
+      local none = backoff.budget { dict = dict, key = "other", capacity = 0 }
+      assert.is_false(none:acquire("retry"))
+      -- a failing dict refuses retries rather than allowing them all
+      local broken = backoff.budget { dict = { incr = function() return nil, "no memory" end,
+                                               get = function() return nil end } }
+      assert.is_false(broken:acquire("retry"))
+      assert.has_error(function() backoff.budget { dict = 5 } end)
+    end)
+
     it("raises on bad configuration and kinds", function()
       raises("otskit.backoff: capacity must be", backoff.budget, { capacity = -1 })
       raises("otskit.backoff: capacity must not be NaN", backoff.budget, { capacity = 0 / 0 })

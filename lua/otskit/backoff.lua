@@ -88,7 +88,8 @@ end
 -- (implemented in csrc/lbackoff.c)
 
 local BUDGET_KEYS = {
-  bucket = { type = true, capacity = true, retry_cost = true, timeout_cost = true, reward = true },
+  bucket = { type = true, capacity = true, retry_cost = true, timeout_cost = true, reward = true,
+             dict = true, key = true },
   ratio = { type = true, percent = true, min_per_sec = true, window = true },
 }
 
@@ -104,7 +105,9 @@ local BUDGET_KEYS = {
 -- after a request succeeds, kind being its last acquire ("request" for a
 -- first-try success); b:available([now]). `now` is seconds on any clock
 -- (default: a monotonic clock); only ratio budgets use it. Capacity 0 is
--- valid and refuses every retry.
+-- valid and refuses every retry. With dict = ngx.shared.NAME (and an
+-- optional key) the bucket lives in that shared dict: one budget for all
+-- nginx workers.
 function backoff.budget(opts)
   local t = (type(opts) == "table" and opts.type) or "bucket"
   if not BUDGET_KEYS[t] then fail("budget: unknown type '%s' (bucket, ratio)", tostring(t)) end
@@ -115,10 +118,70 @@ function backoff.budget(opts)
     return v
   end
   if t == "bucket" then
-    return C.bucket(num("capacity", 500), num("retry_cost", 5), num("timeout_cost", 10), num("reward", 1))
+    local b = C.bucket(num("capacity", 500), num("retry_cost", 5), num("timeout_cost", 10), num("reward", 1))
+    if opts.dict == nil then return b end
+    return backoff.shared_bucket(opts, b)
   end
   return C.ratio(num("percent", 10), num("min_per_sec", 1), num("window", 10))
 end
+
+-- A token bucket kept in an OpenResty shared dict, so every nginx worker
+-- draws from one budget. dict:incr is atomic across workers; a refused
+-- take is given back, and a refund above capacity is trimmed (between the
+-- two steps another worker may briefly see a value off by one cost). If
+-- the dict fails (no memory), retries are refused: a broken budget must
+-- not turn into unlimited retries.
+local SharedBucket = {}
+SharedBucket.__index = SharedBucket
+
+function backoff.shared_bucket(opts, checked)
+  local dict = opts.dict
+  if type(dict) ~= "table" and type(dict) ~= "userdata" then
+    fail("budget: dict must be an ngx.shared dictionary")
+  end
+  local key = opts.key or "otskit:retry-budget"
+  if type(key) ~= "string" then fail("budget: key must be a string") end
+  local cap = checked:available()
+  local cost = { request = opts.reward or 1, retry = opts.retry_cost or 5,
+                 timeout = opts.timeout_cost or 10 }
+  return setmetatable({ dict = dict, key = key, capacity = cap, cost = cost }, SharedBucket)
+end
+
+local function kind_of(kind, def)
+  kind = kind or def
+  if kind ~= "request" and kind ~= "retry" and kind ~= "timeout" then
+    error("otskit.backoff: bad kind '" .. tostring(kind) .. "' (request, retry, timeout)", 3)
+  end
+  return kind
+end
+
+function SharedBucket:acquire(kind)
+  kind = kind_of(kind, "retry")
+  if kind == "request" then return true end
+  if self.capacity <= 0 then return false end
+  local c = self.cost[kind]
+  local v = self.dict:incr(self.key, -c, self.capacity)
+  if not v then return false end
+  if v < 0 then
+    self.dict:incr(self.key, c)
+    return false
+  end
+  return true
+end
+
+function SharedBucket:success(kind)
+  local c = self.cost[kind_of(kind, "request")]
+  local v = self.dict:incr(self.key, c, self.capacity)
+  if v and v > self.capacity then self.dict:incr(self.key, self.capacity - v) end
+end
+
+function SharedBucket:available()
+  local v = self.dict:get(self.key)
+  if v == nil then return self.capacity end
+  return math.max(0, math.min(self.capacity, v))
+end
+
+function SharedBucket:type() return "bucket" end
 
 --- backoff.now() -> seconds on a monotonic clock (arbitrary origin).
 backoff.now = C.now
