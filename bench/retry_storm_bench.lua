@@ -232,6 +232,35 @@ for n = 10, 100, 10 do
 end
 
 ---------------------------------------------------------------------------
+-- Jitter distributions: 10-bucket histograms of the real schedules against
+-- their formulas (the specs assert the same within 5 sigma).
+
+bench.title("retry_storm: jitter distributions, 20000 draws, 10 buckets")
+bench.table { "strategy", "attempt", "formula", "range", "bucket counts", "max deviation / sigma" }
+local function histogram(st, n, lo, hi, formula, base)
+  local s = backoff.new { strategy = st, base = base or 0.01, cap = 1, max_attempts = 0, deadline = 0, seed = 1 }
+  local N, K, counts = 20000, 10, {}
+  for i = 1, K do counts[i] = 0 end
+  for _ = 1, N do
+    s:reset()
+    for _ = 1, n do s:next() end
+    local x = s:next()
+    local b = math.min(K, math.floor((x - lo) / (hi - lo) * K) + 1)
+    if b < 1 or x >= hi then error(("%s: %g outside [%g, %g)"):format(st, x, lo, hi)) end
+    counts[b] = counts[b] + 1
+  end
+  local sd, worst = math.sqrt(N * 0.1 * 0.9), 0
+  for i = 1, K do worst = math.max(worst, math.abs(counts[i] - N / K) / sd) end
+  bench.row(st, n, formula, ("[%g, %g)"):format(lo, hi), table.concat(counts, " "), ("%.2f"):format(worst))
+end
+histogram("full", 3, 0, 0.08, "U[0, L)")
+histogram("full", 40, 0, 1, "U[0, cap) at the cap")
+histogram("equal", 3, 0.04, 0.08, "L/2 + U[0, L/2)")
+histogram("equal", 40, 0.5, 1, "at the cap")
+histogram("decorrelated", 0, 0.01, 0.03, "U[base, 3 base)")
+histogram("decorrelated", 5, 0.5, 1, "U[base, cap) at the cap", 0.5)
+
+---------------------------------------------------------------------------
 -- Sustained total outage
 
 local RATE, SECONDS = 100, (QUICK and 20 or 60)

@@ -93,6 +93,12 @@ describe("otskit.backoff", function()
       end
     end)
 
+    it("give the same known delays for a seed on Lua 5.4 and LuaJIT", function()
+      local s = backoff.new { strategy = "full", base = 0.05, cap = 2, max_attempts = 4, deadline = 10, seed = 42 }
+      assert.is_true(math.abs(s:next(0) - 0.0041931485529941) < 1e-15)
+      assert.is_true(math.abs(s:next(0.1) - 0.037898025066267) < 1e-15)
+    end)
+
     it("seed unseeded schedules from the OS: two draw different delays", function()
       local a = backoff.new { strategy = "full", base = 1, cap = 1, max_attempts = 0 }
       local b = backoff.new { strategy = "full", base = 1, cap = 1, max_attempts = 0 }

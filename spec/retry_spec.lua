@@ -238,6 +238,18 @@ describe("otskit.retry", function()
       assert.same({ 0.002 }, slept)
     end)
 
+    it("refuses to block an nginx phase that cannot yield", function()
+      _G.ngx = { sleep = function() end, get_phase = function() return "log" end }
+      local ok, err = pcall(retry.call, failing { "OTSServerBusy" }, {
+        budget = false, backoff = { strategy = "constant", base = 0.001 } })
+      local ok2, v = pcall(retry.call, failing {}, { budget = false })
+      _G.ngx = nil
+      assert.is_false(ok)
+      assert.matches("cannot sleep in the nginx 'log' phase", err)
+      assert.is_true(ok2)          -- no failure, no sleep: fine
+      assert.equal("ok", v)
+    end)
+
     it("raises on programming mistakes", function()
       assert.has_error(function() retry.call("nope") end, "otskit.retry: call: fn must be a function (got string)")
       assert.has_error(function() retry.call(function() end, { sleeep = 1 }) end,

@@ -115,12 +115,19 @@ local YIELDABLE = { rewrite = true, access = true, content = true, timer = true,
                     ssl_cert = true, ssl_session_fetch = true,
                     ssl_client_hello = true }
 
+-- Inside nginx: ngx.sleep where it may yield; a blocking sleep only before
+-- serving (init, init_worker); elsewhere (header_filter, log, ...) a sleep
+-- would stall every request of the worker, so a needed one raises.
 local function default_sleep()
   local ngx = rawget(_G, "ngx")
-  if type(ngx) == "table" and ngx.sleep and ngx.get_phase and YIELDABLE[ngx.get_phase()] then
-    return ngx.sleep
+  if type(ngx) ~= "table" or not ngx.get_phase then return backoff.sleep end
+  local phase = ngx.get_phase()
+  if YIELDABLE[phase] then return ngx.sleep end
+  if phase == "init" or phase == "init_worker" then return backoff.sleep end
+  return function()
+    error("otskit.retry: cannot sleep in the nginx '" .. tostring(phase)
+          .. "' phase; pass opts.sleep or retry from a yieldable phase", 0)
   end
-  return backoff.sleep
 end
 
 local CALL_KEYS = {
