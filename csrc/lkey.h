@@ -8,7 +8,10 @@
 /* pack, unpack, pack_desc, unpack_desc, null, text, int, double */
 void otsk_key_open_tuple(lua_State *L);
 
-/* splice, hash_prefix */
+/* splice_new and the splice encoder class */
 void otsk_key_open_splice(lua_State *L);
+
+/* hash_prefix_new, bucket, the hash-prefix encoder class, bench helpers */
+void otsk_key_open_prefix(lua_State *L);
 
 #endif

@@ -28,7 +28,8 @@ build = {
     ["otskit.core"] = {
       sources = {
         "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c", "csrc/lkey.c",
-        "csrc/ltuple.c", "csrc/otskit.c", "csrc/tuple.c",
+        "csrc/lprefix.c", "csrc/lsplice.c", "csrc/ltuple.c", "csrc/otskit.c",
+        "csrc/splice.c", "csrc/tuple.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },

@@ -279,3 +279,329 @@ describe("otskit.key tuples", function()
     assert.has_error(function() key.unpack(nil) end)
   end)
 end)
+
+
+describe("otskit.key.splice", function()
+  local seed_tuples = { { 16, "a100", 66661 }, { 54, "a100", 6777 },
+                        { 54, "a1001", 6777 }, { 167, "a101", 283408 } }
+
+  it("encodes the seed's card purchases in tuple order", function()
+    local sp = key.splice { sep = ",", { "card", "int", width = 6 }, { "seller", "string" },
+                            { "amount", "int", width = 6 } }
+    local want = { "000016,a100,066661", "000054,a100,006777", "000054,a1001,006777",
+                   "000167,a101,283408" }
+    assert.same(want, sp:encode_many(seed_tuples))
+    for i = 2, #want do assert.equal(-1, bytecmp(want[i - 1], want[i])) end
+    assert.same(seed_tuples[3], sp:decode(want[3]))
+    -- tuples keyed by field name encode the same
+    assert.equal(want[1], sp:encode { card = 16, seller = "a100", amount = 66661 })
+  end)
+
+  it("refuses a separator that breaks the order, naming the field", function()
+    assert.has_error(function()
+      key.splice { sep = ":", { "card", "int", width = 6 }, { "seller", "string", charset = "alnum" } }
+    end, "otskit.key: splice: sep ':' is not lower than '0', which field 'seller' (charset 'alnum') allows: " ..
+         "keys would not sort like the tuples ('a100' .. sep must sort before 'a1001'); " ..
+         "choose a sep below every allowed byte, such as ','")
+    assert.has_error(function() key.splice { sep = "a", { "x", "string", charset = "lower" } } end)
+    assert.has_error(function() key.splice { sep = "-", { "x", "string", charset = "ab-" } } end)
+    assert.has_error(function() key.splice { sep = "5", { "n", "int", width = 3 } } end,
+      "otskit.key: splice: sep '5' is a digit, which int field 'n' writes")
+    -- ':' is fine when no string field allows anything at or below it
+    assert.is_userdata(key.splice { sep = ":", { "n", "int", width = 3 }, { "s", "string", charset = "lower" } })
+    assert.is_userdata(key.splice { sep = "-", { "s", "string", charset = "hex" } })
+  end)
+
+  it("raises on bad configuration", function()
+    assert.has_error(function() key.splice { { "n", "int" } } end, "otskit.key: splice: field 'n': width must be 1..19")
+    assert.has_error(function() key.splice { { "n", "int", width = 20 } } end)
+    assert.has_error(function() key.splice { { "n", "float", width = 2 } } end)
+    assert.has_error(function() key.splice { { "n", "int", width = 2 }, { "n", "string" } } end)
+    assert.has_error(function() key.splice { { "s", "string", charset = "" } } end)
+    assert.has_error(function() key.splice { sep = ",," , { "s", "string" } } end)
+    assert.has_error(function() key.splice {} end)
+    assert.has_error(function() key.splice { { "n", "int", width = 2, min = 1.5 } } end)
+  end)
+
+  it("returns nil, message, code for values that do not fit", function()
+    local sp = key.splice { sep = ",", { "id", "int", width = 3, min = -50 }, { "s", "string", charset = "lower" } }
+    assert.equal("000,ab", sp:encode { -50, "ab" })
+    assert.equal("999,", sp:encode { 949, "" })
+    local cases = {
+      { { 950, "a" }, "IntTooWide" }, { { -51, "a" }, "IntTooWide" },
+      { { 2 ^ 63, "a" }, "IntTooWide" }, { { 1.5, "a" }, "NotInteger" },
+      { { "12x", "a" }, "NotInteger" }, { { 0 / 0, "a" }, "NotInteger" },
+      { { 1, "aB" }, "OutOfCharset" }, { { 1, "a,b" }, "OutOfCharset" },
+      { { 1, "a\0" }, "OutOfCharset" }, { { 1, ("a"):rep(1021) }, "KeyTooLong" },
+    }
+    for _, c in ipairs(cases) do
+      local k, msg, code = sp:encode(c[1])
+      assert.is_nil(k)
+      assert.equal(c[2], code)
+      assert.is_string(msg)
+    end
+    assert.equal(1024, #sp:encode { 1, ("a"):rep(1020) })
+    local ok, msg, code = sp:encode_many { { 1, "a" }, { 2, "B" } }
+    assert.is_nil(ok)
+    assert.equal("OutOfCharset", code)
+    assert.matches("^tuple 2: field 's'", msg)
+    -- wrong Lua types are programming mistakes
+    assert.has_error(function() sp:encode { 1 } end, "otskit.key: field 's': expected a string, got nil")
+    assert.has_error(function() sp:encode { {}, "a" } end)
+    assert.has_error(function() sp:encode "x" end)
+    assert.has_error(function() sp:encode_many { { 1, "a" }, 5 } end)
+  end)
+
+  it("handles the whole int64 range with min", function()
+    local sp = key.splice { { "v", "int", width = 19, min = key.int("-9223372036854775808") } }
+    assert.equal(("0"):rep(19), sp:encode { "-9223372036854775808" })
+    assert.equal("9223372036854775807", sp:encode { "-1" })
+    assert.equal("IntTooWide", select(3, sp:encode { "9223372036854775807" }))
+    local back = sp:decode(("0"):rep(19))
+    assert.equal("-9223372036854775808", tostring(key.int(back[1])))
+    local sp2 = key.splice { { "v", "int", width = 19 } }
+    assert.equal("9223372036854775807", sp2:encode { "9223372036854775807" })
+    assert.equal("9223372036854775807", tostring(key.int(sp2:decode("9223372036854775807")[1])))
+    assert.equal("BadKey", select(3, sp2:decode("9223372036854775808")))
+  end)
+
+  it("byte order equals tuple order for random specs and tuples", function()
+    local r = helper.rng(11)
+    local charsets = { "alnum", "digits", "hex", "lower", "upper", "xyz", "QRS09" }
+    local lowest = { alnum = "0", digits = "0", hex = "0", lower = "a", upper = "A", xyz = "x", QRS09 = "0" }
+    local chars = { alnum = "09AZaz5", digits = "0189", hex = "09af", lower = "amz", upper = "AMZ", xyz = "xyz", QRS09 = "QRS09" }
+    for _ = 1, helper.trials(60) do
+      local spec, lo = {}, 127
+      for i = 1, r.int(1, 4) do
+        if r.int(0, 1) == 0 then
+          local w = r.int(1, 6)
+          spec[i] = { "f" .. i, "int", width = w, min = r.int(-1000, 1000) }
+        else
+          local cs = charsets[r.int(1, #charsets)]
+          spec[i] = { "f" .. i, "string", charset = cs }
+          lo = math.min(lo, lowest[cs]:byte())
+        end
+      end
+      local seps = " !#$%+,-./"
+      repeat
+        local k = r.int(1, #seps)
+        spec.sep = seps:sub(k, k)
+      until spec.sep:byte() < lo
+      local sp = key.splice(spec)
+      local function rand_t()
+        local t = {}
+        for i, f in ipairs(spec) do
+          if f[2] == "int" then
+            t[i] = f.min + r.int(0, math.min(10 ^ f.width - 1, 30))
+            if r.int(0, 3) == 0 then t[i] = f.min + 10 ^ f.width - 1 end
+          else
+            t[i] = r.bytes(r.int(0, 3), chars[f.charset])
+          end
+        end
+        return t
+      end
+      for _ = 1, 60 do
+        local a, b = rand_t(), rand_t()
+        local want = 0
+        for i = 1, #spec do
+          local x, y = a[i], b[i]
+          if x ~= y then
+            if type(x) == "number" then want = x < y and -1 or 1 else want = bytecmp(x, y) end
+            break
+          end
+        end
+        local ka, kb = assert(sp:encode(a)), assert(sp:encode(b))
+        assert.equal(want, bytecmp(ka, kb))
+        assert.same(a, sp:decode(ka))
+      end
+    end
+  end)
+
+  it("decodes arbitrary bytes to a tuple or BadKey, never an error", function()
+    local sp = key.splice { sep = ",", { "a", "int", width = 2 }, { "b", "string", charset = "ab" } }
+    assert.equal("BadKey", select(3, sp:decode("1,a")))
+    assert.equal("BadKey", select(3, sp:decode("12")))
+    assert.equal("BadKey", select(3, sp:decode("12,a,b")))
+    assert.equal("BadKey", select(3, sp:decode("1x,a")))
+    assert.equal("BadKey", select(3, sp:decode("12,c")))
+    local r = helper.rng(12)
+    for _ = 1, helper.trials(2000) do
+      local s = r.bytes(r.int(0, 7), "01,abc\0")
+      local t, _, code = sp:decode(s)
+      if t then assert.equal(s, sp:encode(t)) else assert.equal("BadKey", code) end
+    end
+  end)
+end)
+
+describe("otskit.key.hash_prefix", function()
+  local hash = require "otskit.hash"
+
+  it("prepends the first len hex digits of the digest", function()
+    for _, algo in ipairs { "md5", "xxh3", "crc32c" } do
+      for _, len in ipairs { 1, 4, 8 } do
+        local hp = key.hash_prefix { algo = algo, len = len }
+        for _, v in ipairs { "", "0000000001", "order-42", "a\0b" } do
+          local p = hash.hex_prefix(algo, v, len)
+          assert.equal(p, hp:prefix(v))
+          assert.equal(p .. v, hp:encode(v))
+          assert.equal(v, hp:decode(hp:encode(v)))
+        end
+      end
+    end
+    local md5 = key.hash_prefix {}
+    assert.equal(hash.md5("abc", true):sub(1, 4) .. "abc", md5:encode("abc"))
+    assert.equal("c4ca1", md5:encode(1))      -- integers as decimal text
+    assert.equal(md5:encode("12"), md5:encode(12.0))
+    local long = ("x"):rep(5000)
+    assert.equal(md5:prefix(long) .. long, md5:encode(long))
+  end)
+
+  it("encode_many equals encode on each key", function()
+    local hp = key.hash_prefix { algo = "xxh3", len = 6 }
+    local vs = {}
+    for i = 1, 500 do vs[i] = ("%010d"):format(i) end
+    vs[501] = 77
+    local many = hp:encode_many(vs)
+    for i, v in ipairs(vs) do assert.equal(hp:encode(v), many[i]) end
+    assert.equal(#vs, #many)
+  end)
+
+  it("decode refuses keys whose prefix is not their hash", function()
+    local hp = key.hash_prefix { len = 4 }
+    assert.equal("BadPrefix", select(3, hp:decode("abc")))
+    assert.equal("BadPrefix", select(3, hp:decode("0000x")))
+    local r = helper.rng(21)
+    for _ = 1, helper.trials(500) do
+      local s = r.bytes(r.int(0, 8))
+      local v, _, code = hp:decode(s)
+      if v then assert.equal(s, hp:encode(v)) else assert.equal("BadPrefix", code) end
+    end
+  end)
+
+  it("raises on bad configuration and keys", function()
+    assert.has_error(function() key.hash_prefix { len = 0 } end, "otskit.key: len must be 1..32 for md5")
+    assert.has_error(function() key.hash_prefix { algo = "xxh3", len = 17 } end)
+    assert.has_error(function() key.hash_prefix { algo = "crc32c", len = 9 } end)
+    assert.has_error(function() key.hash_prefix { algo = "sha1" } end)
+    assert.has_error(function() key.hash_prefix {}:encode({}) end)
+    assert.has_error(function() key.hash_prefix {}:encode(1.5) end)
+    assert.has_error(function() key.hash_prefix {}:encode_many { "a", true } end)
+  end)
+
+  it("the C loop gives the same bytes as encode_many", function()
+    local hp = key.hash_prefix {}
+    local vs = {}
+    for i = 1, 100 do vs[i] = ("%010d"):format(i) end
+    local C = require("otskit.core").key
+    assert.equal(C._bench_fnv(hp:encode_many(vs)), C._bench_prefix_loop(hp, vs, 3))
+    vs[7] = vs[7] .. "!"
+    assert.not_equal(C._bench_fnv(key.hash_prefix {}:encode_many(vs)), C._bench_prefix_loop(hp, { "x" }, 1))
+  end)
+end)
+
+describe("otskit.key.buckets", function()
+  it("mod buckets: v mod n, never negative, on int64", function()
+    local b = key.buckets { n = 16 }
+    assert.equal(0, b:of(1700000000))
+    assert.equal(15, b:of(-1))
+    assert.equal(15, b:of("9223372036854775807"))
+    assert.equal(7, b:of("9223372036854775799"))
+    assert.equal(0, b:of("-9223372036854775808"))
+    local r = helper.rng(31)
+    for _ = 1, helper.trials(500) do
+      local n, v = r.int(1, 100), r.int(-100000, 100000)
+      assert.equal(v % n, key.buckets { n = n }:of(v))
+    end
+    assert.has_error(function() b:of("x") end)
+    assert.has_error(function() b:of(1.5) end)
+  end)
+
+  it("hash buckets: first digest bytes mod n, spread evenly", function()
+    local hash = require "otskit.hash"
+    local b = key.buckets { n = 10, by = "hash", algo = "crc32c" }
+    local d = hash.crc32c("order-1")
+    local x = 0
+    for i = 1, 4 do x = x * 256 + d:byte(i) end
+    assert.equal(x % 10, b:of("order-1"))
+    local counts = {}
+    local bm = key.buckets { n = 16, by = "hash" }
+    for i = 1, 16000 do
+      local k = bm:of(i)
+      counts[k] = (counts[k] or 0) + 1
+    end
+    for i = 0, 15 do assert.is_true(counts[i] > 850 and counts[i] < 1150) end
+    assert.equal(bm:of("12"), bm:of(12))
+  end)
+
+  it("all and label", function()
+    local b = key.buckets { n = 12 }
+    assert.same({ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 }, b:all())
+    assert.equal("03", b:label(3))
+    assert.equal("0011", key.buckets { n = 12, width = 4 }:label(11))
+    assert.equal("7", key.buckets { n = 10 }:label(7))
+    assert.has_error(function() b:label(12) end)
+    assert.has_error(function() key.buckets { n = 100, width = 1 } end)
+    assert.has_error(function() key.buckets { n = 0 } end)
+    assert.has_error(function() key.buckets { by = "range" } end)
+  end)
+end)
+
+describe("otskit.key helpers", function()
+  it("reverse_ts puts newer first", function()
+    local r = helper.rng(41)
+    for _ = 1, helper.trials(500) do
+      local a, b = r.int(0, 2 ^ 41), r.int(0, 2 ^ 41)
+      local ra, rb = key.reverse_ts(a), key.reverse_ts(b)
+      local want = a == b and 0 or (a < b and 1 or -1)
+      assert.equal(want, deccmp(tostring(key.int(ra)), tostring(key.int(rb))))
+      assert.equal(9999999999999 - a, key.reverse_ts(a, 9999999999999))
+    end
+    assert.equal("9223372036854775807", tostring(key.int(key.reverse_ts(0))))
+    assert.equal(0, key.reverse_ts(5, 5))
+    assert.has_error(function() key.reverse_ts(-1) end)
+    assert.has_error(function() key.reverse_ts(6, 5) end)
+  end)
+
+  it("prefix_range covers exactly the keys with the prefix", function()
+    assert.same({ "ab", "ac" }, { key.prefix_range("ab") })
+    assert.same({ "a\255", "b" }, { key.prefix_range("a\255") })
+    local s, e = key.prefix_range("\255\255")
+    assert.equal("\255\255", s)
+    assert.is_nil(e)
+    local r = helper.rng(42)
+    for _ = 1, helper.trials(3000) do
+      local p = r.bytes(r.int(0, 3), "\0\1\254\255")
+      local k = r.bytes(r.int(0, 4), "\0\1\254\255")
+      local start, stop = key.prefix_range(p)
+      local inside = bytecmp(k, start) >= 0 and (stop == nil or bytecmp(k, stop) < 0)
+      assert.equal(k:sub(1, #p) == p, inside)
+    end
+    -- with packed tuples: every tuple that starts with (7, "x")
+    local start, stop = key.prefix_range(key.pack { 7, "x" })
+    local k = key.pack { 7, "x", 1 }
+    assert.is_true(bytecmp(start, k) < 0 and bytecmp(k, stop) < 0)
+    assert.is_true(bytecmp(key.pack { 7, "xa" }, stop) >= 0)
+  end)
+
+  it("check_pk accepts Tablestore primary keys and explains the rest", function()
+    assert.is_true(key.check_pk { { "id", 1 } })
+    assert.is_true(key.check_pk { { "_b", "x" }, { "c2", ("z"):rep(1024) }, { "D", key.int("-9223372036854775808") }, { "e", key.text("t") } })
+    local bad = {
+      { {}, "BadPrimaryKey" },
+      { { { "a", 1 }, { "b", 1 }, { "c", 1 }, { "d", 1 }, { "e", 1 } }, "BadPrimaryKey" },
+      { { { "1a", 1 } }, "BadPrimaryKey" }, { { { "a-b", 1 } }, "BadPrimaryKey" },
+      { { { ("a"):rep(256), 1 } }, "BadPrimaryKey" }, { { { "", 1 } }, "BadPrimaryKey" },
+      { { { "a", 1 }, { "a", 2 } }, "BadPrimaryKey" }, { { { "a", 1.5 } }, "BadPrimaryKey" },
+      { { { "a", true } }, "BadPrimaryKey" }, { { { "a" } }, "BadPrimaryKey" },
+      { { { "a", 2 ^ 63 } }, "BadPrimaryKey" }, { { { "a", ("z"):rep(1025) } }, "KeyTooLong" },
+      { { "a", 1 }, "BadPrimaryKey" }, { "x", "BadPrimaryKey" },
+    }
+    for _, c in ipairs(bad) do
+      local ok, msg, code = key.check_pk(c[1])
+      assert.is_nil(ok)
+      assert.is_string(msg)
+      assert.equal(c[2], code)
+    end
+    assert.is_true(key.check_pk { { ("a"):rep(255), 1 } })
+  end)
+end)
