@@ -14,4 +14,9 @@ void otsk_key_open_splice(lua_State *L);
 /* hash_prefix_new, bucket, the hash-prefix encoder class, bench helpers */
 void otsk_key_open_prefix(lua_State *L);
 
+/* Like otsk_newclass, but every method and metamethod gets the metatable
+ * as upvalue 1, for a self check without a registry lookup. */
+void otsk_newclass_uv(lua_State *L, const char *tname, const luaL_Reg *methods,
+                      const luaL_Reg *metamethods);
+
 #endif

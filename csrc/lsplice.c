@@ -20,8 +20,14 @@ typedef struct lsplice {
   char charset[SPLICE_FIELDS_MAX][CHARSET_DESC_MAX];
 } lsplice;
 
+/* self at index 1; methods carry the metatable as upvalue 1, which is
+ * cheaper to compare than luaL_checkudata's registry lookup */
 static lsplice *check_splice(lua_State *L) {
-  return (lsplice *)luaL_checkudata(L, 1, MT_SPLICE);
+  void *p = lua_touserdata(L, 1);
+  if (p == NULL || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(1)))
+    otsk_error(L, "key", "bad self (expected %s; call with a colon)", MT_SPLICE);
+  lua_pop(L, 1);
+  return (lsplice *)p;
 }
 
 /* splice_new(sep, fields) -> encoder | nil, field index, offending byte.
@@ -92,16 +98,23 @@ static void get_field(lua_State *L, const lsplice *self, int t, int i) {
   }
 }
 
+/* The "tuple <k>: " prefix of a message (k > 0: from encode_many); only
+ * formatted on failure, as snprintf costs as much as an encode. */
+static const char *prefix_of(char *buf, int k) {
+  buf[0] = '\0';
+  if (k > 0) snprintf(buf, 32, "tuple %d: ", k);
+  return buf;
+}
+
 /* Encodes the tuple at index t into *o. Returns 0, or 3 with the failure
  * triple pushed (prefix: "tuple <k>: " when k > 0). Raises on a value of
  * the wrong Lua type. */
 static int encode_one(lua_State *L, const lsplice *self, int t, splice_out *o,
                       int k) {
-  char pre[32] = "";
+  char pre[32];
   int i;
-  if (k > 0) snprintf(pre, sizeof pre, "tuple %d: ", k);
   if (!lua_istable(L, t))
-    return otsk_error(L, "key", "%sexpected a tuple (table), got %s", pre,
+    return otsk_error(L, "key", "%sexpected a tuple (table), got %s", prefix_of(pre, k),
                       luaL_typename(L, t));
   o->len = 0;
   for (i = 0; i < self->sp.nfields; i++) {
@@ -114,12 +127,12 @@ static int encode_one(lua_State *L, const lsplice *self, int t, splice_out *o,
       int ty = lua_type(L, -1);
       if (ty != LUA_TNUMBER && ty != LUA_TSTRING)
         return otsk_error(L, "key", "%sfield '%s': expected an integer, got %s",
-                          pre, self->name[i], luaL_typename(L, -1));
+                          prefix_of(pre, k), self->name[i], luaL_typename(L, -1));
       if (!otsk_toint64(L, -1, &v, &why)) {
         int wide = strstr(why, "range") != NULL;
         lua_pop(L, 1);
         return otsk_fail(L, wide ? "IntTooWide" : "NotInteger",
-                         "%sfield '%s': %s", pre, self->name[i], why);
+                         "%sfield '%s': %s", prefix_of(pre, k), self->name[i], why);
       }
       e = splice_put_int(&self->sp, i, v, o);
       if (e == SPLICE_ERR_WIDTH) {
@@ -127,7 +140,7 @@ static int encode_one(lua_State *L, const lsplice *self, int t, splice_out *o,
         lua_pop(L, 1);
         snprintf(msg, sizeof msg, "%lld does not fit %d digits from min %lld",
                  (long long)v, f->width, (long long)f->min);
-        return otsk_fail(L, "IntTooWide", "%sfield '%s': %s", pre,
+        return otsk_fail(L, "IntTooWide", "%sfield '%s': %s", prefix_of(pre, k),
                          self->name[i], msg);
       }
     } else {
@@ -135,7 +148,7 @@ static int encode_one(lua_State *L, const lsplice *self, int t, splice_out *o,
       const char *s;
       if (lua_type(L, -1) != LUA_TSTRING)
         return otsk_error(L, "key", "%sfield '%s': expected a string, got %s",
-                          pre, self->name[i], luaL_typename(L, -1));
+                          prefix_of(pre, k), self->name[i], luaL_typename(L, -1));
       s = lua_tolstring(L, -1, &n);
       e = splice_put_string(&self->sp, i, s, n, o, &bad);
       if (e == SPLICE_ERR_CHARSET) {
@@ -149,12 +162,12 @@ static int encode_one(lua_State *L, const lsplice *self, int t, splice_out *o,
           snprintf(msg, sizeof msg, "0x%02X", c);
         return otsk_fail(L, "OutOfCharset",
                          "%sfield '%s': byte %s at %d is outside charset '%s'",
-                         pre, self->name[i], msg, (int)bad + 1, self->charset[i]);
+                         prefix_of(pre, k), self->name[i], msg, (int)bad + 1, self->charset[i]);
       }
     }
     lua_pop(L, 1);
     if (e == SPLICE_ERR_TOOLONG)
-      return otsk_fail(L, "KeyTooLong", "%skey longer than %d bytes", pre,
+      return otsk_fail(L, "KeyTooLong", "%skey longer than %d bytes", prefix_of(pre, k),
                        SPLICE_KEY_MAX);
   }
   return 0;
@@ -219,7 +232,7 @@ void otsk_key_open_splice(lua_State *L) {
     {NULL, NULL}
   };
   static const luaL_Reg meta[] = {{"__tostring", m_tostring}, {NULL, NULL}};
-  otsk_newclass(L, MT_SPLICE, methods, meta);
+  otsk_newclass_uv(L, MT_SPLICE, methods, meta);
   lua_pushcfunction(L, l_splice_new);
   lua_setfield(L, -2, "splice_new");
 }

@@ -493,9 +493,11 @@ describe("otskit.key.hash_prefix", function()
     local vs = {}
     for i = 1, 100 do vs[i] = ("%010d"):format(i) end
     local C = require("otskit.core").key
-    assert.equal(C._bench_fnv(hp:encode_many(vs)), C._bench_prefix_loop(hp, vs, 3))
-    vs[7] = vs[7] .. "!"
-    assert.not_equal(C._bench_fnv(key.hash_prefix {}:encode_many(vs)), C._bench_prefix_loop(hp, { "x" }, 1))
+    assert.equal(C._bench_fnv(hp:encode_many(vs)), C._bench_prefix_check(hp, vs))
+    assert.not_equal(C._bench_fnv(hp:encode_many(vs)), C._bench_prefix_check(key.hash_prefix { len = 5 }, vs))
+    assert.is_number(C._bench_prefix_loop(hp, vs, 2))
+    assert.has_error(function() hp.encode({}, "x") end, "otskit.key: bad self (expected otskit.key.hash_prefix; call with a colon)")
+    assert.has_error(function() key.splice { { "s", "string" } }.encode(hp, {}) end)
   end)
 end)
 
