@@ -549,6 +549,16 @@ describe("otskit.key.buckets", function()
 end)
 
 describe("otskit.key helpers", function()
+  it("compare and sort use byte order", function()
+    local r = helper.rng(43)
+    for _ = 1, helper.trials(2000) do
+      local a, b = r.bytes(r.int(0, 3), "\0a\255"), r.bytes(r.int(0, 3), "\0a\255")
+      assert.equal(bytecmp(a, b), key.compare(a, b))
+    end
+    assert.same({ "", "\0", "a", "a\0", "ab", "\255" }, key.sort { "ab", "\255", "a\0", "", "a", "\0" })
+    assert.has_error(function() key.compare("a", {}) end)
+  end)
+
   it("reverse_ts puts newer first", function()
     local r = helper.rng(41)
     for _ = 1, helper.trials(500) do

@@ -246,6 +246,18 @@ function key.prefix_range(p)
   return p, s:sub(1, -2) .. string.char(s:byte(-1) + 1)
 end
 
+--- key.compare(a, b) -> -1, 0 or 1: the byte order Tablestore uses for
+-- STRING and BINARY keys (memcmp; a prefix sorts first). Lua 5.4's string
+-- < follows the C locale, so compare keys with this instead.
+key.compare = C.compare
+
+--- key.sort(keys) -> keys, sorted in place in byte order.
+function key.sort(keys)
+  local cmp = C.compare
+  table.sort(keys, function(a, b) return cmp(a, b) < 0 end)
+  return keys
+end
+
 local function bad_pk(fmt, ...) return nil, fmt:format(...), "BadPrimaryKey" end
 
 --- key.check_pk(pk) -> true | nil, msg, code. pk in the SDK form
