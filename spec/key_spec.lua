@@ -617,3 +617,26 @@ describe("otskit.key helpers", function()
     assert.is_true(key.check_pk { { ("a"):rep(255), 1 } })
   end)
 end)
+
+describe("otskit.key README examples", function()
+  it("give the results the README states", function()
+    local sp = key.splice { sep = ",", { "CardID", "int", width = 6 },
+      { "SellerID", "string", charset = "alnum" }, { "Amount", "int", width = 6, min = 0 } }
+    assert.equal("000054,a1001,006777", sp:encode { 54, "a1001", 6777 })
+    assert.equal("000054,a1001,006777", sp:encode { CardID = 54, SellerID = "a1001", Amount = 6777 })
+    assert.same({ 54, "a1001", 6777 }, sp:decode "000054,a1001,006777")
+    assert.same({ nil, "field 'CardID': 1234567 does not fit 6 digits from min 0", "IntTooWide" },
+      { sp:encode { 1234567, "a1", 1 } })
+    local hp = key.hash_prefix { algo = "md5", len = 4 }
+    assert.equal("176a", hp:prefix "0090000005")
+    assert.equal("176a0090000005", hp:encode "0090000005")
+    assert.equal("0090000005", hp:decode "176a0090000005")
+    local b = key.buckets { n = 16, by = "mod" }
+    assert.equal(7, b:of(1700000007))
+    assert.equal("07", b:label(7))
+    assert.equal("\21\54\1a1001\0\22\26\121", key.pack { 54, "a1001", 6777 })
+    assert.same({ nil, "bad tuple: truncated integer at byte 1", "BadTuple" }, { key.unpack "\21" })
+    assert.equal(8299999999, key.reverse_ts(1700000000, 9999999999))
+    assert.is_string(key.pack { "bytes", key.text "text", key.null, true, 1.5, key.int "9223372036854775807" })
+  end)
+end)
