@@ -5,14 +5,25 @@ local bench = require "lib"
 local key = require "otskit.key"
 local C = require("otskit.core").key
 
-local N = bench.quick and 2000 or 20000
+local N = bench.quick and 2000 or 5000
 
 -- sequential order numbers: the seed's hash-prefix case
 local ids = {}
 for i = 1, N do ids[i] = ("%010d"):format(1000000 + i) end
 
--- every timed call stores its result, so no JIT can drop the work
+-- every timed call stores its result, so no JIT can drop the work; each
+-- timing starts with an empty store, so earlier results add no GC work
 local out = {}
+local function per_call(fn)
+  out = {}
+  collectgarbage("collect")
+  return bench.time(fn, N, bench.quick and 3 or 15)
+end
+local function batch(fn, units)
+  out = {}
+  collectgarbage("collect")
+  return bench.time_batch(fn, units, bench.quick and 3 or 15)
+end
 
 local function ratio(a, b) return ("%.1f×"):format(a / b) end
 
@@ -37,10 +48,10 @@ do
   bench.same(want, one, "md5 prefix: luaossl vs encode")
   bench.same(C._bench_fnv(many), C._bench_prefix_check(hp, ids), "md5 prefix: C loop")
 
-  local t_ossl = bench.time(function(i) out[i] = ossl_encode(ids[i]) end, N)
-  local t_call = bench.time(function(i) out[i] = hp:encode(ids[i]) end, N)
-  local t_many = bench.time_batch(function() return hp:encode_many(ids) end, N)
-  local t_c = bench.time_batch(function() return C._bench_prefix_loop(hp, ids, 5) end, 5 * N)
+  local t_ossl = per_call(function(i) out[i] = ossl_encode(ids[i]) end)
+  local t_call = per_call(function(i) out[i] = hp:encode(ids[i]) end)
+  local t_many = batch(function() out = hp:encode_many(ids) end, N)
+  local t_c = batch(function() out = C._bench_prefix_loop(hp, ids, 5) end, 5 * N)
 
   bench.title(("md5 hash prefix, %d sequential 10-digit keys (ns per key)"):format(N))
   bench.table { "implementation", "ns/key", "speed-up vs luaossl", "× the C limit" }
@@ -86,10 +97,10 @@ do
   for i = 1, N do got[i] = sp:encode(tuples[i]) end
   bench.same(want, got, "splice: plain Lua vs encode")
 
-  local t_lua = bench.time(function(i) out[i] = lua_encode(tuples[i]) end, N)
-  local t_fmt = bench.time(function(i) out[i] = lua_format(tuples[i]) end, N)
-  local t_call = bench.time(function(i) out[i] = sp:encode(tuples[i]) end, N)
-  local t_many = bench.time_batch(function() return sp:encode_many(tuples) end, N)
+  local t_lua = per_call(function(i) out[i] = lua_encode(tuples[i]) end)
+  local t_fmt = per_call(function(i) out[i] = lua_format(tuples[i]) end)
+  local t_call = per_call(function(i) out[i] = sp:encode(tuples[i]) end)
+  local t_many = batch(function() out = sp:encode_many(tuples) end, N)
 
   bench.title(("spliced key (int,alnum,int), %d tuples (ns per key)"):format(N))
   bench.table { "implementation", "ns/key", "speed-up vs plain Lua" }
@@ -140,9 +151,9 @@ do
   for i = 1, N do want[i] = lua_pack(tuples[i]); got[i] = key.pack(tuples[i]) end
   bench.same(want, got, "pack: plain Lua vs key.pack")
 
-  local t_lua = bench.time(function(i) out[i] = lua_pack(tuples[i]) end, N)
-  local t_c = bench.time(function(i) out[i] = key.pack(tuples[i]) end, N)
-  local t_un = bench.time(function(i) out[i] = key.unpack(want[i]) end, N)
+  local t_lua = per_call(function(i) out[i] = lua_pack(tuples[i]) end)
+  local t_c = per_call(function(i) out[i] = key.pack(tuples[i]) end)
+  local t_un = per_call(function(i) out[i] = key.unpack(want[i]) end)
 
   bench.title(("tuple pack (int, bytes, int), %d tuples (ns per tuple)"):format(N))
   bench.table { "implementation", "ns/tuple", "speed-up vs plain Lua" }
