@@ -226,9 +226,10 @@ static int decode(lua_State *L, int desc) {
   tuple_reader r;
   tuple_item it;
   int k = 0, rc;
+  size_t start = 0;
   tuple_reader_init(&r, s, n, desc);
   lua_newtable(L);
-  while ((rc = tuple_read(&r, &it)) == 1) {
+  while (start = r.pos, (rc = tuple_read(&r, &it)) == 1) {
     if (push_item(L, sc, &it)) {
       scratch_trim(sc);
       return otsk_error(L, "key", "out of memory");
@@ -237,8 +238,8 @@ static int decode(lua_State *L, int desc) {
   }
   scratch_trim(sc);
   if (rc < 0)
-    return otsk_fail(L, "BadTuple", "bad tuple: %s at byte %d", r.err,
-                     (int)r.pos);
+    return otsk_fail(L, "BadTuple", "bad tuple: %s (element %d, at byte %d)",
+                     r.err, k + 1, (int)start);
   return 1;
 }
 

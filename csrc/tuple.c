@@ -239,6 +239,9 @@ int tuple_read(tuple_reader *r, tuple_item *it) {
     it->b = code == CODE_TRUE;
     return 1;
   }
+  if (code == 0x0B || code == 0x1D) return fail(r, "integer wider than int64 (unsupported)");
+  if (code == 0x05 || code == 0x20 || code == 0x30 || code == 0x33 || code == 0x40)
+    return fail(r, "FoundationDB type not supported here (nested, float, UUID, versionstamp)");
   return fail(r, "unknown type code");
 }
 

@@ -21,10 +21,14 @@ key.null = C.null
 -- key.text objects, so the two stay distinct. tostring(t) is the string.
 key.text = C.text
 
---- key.int(v) -> an integer element from a number or a decimal string
--- ("-9223372036854775808"): the way to give LuaJIT a 64-bit integer that
--- a double cannot hold. Raises unless v is an int64.
-key.int = C.int
+--- key.int(v) -> an integer element from a number, a decimal string
+-- ("-9223372036854775808") or a LuaJIT int64 cdata (123LL): the way to
+-- give LuaJIT a 64-bit integer that a double cannot hold. Raises unless v
+-- is an int64.
+function key.int(v)
+  if type(v) == "cdata" then v = tostring(v):gsub("U?LL$", "") end
+  return C.int(v)
+end
 
 --- key.double(x) -> a double element, even when x is integral (3.0).
 key.double = C.double
