@@ -50,7 +50,8 @@ key.double = C.double
 key.pack = C.pack
 
 --- key.unpack(bytes) -> t | nil, message, "BadTuple". The inverse of
--- key.pack for canonical encodings (pack(unpack(b)) == b): integers as
+-- key.pack for canonical encodings (pack(unpack(b)) == b, NaNs aside: pack
+-- writes the one canonical NaN): integers as
 -- numbers (LuaJIT: key.int("<decimal>") beyond +-2^53), doubles as numbers
 -- (key.double(x) when integral, so they stay doubles), text as key.text.
 key.unpack = C.unpack
