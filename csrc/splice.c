@@ -55,6 +55,11 @@ static const uint64_t pow10_[20] = {
   1000000000000000000ULL, 10000000000000000000ULL,
 };
 
+static const char digits2[] =
+  "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+  "8081828384858687888990919293949596979899";
+
 /* Room for the separator (i > 0) and need more bytes? Writes the sep. */
 static splice_err open_field(const splice *sp, int i, size_t need, splice_out *o) {
   size_t sepn = i > 0 ? 1 : 0;
@@ -75,10 +80,14 @@ splice_err splice_put_int(const splice *sp, int i, int64_t v, splice_out *o) {
     return SPLICE_ERR_WIDTH;
   e = open_field(sp, i, (size_t)f->width, o);
   if (e != SPLICE_OK) return e;
-  for (k = f->width - 1; k >= 0; k--) {
-    o->buf[o->len + (size_t)k] = (char)('0' + (int)(d % 10));
-    d /= 10;
+  /* two digits per division: keys are built one per call, often */
+  for (k = f->width - 1; k >= 1; k -= 2) {
+    int two = (int)(d % 100);
+    d /= 100;
+    o->buf[o->len + (size_t)k] = digits2[2 * two + 1];
+    o->buf[o->len + (size_t)k - 1] = digits2[2 * two];
   }
+  if (k == 0) o->buf[o->len] = (char)('0' + (int)(d % 10));
   o->len += (size_t)f->width;
   return SPLICE_OK;
 }
