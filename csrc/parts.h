@@ -6,7 +6,8 @@
 
 #define OTSKIT_PARTS(X) \
   X(hash) \
-  X(backoff)
+  X(backoff) \
+  X(key)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)

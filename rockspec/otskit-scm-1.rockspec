@@ -28,7 +28,8 @@ build = {
     ["otskit.core"] = {
       sources = {
         "csrc/backoff.c", "csrc/hash.c", "csrc/laux.c", "csrc/lbackoff.c",
-        "csrc/lhash.c", "csrc/otskit.c",
+        "csrc/lhash.c", "csrc/lkey.c", "csrc/lprefix.c", "csrc/lsplice.c",
+        "csrc/ltuple.c", "csrc/otskit.c", "csrc/splice.c", "csrc/tuple.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
@@ -41,6 +42,7 @@ build = {
     ["otskit.hash"] = "lua/otskit/hash.lua",
     ["otskit.backoff"] = "lua/otskit/backoff.lua",
     ["otskit.retry"] = "lua/otskit/retry.lua",
+    ["otskit.key"] = "lua/otskit/key.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
   },
