@@ -1,5 +1,4 @@
 /* laux.c -- argument helpers shared by the Lua bindings. */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +6,7 @@
 #include <string.h>
 
 #include "laux.h"
+#include "otskit_ffi.h"
 
 int otsk_fail(lua_State *L, const char *code, const char *fmt, ...) {
   va_list ap;
@@ -26,22 +26,6 @@ int otsk_error(lua_State *L, const char *mod, const char *fmt, ...) {
   va_end(ap);
   lua_concat(L, 2);
   return lua_error(L);
-}
-
-static int parse_decimal(const char *s, size_t len, int64_t *out) {
-  char buf[32];
-  char *end;
-  long long v;
-  if (len == 0 || len >= sizeof buf) return 0;
-  memcpy(buf, s, len);
-  buf[len] = '\0';
-  if (!(buf[0] == '-' || (buf[0] >= '0' && buf[0] <= '9'))) return 0;
-  errno = 0;
-  v = strtoll(buf, &end, 10);
-  if (errno != 0 || *end != '\0' || end == buf || (buf[0] == '-' && len == 1))
-    return 0;
-  *out = (int64_t)v;
-  return 1;
 }
 
 int otsk_toint64(lua_State *L, int idx, int64_t *out, const char **why) {
@@ -68,7 +52,7 @@ int otsk_toint64(lua_State *L, int idx, int64_t *out, const char **why) {
   if (t == LUA_TSTRING) {
     size_t len;
     const char *s = lua_tolstring(L, idx, &len);
-    if (parse_decimal(s, len, out)) return 1;
+    if (otskit_parse_int64(s, len, out)) return 1;
     *why = "not a decimal int64 string";
     return 0;
   }

@@ -6,6 +6,7 @@
 #include "hash.h"
 #include "laux.h"
 #include "lkey.h"
+#include "otskit_ffi.h"
 
 #define MT_PREFIX "otskit.key.hash_prefix"
 #define SHORT_KEY 1024   /* keys up to this size are built on the stack */
@@ -54,11 +55,11 @@ static const char *key_bytes(lua_State *L, int idx, size_t *n, char *nb, int k) 
 /* Pushes prefix(p) .. p. */
 static void push_prefixed(lua_State *L, const lprefix *self, const char *p, size_t n) {
   char buf[32 + SHORT_KEY];
-  hash_hex_prefix(self->algo, p, n, self->len, buf);
   if (n <= SHORT_KEY) {
-    if (n) memcpy(buf + self->len, p, n);
+    otskit_prefix_encode((int)self->algo, self->len, p, n, buf);
     lua_pushlstring(L, buf, (size_t)self->len + n);
   } else {
+    hash_hex_prefix(self->algo, p, n, self->len, buf);
     lua_pushlstring(L, buf, (size_t)self->len);
     lua_pushlstring(L, p, n);
     lua_concat(L, 2);
@@ -135,19 +136,15 @@ static int l_bucket(lua_State *L) {
   hash_algo algo = (hash_algo)luaL_checkoption(L, 2, "md5", algo_names);
   int64_t n = otsk_checkint64(L, 3, "key", "n");
   if (n < 1) return otsk_error(L, "key", "n must be positive");
+  if (n > INT32_MAX) return otsk_error(L, "key", "n must be 1..2147483647");
   if (by == 0) {
     int64_t v = otsk_checkint64(L, 4, "key", "value (mod buckets take integers)");
-    int64_t r = v % n;
-    lua_pushinteger(L, (lua_Integer)(r < 0 ? r + n : r));
+    lua_pushinteger(L, otskit_bucket_mod(v, (int32_t)n));
   } else {
-    size_t len, dl = hash_digest_len(algo), i;
+    size_t len;
     char nb[24];
-    unsigned char d[16];
-    uint64_t x = 0;
     const char *p = key_bytes(L, 4, &len, nb, 0);
-    hash_digest(algo, p, len, d);
-    for (i = 0; i < dl && i < 8; i++) x = (x << 8) | d[i];
-    lua_pushinteger(L, (lua_Integer)(x % (uint64_t)n));
+    lua_pushinteger(L, otskit_bucket_hash((int)algo, p, len, (int32_t)n));
   }
   return 1;
 }

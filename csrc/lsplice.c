@@ -219,6 +219,14 @@ static int m_decode(lua_State *L) {
   return 1;
 }
 
+/* _ptr() -> the address of the compiled splice (otskit_ffi.h's
+ * otskit_splice), for the FFI encoder; valid while the encoder lives. */
+static int m_ptr(lua_State *L) {
+  lsplice *self = check_splice(L);
+  lua_pushlightuserdata(L, &self->sp);
+  return 1;
+}
+
 static int m_tostring(lua_State *L) {
   const lsplice *self = check_splice(L);
   lua_pushfstring(L, "otskit.key.splice (%d fields, sep '%c')",
@@ -229,7 +237,7 @@ static int m_tostring(lua_State *L) {
 void otsk_key_open_splice(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"encode", m_encode}, {"encode_many", m_encode_many}, {"decode", m_decode},
-    {NULL, NULL}
+    {"_ptr", m_ptr}, {NULL, NULL}
   };
   static const luaL_Reg meta[] = {{"__tostring", m_tostring}, {NULL, NULL}};
   otsk_newclass_uv(L, MT_SPLICE, methods, meta);

@@ -6,6 +6,7 @@ local core = require "otskit.core"
 local C = core.key
 
 local key = {}
+local fast   -- the FFI functions (otskit.key_ffi) when installed, below
 
 ---------------------------------------------------------------------------
 -- Tuples
@@ -162,6 +163,7 @@ function key.splice(spec)
           "choose a sep below every allowed byte, such as ','",
           show(sep), show(bad), f.name, f.charset)
   end
+  if fast then fast.register_splice(enc, fields) end
   return enc
 end
 
@@ -183,7 +185,9 @@ function key.hash_prefix(spec)
   if algo ~= "md5" and algo ~= "xxh3" and algo ~= "crc32c" then
     raise("hash_prefix: algo must be md5, xxh3 or crc32c")
   end
-  return C.hash_prefix_new(algo, spec.len or 4)
+  local hp = C.hash_prefix_new(algo, spec.len or 4)
+  if fast then fast.register_prefix(hp, algo, spec.len or 4) end
+  return hp
 end
 
 local Buckets = {}
@@ -298,6 +302,42 @@ function key.check_pk(pk)
     end
   end
   return true
+end
+
+---------------------------------------------------------------------------
+-- FFI fast paths
+---------------------------------------------------------------------------
+
+-- The C API functions the FFI paths replace (kept for the specs and the
+-- benches, and called by the FFI paths for input they do not handle).
+local function methods_of(ud) return getmetatable(ud).__index end
+local prefix_methods = methods_of(C.hash_prefix_new("md5", 4))
+local splice_methods = methods_of(C.splice_new(",", { { name = "x", kind = "int", width = 1 } }))
+key._capi = {
+  pack = C.pack, pack_desc = C.pack_desc, of = Buckets.of,
+  prefix = { prefix = prefix_methods.prefix, encode = prefix_methods.encode,
+             encode_many = prefix_methods.encode_many },
+  splice = { encode = splice_methods.encode, encode_many = splice_methods.encode_many },
+}
+
+--- key.path: "ffi" when key.pack, key.pack_desc, hp:prefix / hp:encode /
+-- hp:encode_many, enc:encode / enc:encode_many and b:of call the C core
+-- through LuaJIT's FFI (compiled by the JIT), else "capi" (Lua 5.4, no
+-- FFI, or OTSKIT_NO_FFI=1). Both give identical results and errors.
+-- key.ffi_why says why the FFI path is off.
+key.path = "capi"
+do
+  local kf = require "otskit.key_ffi"
+  if kf.available then
+    fast = kf.install(C, key._capi)
+    key._ffi = fast
+    key.path = "ffi"
+    key.pack, key.pack_desc, Buckets.of = fast.pack, fast.pack_desc, fast.of
+    for k, fn in pairs(fast.prefix) do prefix_methods[k] = fn end
+    for k, fn in pairs(fast.splice) do splice_methods[k] = fn end
+  else
+    key.ffi_why = kf.why
+  end
 end
 
 return key

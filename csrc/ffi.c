@@ -1,0 +1,116 @@
+/* ffi.c -- the exported C ABI of core.so (otskit_ffi.h): thin wrappers
+ * over the plain C parts, shaped for LuaJIT's FFI (no structs by value, no
+ * int64 results, which LuaJIT would box). The Lua C API bindings share
+ * the parsing and bucket code, so both paths compute the same answers. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "otskit_ffi.h"
+#include "tuple.h"
+
+struct otskit_tuple { tuple_buf b; };
+
+#define TUPLE_KEEP 65536   /* larger buffers are released by reset */
+
+int otskit_ffi_abi(void) { return OTSKIT_FFI_ABI; }
+
+size_t otskit_splice_out_size(void) { return sizeof(otskit_splice_out); }
+
+int otskit_parse_int64(const char *s, size_t n, int64_t *out) {
+  char buf[32];
+  char *end;
+  long long v;
+  if (n == 0 || n >= sizeof buf) return 0;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  if (memchr(buf, '\0', n) != NULL) return 0;
+  if (!(buf[0] == '-' || (buf[0] >= '0' && buf[0] <= '9'))) return 0;
+  errno = 0;
+  v = strtoll(buf, &end, 10);
+  if (errno != 0 || *end != '\0' || end == buf || (buf[0] == '-' && n == 1)) return 0;
+  *out = (int64_t)v;
+  return 1;
+}
+
+int otskit_int64_text(int64_t v, char *out) {
+  return snprintf(out, 24, "%lld", (long long)v);
+}
+
+void otskit_prefix_encode(int algo, int ndigits, const char *p, size_t n, char *out) {
+  hash_hex_prefix((hash_algo)algo, p, n, ndigits, out);
+  if (n) memcpy(out + ndigits, p, n);
+}
+
+int32_t otskit_bucket_mod(int64_t v, int32_t nb) {
+  int64_t r = v % nb;
+  return (int32_t)(r < 0 ? r + nb : r);
+}
+
+int32_t otskit_bucket_hash(int algo, const char *p, size_t n, int32_t nb) {
+  unsigned char d[16];
+  size_t dl = hash_digest_len((hash_algo)algo), i;
+  uint64_t x = 0;
+  hash_digest((hash_algo)algo, p, n, d);
+  for (i = 0; i < dl && i < 8; i++) x = (x << 8) | d[i];
+  return (int32_t)(x % (uint64_t)nb);
+}
+
+int otskit_splice_put_int(const otskit_splice *sp, int i, int64_t v, otskit_splice_out *o) {
+  return (int)splice_put_int(sp, i, v, o);
+}
+
+int otskit_splice_put_string(const otskit_splice *sp, int i, const char *s, size_t n,
+                             otskit_splice_out *o, size_t *bad) {
+  return (int)splice_put_string(sp, i, s, n, o, bad);
+}
+
+otskit_tuple *otskit_tuple_new(void) {
+  otskit_tuple *t = (otskit_tuple *)malloc(sizeof *t);
+  if (t) tuple_buf_init(&t->b);
+  return t;
+}
+
+void otskit_tuple_free(otskit_tuple *t) {
+  if (t == NULL) return;
+  tuple_buf_free(&t->b);
+  free(t);
+}
+
+void otskit_tuple_reset(otskit_tuple *t) {
+  if (t->b.cap > TUPLE_KEEP) tuple_buf_free(&t->b);
+  t->b.len = 0;
+}
+
+int otskit_tuple_put_nil(otskit_tuple *t, int desc) {
+  return desc ? tuple_put_nil_desc(&t->b) : tuple_put_nil(&t->b);
+}
+
+int otskit_tuple_put_bytes(otskit_tuple *t, const char *s, size_t n) {
+  return tuple_put_bytes(&t->b, s, n);
+}
+
+int otskit_tuple_put_text(otskit_tuple *t, const char *s, size_t n) {
+  return tuple_put_text(&t->b, s, n);
+}
+
+int otskit_tuple_put_int(otskit_tuple *t, int64_t v) { return tuple_put_int(&t->b, v); }
+
+/* the NaN rule of ltuple.c: LuaJIT keeps no NaN sign or payload */
+int otskit_tuple_put_double(otskit_tuple *t, double v) {
+  if (v != v) {
+    uint64_t u = (uint64_t)0x7FF8 << 48;
+    memcpy(&v, &u, 8);
+  }
+  return tuple_put_double(&t->b, v);
+}
+
+int otskit_tuple_put_bool(otskit_tuple *t, int v) { return tuple_put_bool(&t->b, v); }
+
+const char *otskit_tuple_finish(otskit_tuple *t, int desc, size_t *len) {
+  if (desc && tuple_finish_desc(&t->b, 0)) return NULL;
+  *len = t->b.len;
+  return t->b.len ? (const char *)t->b.p : "";
+}

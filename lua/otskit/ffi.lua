@@ -1,0 +1,74 @@
+--- otskit.ffi -- the C ABI of otskit.core (csrc/otskit_ffi.h) loaded
+-- through LuaJIT's FFI, so hot calls are JIT-compiled (calls through the
+-- Lua C API never are). require "otskit.ffi" -> { lib, ffi } when running
+-- under LuaJIT and core.so exports the ABI this module declares, else
+-- { why = "<reason>" }. OTSKIT_NO_FFI=1 in the environment turns it off
+-- (inside nginx it must be listed with the `env` directive).
+local M = {}
+
+-- The declarations between BEGIN CDEF and END CDEF in csrc/otskit_ffi.h
+-- (spec/ffi_spec.lua checks they match), after the types they use.
+M.types = [[
+typedef struct otskit_splice otskit_splice;
+typedef struct otskit_tuple otskit_tuple;
+typedef struct otskit_splice_out { char buf[1024]; size_t len; } otskit_splice_out;
+]]
+M.cdef = [[
+int otskit_ffi_abi(void);
+size_t otskit_splice_out_size(void);
+int otskit_parse_int64(const char *s, size_t n, int64_t *out);
+int otskit_int64_text(int64_t v, char *out);
+void otskit_prefix_encode(int algo, int ndigits, const char *p, size_t n,
+                          char *out);
+int32_t otskit_bucket_mod(int64_t v, int32_t nb);
+int32_t otskit_bucket_hash(int algo, const char *p, size_t n, int32_t nb);
+int otskit_splice_put_int(const otskit_splice *sp, int i, int64_t v,
+                          otskit_splice_out *o);
+int otskit_splice_put_string(const otskit_splice *sp, int i, const char *s,
+                             size_t n, otskit_splice_out *o, size_t *bad);
+otskit_tuple *otskit_tuple_new(void);
+void otskit_tuple_free(otskit_tuple *t);
+void otskit_tuple_reset(otskit_tuple *t);
+int otskit_tuple_put_nil(otskit_tuple *t, int desc);
+int otskit_tuple_put_bytes(otskit_tuple *t, const char *s, size_t n);
+int otskit_tuple_put_text(otskit_tuple *t, const char *s, size_t n);
+int otskit_tuple_put_int(otskit_tuple *t, int64_t v);
+int otskit_tuple_put_double(otskit_tuple *t, double v);
+int otskit_tuple_put_bool(otskit_tuple *t, int v);
+const char *otskit_tuple_finish(otskit_tuple *t, int desc, size_t *len);
+]]
+M.abi = 1
+
+local function load()
+  if not jit then return nil, "not LuaJIT" end
+  local env = os.getenv("OTSKIT_NO_FFI")
+  if env and env ~= "" and env ~= "0" then return nil, "OTSKIT_NO_FFI is set" end
+  local ok, ffi = pcall(require, "ffi")
+  if not ok then return nil, "no ffi module" end
+  require "otskit.core"   -- the same file the loader found
+  local path = package.searchpath and package.searchpath("otskit.core", package.cpath)
+  if not path then return nil, "otskit.core not found on package.cpath" end
+  -- declare once per Lua state (a reloaded module must not redeclare)
+  if not pcall(ffi.typeof, "otskit_splice_out") then
+    local okd, err = pcall(ffi.cdef, M.types .. M.cdef)
+    if not okd then return nil, "cdef: " .. tostring(err) end
+  end
+  local okl, lib = pcall(ffi.load, path)
+  if not okl then return nil, "ffi.load: " .. tostring(lib) end
+  local oks, err = pcall(function()
+    assert(lib.otskit_ffi_abi() == M.abi, "ABI version differs")
+    assert(tonumber(lib.otskit_splice_out_size()) == ffi.sizeof("otskit_splice_out"),
+           "otskit_splice_out size differs")
+    for name in M.cdef:gmatch("(otskit_[%w_]+)%(") do assert(lib[name], name) end
+  end)
+  if not oks then return nil, "core.so: " .. tostring(err) end
+  return lib, ffi
+end
+
+local lib, ffi = load()
+if lib then
+  M.lib, M.ffi = lib, ffi
+else
+  M.why = ffi
+end
+return M
