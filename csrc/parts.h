@@ -5,7 +5,9 @@
 #define OTSKIT_PARTS_H
 
 #define OTSKIT_PARTS(X) \
-  X(hash)
+  X(hash) \
+  X(frame) \
+  X(chunk)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)
