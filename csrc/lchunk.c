@@ -2,6 +2,7 @@
  * chunks are parsed in C; the streaming splitter and joiner are userdata
  * (__gc, __close, :close()). */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "chunk.h"
@@ -11,6 +12,13 @@
 
 #define SPLITTER_T "otskit.chunk.splitter"
 #define JOINER_T "otskit.chunk.joiner"
+
+/* Decimal text of v in b (24 bytes): lua_pushfstring has no 64-bit format
+ * on LuaJIT. */
+static const char *num(char *b, uint64_t v) {
+  snprintf(b, 24, "%llu", (unsigned long long)v);
+  return b;
+}
 
 static const char *const layout_names[] = {"columns", "rows", NULL};
 
@@ -123,9 +131,9 @@ static int l_manifest_info(lua_State *L) {
   lua_setfield(L, -2, "generation");
   otsk_pushint64(L, (int64_t)m.length);
   lua_setfield(L, -2, "length");
-  lua_pushnumber(L, (lua_Number)m.chunk_size);
+  otsk_pushint64(L, (int64_t)m.chunk_size);
   lua_setfield(L, -2, "chunk_size");
-  lua_pushnumber(L, (lua_Number)m.count);
+  otsk_pushint64(L, (int64_t)m.count);
   lua_setfield(L, -2, "count");
   lua_pushstring(L, layout_names[m.layout]);
   lua_setfield(L, -2, "layout");
@@ -135,8 +143,9 @@ static int l_manifest_info(lua_State *L) {
 }
 
 static int too_large(lua_State *L, const manifest *m, int64_t max) {
+  char nb[24];
   if ((int64_t)m->length < 0 || (int64_t)m->length > max) {
-    otsk_fail(L, "TooLarge", "manifest claims %f bytes, over max_size", (double)m->length);
+    otsk_fail(L, "TooLarge", "manifest claims %s bytes, over max_size", num(nb, m->length));
     return 1;
   }
   return 0;
@@ -187,6 +196,7 @@ static int l_join(lua_State *L) {
 
 /* chunk_data(manifest, chunk, index) -> data of that chunk | nil, msg, code */
 static int l_chunk_data(lua_State *L) {
+  char nb[24], nb2[24];
   manifest m;
   size_t n, len;
   const char *p;
@@ -195,12 +205,13 @@ static int l_chunk_data(lua_State *L) {
   const unsigned char *data;
   chunk_err e;
   if (!get_manifest(L, 1, &m)) return 3;
-  if (lua_isnil(L, 2)) return otsk_fail(L, "MissingChunk", "chunk %f is missing", (double)want);
+  if (lua_isnil(L, 2)) return otsk_fail(L, "MissingChunk", "chunk %s is missing", num(nb, (uint64_t)want));
   p = luaL_checklstring(L, 2, &n);
   e = chunk_decode(&m, p, n, &idx, &data, &len);
   if (e != CHUNK_OK) return fail(L, e, "");
   if ((int64_t)idx != want)
-    return otsk_fail(L, "MissingChunk", "wanted chunk %f, got chunk %f", (double)want, (double)idx);
+    return otsk_fail(L, "MissingChunk", "wanted chunk %s, got chunk %s", num(nb, (uint64_t)want),
+                     num(nb2, idx));
   lua_pushlstring(L, (const char *)data, len);
   return 1;
 }
@@ -280,7 +291,7 @@ static int l_splitter_feed(lua_State *L) {
   s->fill += take;
   if (s->fill == s->m.chunk_size) emit(L, s);
   else lua_pushnil(L);
-  lua_pushnumber(L, (lua_Number)(off + (int64_t)take));
+  otsk_pushint64(L, (int64_t)(off + (int64_t)take));
   return 2;
 }
 

@@ -1,5 +1,6 @@
 /* lframe.c -- Lua binding of frame.c: otskit.core.frame. Contexts and
  * dictionaries are userdata (__gc, __close, :close()). */
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -18,6 +19,13 @@
 
 typedef struct { frame_ctx *c; } lctx;
 typedef struct { frame_dict *d; } ldict;
+
+/* Decimal text of v in b (24 bytes): lua_pushfstring has no 64-bit format
+ * on LuaJIT. */
+static const char *num(char *b, uint64_t v) {
+  snprintf(b, 24, "%llu", (unsigned long long)v);
+  return b;
+}
 
 static const char *const codec_names[] = {"raw", "zstd", "lz4", "zlib", NULL};
 static const char *const sum_names[] = {"xxh3", "xxh64", NULL};
@@ -72,7 +80,7 @@ static int l_dict_close(lua_State *L) {
 }
 
 static int l_dict_id(lua_State *L) {
-  lua_pushnumber(L, (lua_Number)frame_dict_id(check_dict(L, 1)));
+  otsk_pushint64(L, (int64_t)frame_dict_id(check_dict(L, 1)));
   return 1;
 }
 
@@ -124,6 +132,7 @@ static int l_train(lua_State *L) {
 
 /* pack(ctx, value, codec, level, auto, sum, dict|nil) -> frame | nil, msg, code */
 static int l_pack(lua_State *L) {
+  char nb[24];
   frame_ctx *c = check_ctx(L, 1);
   size_t n, cap, out;
   const char *src = luaL_checklstring(L, 2, &n);
@@ -136,7 +145,7 @@ static int l_pack(lua_State *L) {
   o.sum = (frame_sum)luaL_checkoption(L, 6, NULL, sum_names);
   o.dict = lua_isnoneornil(L, 7) ? NULL : check_dict(L, 7);
   if (n > FRAME_MAX_LEN)
-    return otsk_fail(L, "TooLarge", "value of %f bytes is over the frame limit", (double)n);
+    return otsk_fail(L, "TooLarge", "value of %s bytes is over the frame limit", num(nb, n));
   cap = frame_bound(o.codec, n);
   dst = frame_ctx_scratch(c, cap);
   if (!dst) return otsk_error(L, "blob", "out of memory");
@@ -151,12 +160,13 @@ static int l_pack(lua_State *L) {
 }
 
 static int parse_fail(lua_State *L, frame_err e, const frame_info *in) {
+  char nb[24];
   switch (e) {
   case FRAME_ETRUNCATED: return otsk_fail(L, "TruncatedFrame", "frame is truncated");
   case FRAME_EVERSION: return otsk_fail(L, "UnknownVersion", "frame version is not supported");
   case FRAME_ECODEC: return otsk_fail(L, "UnknownCodec", "frame names an unknown codec or checksum");
   case FRAME_ETOOLARGE:
-    return otsk_fail(L, "TooLarge", "frame claims %f bytes, over max_size", (double)in->length);
+    return otsk_fail(L, "TooLarge", "frame claims %s bytes, over max_size", num(nb, in->length));
   default: return otsk_fail(L, "CorruptFrame", "not an otskit frame, or its header is corrupt");
   }
 }
@@ -184,6 +194,7 @@ static const frame_dict *find_dict(lua_State *L, int idx, uint32_t id) {
 
 /* unpack(ctx, frame, max_size, dicts) -> value | nil, msg, code */
 static int l_unpack(lua_State *L) {
+  char nb[24];
   frame_ctx *c = check_ctx(L, 1);
   size_t n;
   const char *p = luaL_checklstring(L, 2, &n);
@@ -197,8 +208,8 @@ static int l_unpack(lua_State *L) {
   if (in.dict_id != 0) {
     d = find_dict(L, 4, in.dict_id);
     if (!d)
-      return otsk_fail(L, "UnknownDictionary", "frame needs dictionary %f, not given",
-                       (double)in.dict_id);
+      return otsk_fail(L, "UnknownDictionary", "frame needs dictionary %s, not given",
+                       num(nb, in.dict_id));
   }
   dst = frame_ctx_scratch(c, in.length);
   if (!dst) return otsk_error(L, "blob", "out of memory");
@@ -225,11 +236,11 @@ static int l_info(lua_State *L) {
   lua_setfield(L, -2, "codec");
   lua_pushstring(L, sum_names[in.sum]);
   lua_setfield(L, -2, "checksum");
-  lua_pushnumber(L, (lua_Number)in.dict_id);
+  otsk_pushint64(L, (int64_t)in.dict_id);
   lua_setfield(L, -2, "dict_id");
-  lua_pushnumber(L, (lua_Number)in.length);
+  otsk_pushint64(L, (int64_t)in.length);
   lua_setfield(L, -2, "length");
-  lua_pushnumber(L, (lua_Number)in.payload_len);
+  otsk_pushint64(L, (int64_t)in.payload_len);
   lua_setfield(L, -2, "payload_length");
   return 1;
 }

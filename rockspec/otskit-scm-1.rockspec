@@ -27,7 +27,8 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c", "csrc/otskit.c",
+        "csrc/chunk.c", "csrc/frame.c", "csrc/hash.c", "csrc/laux.c",
+        "csrc/lchunk.c", "csrc/lframe.c", "csrc/lhash.c", "csrc/otskit.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
@@ -38,6 +39,7 @@ build = {
     },
     ["otskit"] = "lua/otskit/init.lua",
     ["otskit.hash"] = "lua/otskit/hash.lua",
+    ["otskit.blob"] = "lua/otskit/blob.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
   },
