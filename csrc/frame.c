@@ -272,7 +272,8 @@ frame_err frame_pack(frame_ctx *c, const frame_opts *o, const void *src,
   put32(h + 12, (uint32_t)n);
   put32(h + 16, (uint32_t)plen);
   put64(h + 20, frame_checksum(o->sum, src, n));
-  put32(h + 28, (uint32_t)XXH3_64bits(h, 28));
+  put32(h + 28, (uint32_t)XXH3_64bits(dst + FRAME_HEADER_SIZE, plen));
+  put32(h + 32, (uint32_t)XXH3_64bits(h, 32));
   *out_len = FRAME_HEADER_SIZE + plen;
   return FRAME_OK;
 }
@@ -284,7 +285,7 @@ frame_err frame_parse(const void *frame, size_t n, frame_info *info) {
   if (n < FRAME_HEADER_SIZE) /* a prefix of a frame, or not a frame at all */
     return memcmp(p, magic, n < 4 ? n : 4) == 0 ? FRAME_ETRUNCATED : FRAME_ECORRUPT;
   if (memcmp(p, magic, 4) != 0) return FRAME_ECORRUPT;
-  if (get32(p + 28) != (uint32_t)XXH3_64bits(p, 28)) return FRAME_ECORRUPT;
+  if (get32(p + 32) != (uint32_t)XXH3_64bits(p, 32)) return FRAME_ECORRUPT;
   if (p[4] != FRAME_VERSION || p[7] != 0) return FRAME_EVERSION;
   if (p[5] >= FRAME_NCODECS || p[6] > FRAME_XXH64) return FRAME_ECODEC;
   info->codec = (frame_codec)p[5];
@@ -297,6 +298,8 @@ frame_err frame_parse(const void *frame, size_t n, frame_info *info) {
   if (info->codec == FRAME_RAW && info->payload_len != info->length) return FRAME_ECORRUPT;
   if (n - FRAME_HEADER_SIZE < info->payload_len) return FRAME_ETRUNCATED;
   if (n - FRAME_HEADER_SIZE > info->payload_len) return FRAME_ECORRUPT;
+  if (get32(p + 28) != (uint32_t)XXH3_64bits(p + FRAME_HEADER_SIZE, info->payload_len))
+    return FRAME_ECORRUPT;
   return FRAME_OK;
 }
 

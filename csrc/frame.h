@@ -1,5 +1,5 @@
 /* frame.h -- self-describing compression frames for attribute values:
- * a 32-byte header, then the payload. Plain C: no Lua.
+ * a 36-byte header, then the payload. Plain C: no Lua.
  *
  * Header (integers little-endian):
  *   0  magic "OTKF"            4
@@ -11,17 +11,19 @@
  *  12  original length         4
  *  16  payload length          4
  *  20  checksum of original    8   XXH3-64 or XXH64 (seed 0)
- *  28  header check            4   low 32 bits of XXH3-64 of bytes 0..27
+ *  28  payload check           4   low 32 bits of XXH3-64 of the payload
+ *  32  header check            4   low 32 bits of XXH3-64 of bytes 0..31
  *
- * Every field is covered by the header check and the original bytes by
- * the checksum, so any change of a frame is reported, never decoded. */
+ * Every field is covered by the header check, the payload by the payload
+ * check (tested before decompressing) and the original bytes by the
+ * checksum, so any change of a frame is reported, never decoded. */
 #ifndef OTSKIT_FRAME_H
 #define OTSKIT_FRAME_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define FRAME_HEADER_SIZE 32
+#define FRAME_HEADER_SIZE 36
 #define FRAME_VERSION 1
 /* the longest original or payload a header can describe */
 #define FRAME_MAX_LEN 0xFFFFFFFFu
@@ -100,8 +102,8 @@ typedef struct {
   uint64_t checksum;
 } frame_info;
 
-/* Checks a frame's header and its length against the header; fills *info.
- * Touches no payload byte. */
+/* Checks a frame's header, its length against the header and the payload
+ * check; fills *info. Decompresses nothing. */
 frame_err frame_parse(const void *p, size_t n, frame_info *info);
 
 /* Decodes the frame p[0..n) (already checked by frame_parse into *info)
