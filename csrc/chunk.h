@@ -56,6 +56,11 @@ const char *chunk_errcode(chunk_err e);
 /* Fills gen with fresh random bytes (getrandom); 0 on success. */
 int chunk_new_generation(unsigned char gen[CHUNK_GEN_SIZE]);
 
+/* A buffer of n bytes for a joined value, and its release (with the same
+ * n); NULL when out of memory. */
+void *chunk_buf_alloc(size_t n);
+void chunk_buf_free(void *p, size_t n);
+
 /* Chunk count for length bytes in chunks of chunk_size (>= 1). */
 uint32_t chunk_count(uint64_t length, uint32_t chunk_size);
 /* Data length of chunk index of m. */

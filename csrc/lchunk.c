@@ -103,22 +103,32 @@ static int l_split(lua_State *L) {
   manifest m;
   uint32_t i;
   unsigned char *buf;
+  XXH3_state_t *st;
   m.chunk_size = get_chunk_size(L, 2);
   m.layout = (chunk_layout)luaL_checkoption(L, 3, NULL, layout_names);
   get_gen(L, 4, m.gen);
   if ((uint64_t)n / m.chunk_size >= 0xffffffffu) otsk_error(L, "blob", "too many chunks");
   m.length = n;
   m.count = chunk_count(n, m.chunk_size);
-  chunk_digest(p, n, m.digest);
-  push_manifest(L, &m);
   lua_createtable(L, (int)m.count, 0);
   buf = malloc(CHUNK_HEADER_SIZE + (size_t)(m.count ? chunk_len(&m, 0) : 0));
-  if (!buf) return otsk_error(L, "blob", "out of memory");
-  for (i = 0; i < m.count; i++) {
-    push_chunk(L, &m, i, p + (size_t)i * m.chunk_size, chunk_len(&m, i), buf);
+  st = XXH3_createState();
+  if (!buf || !st || XXH3_128bits_reset(st) != XXH_OK) {
+    free(buf);
+    XXH3_freeState(st);
+    return otsk_error(L, "blob", "out of memory");
+  }
+  for (i = 0; i < m.count; i++) { /* digest each chunk while it is in cache */
+    const unsigned char *d = p + (size_t)i * m.chunk_size;
+    XXH3_128bits_update(st, d, chunk_len(&m, i));
+    push_chunk(L, &m, i, d, chunk_len(&m, i), buf);
     lua_rawseti(L, -2, (int)i + 1);
   }
   free(buf);
+  chunk_digest_final(st, m.digest);
+  XXH3_freeState(st);
+  push_manifest(L, &m);
+  lua_insert(L, -2);
   return 2;
 }
 
@@ -172,9 +182,9 @@ static int l_join(lua_State *L) {
   }
   ptrs = malloc((n + 1) * sizeof *ptrs);
   lens = malloc((n + 1) * sizeof *lens);
-  out = malloc((size_t)m.length + 1);
+  out = chunk_buf_alloc((size_t)m.length);
   if (!ptrs || !lens || !out) {
-    free(ptrs); free(lens); free(out);
+    free(ptrs); free(lens); chunk_buf_free(out, (size_t)m.length);
     return otsk_error(L, "blob", "out of memory");
   }
   for (i = 0; i < n; i++) { /* strings stay alive: the table holds them */
@@ -186,7 +196,7 @@ static int l_join(lua_State *L) {
   free(ptrs);
   free(lens);
   if (e == CHUNK_OK) lua_pushlstring(L, (const char *)out, (size_t)m.length);
-  free(out);
+  chunk_buf_free(out, (size_t)m.length);
   if (e == CHUNK_OK) return 1;
   if (e == CHUNK_EDIGEST) return fail(L, e, "");
   lua_pushfstring(L, e == CHUNK_EMISSING ? "index %d of %d: " : "chunk #%d of %d given: ",

@@ -20,8 +20,9 @@ local LEVELS = { -- default, min, max per codec
 
 local function raise(fmt, ...) error("otskit.blob: " .. fmt:format(...), 3) end
 
+local NO_OPTS = setmetatable({}, { __newindex = function() error("otskit.blob: internal: options are read-only", 2) end })
 local function opts_of(opts)
-  if opts == nil then return {} end
+  if opts == nil then return NO_OPTS end
   if type(opts) ~= "table" then raise("options must be a table (got %s)", type(opts)) end
   return opts
 end
