@@ -394,6 +394,9 @@ function blob.plan(rows, opts)
         local kb = key_bytes(row.key) + (row.suffix ~= nil and 8 or 0)
         local piece
         for _, col in ipairs(row.columns) do
+          if type(col) ~= "table" or type(col[1]) ~= "string" or type(col[2]) ~= "string" then
+            raise("a column write must be {name, bytes}")
+          end
           local sz = #col[1] + #col[2]
           if kb + sz > max_bytes then
             raise("a cell of %d bytes does not fit max_bytes %d: use smaller chunks", sz, max_bytes)
