@@ -91,9 +91,9 @@ for _, sz in ipairs(SIZES) do
     bench.same(F.bench_direct("decompress", codec, level, payload, 1, #v), v, name .. " direct value")
     bench.same(blob.unpack(frame), v, name .. " value")
     local slow = (codec == "zlib") and 8 or 1
-    local cn = math.max(1, math.floor(2 * MB / slow / #v))
-    local dn = math.max(1, math.floor(8 * MB / #v))
-    local reps = bench.quick and 3 or 5
+    local cn = math.max(1, math.floor(4 * MB / slow / #v))
+    local dn = math.max(1, math.floor(16 * MB / #v))
+    local reps = bench.quick and 3 or 7
     local tp = bench.time(function() blob.pack(v, opts) end, cn, reps)
     local tpc = bench.time_batch(function() F.bench_direct("compress", codec, level, v, cn) end, cn, reps)
     local tu = bench.time(function() blob.unpack(frame) end, dn, reps)
@@ -137,7 +137,7 @@ do
     bench.same(blob.unpack(withd[i], { dict = d }), r, "dict value")
     bench.same(blob.unpack(plain[i]), r, "plain value")
   end
-  local reps = bench.quick and 3 or 5
+  local reps = bench.quick and 3 or 7
   local tp = bench.time_batch(function() for _, r in ipairs(test) do blob.pack(r, { codec = "zstd", level = 3 }) end end, bytes, reps)
   local tpd = bench.time_batch(function() for _, r in ipairs(test) do blob.pack(r, { codec = "zstd", level = 3, dict = d }) end end, bytes, reps)
   local tu = bench.time_batch(function() for _, f in ipairs(plain) do blob.unpack(f) end end, bytes, reps)
@@ -168,7 +168,7 @@ do
     return t
   end
   bench.same(table.concat(naive_split(v, MB)), v, "naive value")
-  local reps = bench.quick and 3 or 5
+  local reps = bench.quick and 3 or 7
   local ts = bench.time(function() blob.split(v) end, 1, reps)
   local tj = bench.time(function() blob.join(p.manifest, p.chunks) end, 1, reps)
   local function stream()

@@ -475,6 +475,8 @@ describe("otskit.blob plan", function()
     local plb = blob.plan(big)
     for _, req in ipairs(plb.requests) do assert.is_true(req.bytes <= 4 * 1024 * 1024) end
     assert.has_error(function() blob.plan(big, { max_bytes = 1000 }) end)
+    assert.has_error(function() blob.plan({ { key = "k", columns = { { "c", 42 } } } }) end,
+      "otskit.blob: a column write must be {name, bytes}")
   end)
 
   it("lists the stale chunks of a longer previous write for cleanup", function()
