@@ -59,7 +59,8 @@ static int l_ctx_close(lua_State *L) {
   return 0;
 }
 
-/* dict_new(bytes) -> dictionary (zstd-format or raw content) */
+/* dict_new(bytes) -> dictionary (zstd-format or raw content)
+ *                 | nil, msg, "CorruptDictionary" */
 static int l_dict_new(lua_State *L) {
   size_t n;
   const char *p = luaL_checklstring(L, 1, &n);
@@ -68,7 +69,8 @@ static int l_dict_new(lua_State *L) {
   luaL_setmetatable(L, DICT_T);
   if (n == 0) return otsk_error(L, "blob", "a dictionary needs at least one byte");
   u->d = frame_dict_new(p, n);
-  if (!u->d) return otsk_error(L, "blob", "out of memory");
+  if (!u->d) /* zstd refuses a dictionary with a zstd header and bad tables */
+    return otsk_fail(L, "CorruptDictionary", "cannot load the dictionary (corrupt zstd dictionary?)");
   return 1;
 }
 

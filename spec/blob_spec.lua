@@ -171,6 +171,16 @@ describe("otskit.blob frames", function()
     local d2 = blob.dictionary(d:bytes())
     assert.equal(d:id(), d2:id())
     assert.equal(samples[1], blob.unpack(f, { dict = d2 }))
+    -- a zstd dictionary with damaged tables is refused, not half-loaded
+    local bytes = d:bytes()
+    local broken = bytes:sub(1, 8) .. ("\255"):rep(64) .. bytes:sub(73)
+    local bd, _, bcode = blob.dictionary(broken)
+    if bd then -- zstd may accept some damage: then frames made with it must still round-trip
+      local bf = assert(blob.pack(samples[2], { dict = bd }))
+      assert.equal(samples[2], blob.unpack(bf, { dict = bd }))
+    else
+      assert.equal("CorruptDictionary", bcode)
+    end
     local no, _, tcode = blob.train({ "a", "b" }, { size = 1024 })
     assert.is_nil(no)
     assert.equal("TrainingFailed", tcode)

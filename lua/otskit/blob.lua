@@ -107,7 +107,8 @@ function blob.train(samples, opts)
 end
 
 --- blob.dictionary(bytes) -> dictionary, from blob.train(...):bytes() or
--- any raw content. d:id() is the id frames carry; d:bytes(); d:close().
+-- any raw content | nil, message, "CorruptDictionary". d:id() is the id
+-- frames carry; d:bytes(); d:close().
 function blob.dictionary(bytes)
   check_string(bytes, "dictionary bytes")
   return F.dict_new(bytes)
