@@ -244,6 +244,7 @@ function blob.read_range(manifest, fetch, start, stop)
   for i = first, last do
     local c, e1, e2 = fetch(i)
     if c == nil and e1 ~= nil then return nil, e1, e2 or "FetchFailed" end
+    if c ~= nil and type(c) ~= "string" then raise("fetch must return a chunk string or nil") end
     local data, m2, c2 = K.chunk_data(manifest, c, i)
     if not data then return nil, ("chunk %d: %s"):format(i, m2), c2 end
     local base = i * cs
