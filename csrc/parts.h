@@ -7,7 +7,9 @@
 #define OTSKIT_PARTS(X) \
   X(hash) \
   X(backoff) \
-  X(key)
+  X(key) \
+  X(frame) \
+  X(chunk)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)

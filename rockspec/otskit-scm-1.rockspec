@@ -27,7 +27,8 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/backoff.c", "csrc/ffi.c", "csrc/hash.c", "csrc/laux.c", "csrc/lbackoff.c",
+        "csrc/backoff.c", "csrc/chunk.c", "csrc/ffi.c", "csrc/frame.c", "csrc/hash.c",
+        "csrc/laux.c", "csrc/lbackoff.c", "csrc/lchunk.c", "csrc/lframe.c",
         "csrc/lhash.c", "csrc/lkey.c", "csrc/lprefix.c", "csrc/lsplice.c",
         "csrc/ltuple.c", "csrc/otskit.c", "csrc/splice.c", "csrc/tuple.c",
       },
@@ -45,6 +46,7 @@ build = {
     ["otskit.key"] = "lua/otskit/key.lua",
     ["otskit.ffi"] = "lua/otskit/ffi.lua",
     ["otskit.key_ffi"] = "lua/otskit/key_ffi.lua",
+    ["otskit.blob"] = "lua/otskit/blob.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
   },

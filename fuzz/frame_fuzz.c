@@ -1,0 +1,53 @@
+/* frame_fuzz.c -- libFuzzer harness for frame unpacking: arbitrary bytes
+ * are parsed and decoded (with and without a dictionary) under a size cap
+ * and must fail cleanly; and any bytes packed with any codec must come
+ * back equal. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+
+#define CAP (1u << 20) /* the max_size a caller would pass */
+
+static frame_ctx *ctx;
+static frame_dict *dict;
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
+  frame_info in;
+  unsigned char *out;
+  if (!ctx) {
+    static const char d[] = "{\"id\":1,\"name\":\"alice\",\"tags\":[\"a\",\"b\"],\"ok\":true}";
+    ctx = frame_ctx_new();
+    dict = frame_dict_new(d, sizeof d - 1);
+  }
+  /* 1: untrusted frame */
+  if (frame_parse(data, size, &in) == FRAME_OK && in.length <= CAP) {
+    const frame_dict *d = (in.dict_id == frame_dict_id(dict)) ? dict : NULL;
+    out = malloc(in.length + 1);
+    (void)frame_decode(ctx, &in, data, d, out);
+    free(out);
+  }
+  /* 2: round trip of the input as a value */
+  if (size >= 1) {
+    frame_opts o;
+    size_t n = size - 1, cap, len;
+    unsigned char *f;
+    memset(&o, 0, sizeof o);
+    o.codec = (frame_codec)(data[0] % FRAME_NCODECS);
+    o.auto_raw = (data[0] >> 2) & 1;
+    o.sum = (frame_sum)((data[0] >> 3) & 1);
+    o.level = o.codec == FRAME_ZLIB ? 1 + data[0] % 9 : o.codec == FRAME_ZSTD ? 1 + (data[0] >> 4) % 5 : 1;
+    if (o.codec == FRAME_ZSTD && (data[0] & 0x80)) o.dict = dict;
+    cap = frame_bound(o.codec, n);
+    f = malloc(cap);
+    out = malloc(n + 1);
+    if (frame_pack(ctx, &o, data + 1, n, f, cap, &len) != FRAME_OK) abort();
+    if (o.auto_raw && len > n + FRAME_HEADER_SIZE) abort();
+    if (frame_parse(f, len, &in) != FRAME_OK || in.length != n) abort();
+    if (frame_decode(ctx, &in, f, o.dict, out) != FRAME_OK) abort();
+    if (memcmp(out, data + 1, n) != 0) abort();
+    free(f);
+    free(out);
+  }
+  return 0;
+}
