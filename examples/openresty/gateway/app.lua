@@ -1,0 +1,278 @@
+--- gateway.app -- the otskit gateway example: routes, input checks and
+-- JSON replies. The series reads and writes are in gateway.series, one
+-- bucket read in gateway.bucket (the internal location /_bucket).
+--
+--   GET  /series/{id}?from&to&limit&cursor&order   one page, merged from 16 buckets
+--   POST /series/{id}   {"points": [{"ts": 1700000000000, "v": 1.5}, ...]}
+--   GET  /blobs/{id}    a value stored compressed, in chunks
+--   POST /blobs/{id}    (body: the value)
+--   GET  /healthz
+--
+-- Bad input gets a 4xx with {"error": "...", "code": "..."}; nothing a
+-- client sends may turn into a 500 (spec/openresty checks the error log).
+local json = require "dkjson"
+local backoff = require "otskit.backoff"
+
+local app = {}
+
+-- Settings; init() runs in the nginx master, so every worker forks with them.
+local cfg = { buckets = 16, max_limit = 1000, default_limit = 100, max_points = 1000,
+              max_id = 64 }
+app.cfg = cfg
+
+local function urandom(n)
+  local f = assert(io.open("/dev/urandom", "rb"))
+  local s = f:read(n)
+  f:close()
+  return s
+end
+
+--- init{ db, buckets } (init_by_lua): settings and the cursor secret. The
+-- secret is drawn here, before the fork, because a cursor one worker signs
+-- must be accepted by every other worker.
+function app.init(opts)
+  cfg.db = assert(opts.db, "gateway: db path")
+  cfg.buckets = opts.buckets or cfg.buckets
+  cfg.secret = urandom(32)
+  -- load the modules before the fork (shared pages, errors at startup)
+  require "otskit.key"
+  require "otskit.merge"
+  require "otskit.retry"
+  require "otskit.blob"
+  require "otskit.store"
+  require "gateway.series"
+  require "gateway.bucket"
+end
+
+--- init_worker (each worker, after the fork): opens this worker's own
+-- connection to the SQLite file, and records the first delays of a fresh
+-- retry schedule, so the test can check that no two workers share a
+-- jitter sequence (schedules are seeded from getrandom when created).
+function app.init_worker()
+  require("gateway.series").open(cfg)
+  local s = backoff.new { strategy = "full", base = 1, cap = 1, max_attempts = 0 }
+  local d = {}
+  for i = 1, 8 do d[i] = ("%.17g"):format(s:next()) end
+  local dict = ngx.shared.otskit_gw
+  dict:set("jitter:" .. ngx.worker.pid(), table.concat(d, ","))
+end
+
+---------------------------------------------------------------------------
+-- replies
+
+local function reply(status, body)
+  ngx.status = status
+  ngx.header["Content-Type"] = "application/json"
+  ngx.say(json.encode(body))
+  return ngx.exit(status)
+end
+app.reply = reply
+
+local function fail(status, code, message)
+  return reply(status, { error = message, code = code })
+end
+app.fail = fail
+
+function app.too_large()
+  return fail(413, "RequestBodyTooLarge", "request body over the 2 MB limit")
+end
+
+---------------------------------------------------------------------------
+-- input checks
+
+local function check_id(id)
+  if #id < 1 or #id > cfg.max_id or not id:match("^[%w_%-]+$") then
+    return nil, ("id must be 1..%d characters of [A-Za-z0-9_-]"):format(cfg.max_id)
+  end
+  return id
+end
+
+-- an integer query argument within [lo, hi], or def when absent
+local function int_arg(args, name, lo, hi, def)
+  local v = args[name]
+  if v == nil then
+    if def ~= nil then return def end
+    return nil, name .. " is required"
+  end
+  if type(v) ~= "string" or not v:match("^%-?%d+$") or #v > 16 then
+    return nil, ("%s must be an integer"):format(name)
+  end
+  local n = tonumber(v)
+  if n < lo or n > hi then return nil, ("%s must be %d..%d"):format(name, lo, hi) end
+  return n
+end
+
+local MAX_TS = 2 ^ 53 - 2
+
+local function series_get(id)
+  local args, err = ngx.req.get_uri_args(32)
+  if err == "truncated" then return fail(400, "BadRequest", "too many query arguments") end
+  for k, v in pairs(args) do
+    if type(v) == "table" then return fail(400, "BadRequest", "argument " .. k .. " given twice") end
+  end
+  local from, e1 = int_arg(args, "from", 0, MAX_TS, 0)
+  if not from then return fail(400, "BadRequest", e1) end
+  local to, e2 = int_arg(args, "to", 1, MAX_TS + 1, MAX_TS + 1)
+  if not to then return fail(400, "BadRequest", e2) end
+  if to <= from then return fail(400, "BadRequest", "to must be greater than from") end
+  local limit, e3 = int_arg(args, "limit", 1, cfg.max_limit, cfg.default_limit)
+  if not limit then return fail(400, "BadRequest", e3) end
+  local order = args.order or "desc"
+  if order ~= "asc" and order ~= "desc" then
+    return fail(400, "BadRequest", "order must be asc or desc")
+  end
+  local cursor = args.cursor
+  if cursor ~= nil and (type(cursor) ~= "string" or #cursor > 2048 or not cursor:match("^[%w_%-=]*$")) then
+    return fail(400, "BadCursor", "cursor is not one this gateway issued")
+  end
+  local fanout = args.fanout or "parallel"
+  if fanout ~= "parallel" and fanout ~= "sequential" then
+    return fail(400, "BadRequest", "fanout must be parallel or sequential")
+  end
+  local page, msg, code = require("gateway.series").read {
+    id = id, from = from, to = to, limit = limit, order = order, cursor = cursor,
+    parallel = fanout == "parallel",
+  }
+  if not page then
+    if code == "BadCursor" then return fail(400, code, msg) end
+    if code == "RetryBudgetExhausted" then
+      return fail(503, code, "retry budget exhausted: the store is failing and this gateway stopped retrying; try later")
+    end
+    return fail(503, code or "Unavailable", msg)
+  end
+  return reply(200, page)
+end
+
+local function read_body()
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body == nil and ngx.req.get_body_file() then
+    return nil, "request body too large"
+  end
+  return body or ""
+end
+
+local function series_post(id)
+  local body, err = read_body()
+  if not body then return fail(413, "RequestBodyTooLarge", err) end
+  local doc, _, jerr = json.decode(body, 1, json.null)
+  if type(doc) ~= "table" or type(doc.points) ~= "table" then
+    return fail(400, "BadRequest", "body must be JSON {\"points\": [{\"ts\": int, \"v\": number|string}, ...]}"
+      .. (jerr and (" (" .. jerr .. ")") or ""))
+  end
+  local pts = doc.points
+  if #pts < 1 or #pts > cfg.max_points then
+    return fail(400, "BadRequest", ("1..%d points per request"):format(cfg.max_points))
+  end
+  for i = 1, #pts do
+    local p = pts[i]
+    if type(p) ~= "table" then return fail(400, "BadRequest", ("point %d is not an object"):format(i)) end
+    local ts, v = p.ts, p.v
+    if type(ts) ~= "number" or ts ~= math.floor(ts) or ts < 0 or ts > MAX_TS then
+      return fail(400, "BadRequest", ("point %d: ts must be an integer 0..%d"):format(i, MAX_TS))
+    end
+    if type(v) ~= "number" and type(v) ~= "string" then
+      return fail(400, "BadRequest", ("point %d: v must be a number or a string"):format(i))
+    end
+    if type(v) == "number" and (v ~= v or v == math.huge or v == -math.huge) then
+      return fail(400, "BadRequest", ("point %d: v must be finite"):format(i))
+    end
+    if type(v) == "string" and #v > 65536 then
+      return fail(400, "BadRequest", ("point %d: v over 64 KB"):format(i))
+    end
+  end
+  local res, msg, code = require("gateway.series").write(id, pts)
+  if not res then return fail(503, code or "Unavailable", msg) end
+  return reply(200, res)
+end
+
+local function blob_get(id)
+  local value, msg, code = require("gateway.series").blob_get(id)
+  if not value then
+    if code == "NotFound" then return fail(404, code, msg) end
+    return fail(503, code or "Unavailable", msg)
+  end
+  ngx.header["Content-Type"] = "application/octet-stream"
+  ngx.print(value)
+  return ngx.exit(200)
+end
+
+local function blob_post(id)
+  local body, err = read_body()
+  if not body then return fail(413, "RequestBodyTooLarge", err) end
+  local res, msg, code = require("gateway.series").blob_put(id, body)
+  if not res then return fail(503, code or "Unavailable", msg) end
+  return reply(200, res)
+end
+
+local routes = {
+  series = { GET = series_get, POST = series_post },
+  blobs = { GET = blob_get, POST = blob_post },
+}
+
+--- handle (content_by_lua of location /)
+function app.handle()
+  local uri = ngx.var.uri
+  if uri == "/healthz" then return reply(200, { ok = true, pid = ngx.worker.pid() }) end
+  local kind, id = uri:match("^/(%a+)/([^/]*)$")
+  local r = kind and routes[kind]
+  if not r then return fail(404, "NotFound", "no such endpoint: " .. uri:sub(1, 100)) end
+  local h = r[ngx.req.get_method()]
+  if not h then
+    ngx.header["Allow"] = kind == "series" and "GET, POST" or "GET, POST"
+    return fail(405, "MethodNotAllowed", "use GET or POST")
+  end
+  local ok, err = check_id(id)
+  if not ok then return fail(400, "BadId", err) end
+  return h(id)
+end
+
+---------------------------------------------------------------------------
+-- admin (127.0.0.1 only): fault and latency injection, counters, budget
+
+--- POST /_admin/faults?rate=0.05&code=OTSServerBusy&latency=0.02
+--- POST /_admin/budget?capacity=500   (refills it)
+--- GET  /_admin/stats   counters, the budget, the workers' jitter
+function app.admin()
+  local dict = ngx.shared.otskit_gw
+  local what = ngx.var.uri:match("^/_admin/(%w+)$")
+  local args = ngx.req.get_uri_args()
+  if what == "faults" then
+    local rate = tonumber(args.rate or "0")
+    local latency = tonumber(args.latency or "0")
+    local code = args.code or "OTSServerBusy"
+    if not rate or rate < 0 or rate > 1 or not latency or latency < 0 or latency > 10 then
+      return fail(400, "BadRequest", "rate 0..1, latency 0..10 seconds")
+    end
+    dict:set("fault_rate", rate)
+    dict:set("fault_code", code)
+    dict:set("latency", latency)
+    dict:incr("fault_version", 1, 0)
+    return reply(200, { rate = rate, code = code, latency = latency })
+  elseif what == "budget" then
+    local cap = tonumber(args.capacity or "500")
+    if not cap or cap < 0 then return fail(400, "BadRequest", "capacity >= 0") end
+    require("gateway.series").reset_budget(cap)
+    return reply(200, { capacity = cap })
+  elseif what == "stats" then
+    local out = { workers = {}, counters = {} }
+    for _, k in ipairs(dict:get_keys(0)) do
+      local pid = k:match("^jitter:(%d+)$")
+      if pid then
+        out.workers[#out.workers + 1] = { pid = tonumber(pid), jitter = dict:get(k) }
+      elseif k:match("^n:") then
+        out.counters[k:sub(3)] = dict:get(k)
+      end
+    end
+    out.budget = require("gateway.series").budget_available()
+    return reply(200, out)
+  elseif what == "reset" then
+    for _, k in ipairs(dict:get_keys(0)) do
+      if k:match("^n:") then dict:delete(k) end
+    end
+    return reply(200, { ok = true })
+  end
+  return fail(404, "NotFound", "no such admin endpoint")
+end
+
+return app

@@ -1,0 +1,65 @@
+#!/bin/sh
+# examples/openresty/run.sh start PREFIX [PORT [WORKERS]] | stop PREFIX
+# Starts the otskit gateway in Debian's nginx from the temporary directory
+# PREFIX (config, logs, pid, the SQLite db), listening on 127.0.0.1:PORT
+# only (default: a free port), and prints the port; `stop` stops it (QUIT,
+# then KILL after 10 s) -- only the nginx whose pid file is in PREFIX.
+# OTSKIT_BUILD picks the build (default build/, relative to the repo).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cmd=${1:-}; prefix=${2:-}
+[ -n "$cmd" ] && [ -n "$prefix" ] || { echo "usage: $0 start|stop PREFIX [PORT [WORKERS]]" >&2; exit 2; }
+
+free_port() {
+  luajit -e 'local s = assert(require("socket").bind("127.0.0.1", 0)); local _, p = s:getsockname(); print(p); s:close()'
+}
+
+case $cmd in
+start)
+  port=${3:-$(free_port)}; workers=${4:-2}
+  build=${OTSKIT_BUILD:-build}
+  case $build in /*) ;; *) build=$root/$build ;; esac
+  mkdir -p "$prefix/conf" "$prefix/logs" "$prefix/data"
+  # workers run as nobody when nginx starts as root: they must read the
+  # code and the module, and write the db directory (nothing else)
+  user=""
+  if [ "$(id -u)" = 0 ]; then
+    user="user nobody nogroup;"
+    chmod 755 "$prefix"
+    for f in "$root/lua/otskit/key.lua" "$build/jit/otskit/core.so" "$here/gateway/app.lua"; do
+      su -s /bin/sh nobody -c "test -r '$f'" || { echo "run.sh: $f is not readable by nobody" >&2; exit 1; }
+    done
+  fi
+  sed -e "s|@ROOT@|$root|g" -e "s|@CPATH@|$build/jit|g" -e "s|@PREFIX@|$prefix|g" \
+      -e "s|@PORT@|$port|g" -e "s|@WORKERS@|$workers|g" -e "s|@USER@|$user|g" \
+      "$here/nginx.conf.in" > "$prefix/conf/nginx.conf"
+  LUA_PATH="$root/lua/?.lua;$root/lua/?/init.lua;;" LUA_CPATH="$build/jit/?.so;;" \
+    luajit "$here/setup.lua" "$prefix/data/gateway.db"
+  [ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$prefix/data"
+  nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon on;" >"$prefix/logs/start.log" 2>&1 || {
+    cat "$prefix/logs/start.log" "$prefix/logs/error.log" >&2 2>/dev/null; exit 1; }
+  i=0
+  until curl -sf -o /dev/null "http://127.0.0.1:$port/healthz"; do
+    i=$((i + 1))
+    if [ $i -gt 100 ]; then echo "run.sh: nginx did not answer on port $port" >&2; cat "$prefix/logs/error.log" >&2; exit 1; fi
+    sleep 0.1
+  done
+  echo "$port" ;;
+stop)
+  pidf="$prefix/logs/nginx.pid"
+  [ -f "$pidf" ] || exit 0
+  pid=$(cat "$pidf")
+  kill -QUIT "$pid" 2>/dev/null || exit 0
+  i=0
+  while kill -0 "$pid" 2>/dev/null; do
+    i=$((i + 1))
+    if [ $i -gt 100 ]; then
+      # the workers too: they outlive a killed master
+      kids=$(pgrep -P "$pid" || true)
+      kill -KILL "$pid" $kids 2>/dev/null || true; break
+    fi
+    sleep 0.1
+  done ;;
+*) echo "usage: $0 start|stop PREFIX [PORT [WORKERS]]" >&2; exit 2 ;;
+esac
