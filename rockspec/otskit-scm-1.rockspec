@@ -27,7 +27,8 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c", "csrc/otskit.c",
+        "csrc/cursor.c", "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c",
+        "csrc/lmerge.c", "csrc/merge.c", "csrc/otskit.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
@@ -38,6 +39,7 @@ build = {
     },
     ["otskit"] = "lua/otskit/init.lua",
     ["otskit.hash"] = "lua/otskit/hash.lua",
+    ["otskit.merge"] = "lua/otskit/merge.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
   },

@@ -1,0 +1,280 @@
+/* merge.c -- loser-tree k-way merge over batches of byte-string keys. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge.h"
+
+/* A source's rank: a pending source sorts before every key (the merge
+ * must stop and ask for it), an exhausted one after every key. */
+enum { R_PENDING = 0, R_KEY = 1, R_DONE = 2 };
+
+typedef struct msrc {
+  unsigned char *arena;        /* key bytes of the current batch */
+  size_t alen, acap;
+  size_t *ends;                /* ends[i]: end offset of key i in arena */
+  size_t n, cap, pos;          /* rows in batch, capacity, next row */
+  const unsigned char *cur;    /* current key (arena + start of pos) */
+  size_t curlen;
+  unsigned char *prev;         /* last key of the previous batch */
+  size_t prevlen, prevcap;
+  int rank, done, open, has_prev;
+} msrc;
+
+struct merge {
+  int k, desc, dedup;
+  uint64_t limit, emitted;
+  int *tree;                   /* tree[0] winner, tree[1..k-1] losers */
+  int built, need;
+  msrc *s;
+  unsigned char *last;         /* copy of the last emitted key */
+  size_t lastlen, lastcap;
+  int lastsrc;
+};
+
+int merge_keycmp(const void *a, size_t an, const void *b, size_t bn) {
+  size_t n = an < bn ? an : bn;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return an < bn ? -1 : an > bn;
+}
+
+/* Whether source a goes out before source b. */
+static int beats(const merge *m, int a, int b) {
+  const msrc *x = &m->s[a], *y = &m->s[b];
+  if (x->rank != y->rank) return x->rank < y->rank;
+  if (x->rank == R_KEY) {
+    int c = merge_keycmp(x->cur, x->curlen, y->cur, y->curlen);
+    if (c) return m->desc ? c > 0 : c < 0;
+  }
+  return a < b;
+}
+
+static int build(merge *m, int node) {
+  int l, r;
+  if (node >= m->k) return node - m->k;
+  l = build(m, 2 * node);
+  r = build(m, 2 * node + 1);
+  if (beats(m, l, r)) { m->tree[node] = r; return l; }
+  m->tree[node] = l;
+  return r;
+}
+
+/* Source w's key changed and w was the winner: replay its path. */
+static void replay(merge *m, int w) {
+  int node;
+  for (node = (w + m->k) >> 1; node > 0; node >>= 1) {
+    int t = m->tree[node];
+    if (beats(m, t, w)) { m->tree[node] = w; w = t; }
+  }
+  m->tree[0] = w;
+}
+
+static int grow(void *pp, size_t *cap, size_t need, size_t elem) {
+  void **p = (void **)pp;
+  size_t c = *cap ? *cap : 16;
+  void *q;
+  if (need <= *cap) return 0;
+  while (c < need) {
+    if (c > ((size_t)-1) / 2 / elem) return -1;
+    c *= 2;
+  }
+  q = realloc(*p, c * elem);
+  if (!q) return -1;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+merge *merge_new(int k, int desc, int dedup, uint64_t limit) {
+  merge *m;
+  int i;
+  if (k < 1 || k > MERGE_MAX_SOURCES) return NULL;
+  m = (merge *)calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->k = k;
+  m->desc = desc != 0;
+  m->dedup = dedup != 0;
+  m->limit = limit;
+  m->need = -1;
+  m->lastsrc = -1;
+  m->tree = (int *)calloc((size_t)k, sizeof *m->tree);
+  m->s = (msrc *)calloc((size_t)k, sizeof *m->s);
+  if (!m->tree || !m->s) { merge_free(m); return NULL; }
+  for (i = 0; i < k; i++) m->s[i].rank = R_PENDING;
+  return m;
+}
+
+void merge_free(merge *m) {
+  int i;
+  if (!m) return;
+  if (m->s)
+    for (i = 0; i < m->k; i++) {
+      free(m->s[i].arena);
+      free(m->s[i].ends);
+      free(m->s[i].prev);
+    }
+  free(m->s);
+  free(m->tree);
+  free(m->last);
+  free(m);
+}
+
+int merge_begin(merge *m, int src, size_t nrows) {
+  msrc *s;
+  if (src < 0 || src >= m->k) return MERGE_ESRC;
+  s = &m->s[src];
+  if (s->rank != R_PENDING || s->open) return MERGE_ESTATE;
+  /* keep the last key of the batch being dropped, to check order across batches */
+  if (s->n > 0) {
+    size_t st = s->n > 1 ? s->ends[s->n - 2] : 0, len = s->ends[s->n - 1] - st;
+    if (grow(&s->prev, &s->prevcap, len ? len : 1, 1)) return MERGE_EOOM;
+    memcpy(s->prev, s->arena + st, len);
+    s->prevlen = len;
+    s->has_prev = 1;
+  }
+  s->n = s->pos = s->alen = 0;
+  if (nrows && grow(&s->ends, &s->cap, nrows, sizeof *s->ends)) return MERGE_EOOM;
+  s->open = 1;
+  return MERGE_OK;
+}
+
+int merge_add(merge *m, int src, const void *key, size_t len) {
+  msrc *s;
+  const unsigned char *pk;
+  size_t plen;
+  if (src < 0 || src >= m->k) return MERGE_ESRC;
+  s = &m->s[src];
+  if (!s->open) return MERGE_ESTATE;
+  if (s->n > 0) {
+    size_t st = s->n > 1 ? s->ends[s->n - 2] : 0;
+    pk = s->arena + st;
+    plen = s->ends[s->n - 1] - st;
+  } else {
+    pk = s->prev;
+    plen = s->prevlen;
+  }
+  if (s->n > 0 || s->has_prev) {
+    int c = merge_keycmp(pk, plen, key, len);
+    if (m->desc ? c < 0 : c > 0) return MERGE_EORDER;
+  }
+  if (grow(&s->ends, &s->cap, s->n + 1, sizeof *s->ends)) return MERGE_EOOM;
+  if (len > ((size_t)-1) - s->alen) return MERGE_EOOM;
+  if (grow(&s->arena, &s->acap, s->alen + len, 1)) return MERGE_EOOM;
+  if (len) memcpy(s->arena + s->alen, key, len);
+  s->alen += len;
+  s->ends[s->n++] = s->alen;
+  return MERGE_OK;
+}
+
+static void set_current(msrc *s) {
+  size_t st = s->pos ? s->ends[s->pos - 1] : 0;
+  s->cur = s->arena + st;
+  s->curlen = s->ends[s->pos] - st;
+}
+
+void merge_end(merge *m, int src, int done) {
+  msrc *s;
+  if (src < 0 || src >= m->k) return;
+  s = &m->s[src];
+  if (!s->open) return;
+  s->open = 0;
+  s->done = done != 0;
+  s->pos = 0;
+  if (s->n > 0) {
+    s->rank = R_KEY;
+    set_current(s);
+  } else {
+    s->rank = s->done ? R_DONE : R_PENDING;
+  }
+  /* the winner can replay its path; any other change needs a rebuild */
+  if (m->built && m->tree[0] == src) replay(m, src);
+  else m->built = 0;
+}
+
+void merge_abort(merge *m, int src) {
+  msrc *s;
+  if (src < 0 || src >= m->k) return;
+  s = &m->s[src];
+  if (!s->open) return;
+  s->open = 0;
+  s->n = s->pos = s->alen = 0;
+  s->rank = R_PENDING;
+}
+
+static int keep_last(merge *m, int src, const unsigned char *key, size_t len) {
+  if (grow(&m->last, &m->lastcap, len ? len : 1, 1)) return -1;
+  memcpy(m->last, key, len);
+  m->lastlen = len;
+  m->lastsrc = src;
+  return 0;
+}
+
+merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n) {
+  size_t got = 0;
+  int lsrc = m->lastsrc, moved = 0, w;
+  const unsigned char *lkey = m->last;
+  size_t llen = m->lastlen;
+  merge_status st;
+  *n = 0;
+  m->need = -1;
+  if (!m->built) {
+    m->tree[0] = build(m, 1);
+    m->built = 1;
+  }
+  for (;;) {
+    msrc *s;
+    if (m->limit && m->emitted >= m->limit) { st = MERGE_END; break; }
+    w = m->tree[0];
+    s = &m->s[w];
+    if (s->rank == R_PENDING) { m->need = w; st = MERGE_NEED; break; }
+    if (s->rank == R_DONE) { st = MERGE_END; break; }
+    if (m->dedup && lsrc >= 0 && merge_keycmp(lkey, llen, s->cur, s->curlen) == 0) {
+      /* equal to the last emitted key: skip it */
+    } else {
+      if (got == max) { st = MERGE_MORE; break; }
+      out[got].src = (uint32_t)w;
+      out[got].row = (uint32_t)s->pos;
+      got++;
+      m->emitted++;
+      lsrc = w;
+      lkey = s->cur;
+      llen = s->curlen;
+      moved = 1;
+    }
+    if (++s->pos < s->n) {
+      set_current(s);
+    } else {
+      /* the batch's arena stays valid until the next merge_begin */
+      s->rank = s->done ? R_DONE : R_PENDING;
+    }
+    replay(m, w);
+  }
+  /* copy the last key out of its arena: it must survive a refill */
+  if (moved && keep_last(m, lsrc, lkey, llen)) { *n = got; return MERGE_ENOMEM; }
+  *n = got;
+  return st;
+}
+
+int merge_need(const merge *m) { return m->need; }
+
+int merge_state(const merge *m, int src) {
+  if (src < 0 || src >= m->k) return -1;
+  return m->s[src].rank; /* R_* equal MERGE_S_* */
+}
+
+uint64_t merge_emitted(const merge *m) { return m->emitted; }
+
+int merge_exhausted(const merge *m) {
+  int i;
+  for (i = 0; i < m->k; i++)
+    if (m->s[i].rank != R_DONE) return 0;
+  return 1;
+}
+
+int merge_last(const merge *m, const unsigned char **key, size_t *len) {
+  *key = m->last;
+  *len = m->lastlen;
+  return m->lastsrc;
+}
+
+int merge_nsources(const merge *m) { return m->k; }

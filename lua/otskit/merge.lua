@@ -1,0 +1,252 @@
+--- otskit.merge -- many sorted sources (e.g. the buckets of a table whose
+-- first key column is `ts mod 16`) merged back into one ordered, pageable
+-- stream, with resume cursors. The merge runs in C (a loser tree over byte
+-- keys); this module validates options and drives the fetches.
+local core = require "otskit.core"
+local C = core.merge
+
+local merge = {}
+
+local type, error, tostring, pcall = type, error, tostring, pcall
+local floor = math.floor
+
+local function fail(msg, level) error("otskit.merge: " .. msg, (level or 1) + 1) end
+
+local function is_int(v) return type(v) == "number" and v == floor(v) end
+
+-- Validates a key spec: field name, array index, or list of PK positions.
+local function check_key(key)
+  local t = type(key)
+  if t == "string" or (t == "number" and is_int(key) and key >= 1) then return false end
+  if t == "table" and #key >= 1 and #key <= 16 then
+    for i = 1, #key do
+      if not (is_int(key[i]) and key[i] >= 1 and key[i] <= 64) then
+        fail("key positions must be integers 1..64", 3)
+      end
+    end
+    return true
+  end
+  fail("key must be a field name, an array index or a list of primary-key positions", 3)
+end
+
+local function check_order(order)
+  if order == nil or order == "asc" then return false end
+  if order == "desc" then return true end
+  fail("order must be \"asc\" or \"desc\"", 3)
+end
+
+local function check_count(v, what, lo, hi, level)
+  if not (is_int(v) and v >= lo and v <= hi) then
+    fail(("%s must be an integer %d..%d"):format(what, lo, hi), level + 1)
+  end
+  return v
+end
+
+--- merge.new{ sources = k, key = K, order = "asc"|"desc", limit = n,
+-- dedup = bool } -> m. A merge of k sources (1..1024) you feed yourself:
+--   m:push(i, rows, done)  hands source i its next batch (rows already in
+--     the merge order) and says whether source i ends with it. Only a
+--     source whose rows were all merged ("pending") can be pushed.
+--   m:pull([max]) -> rows, state: up to max rows in merged order; state is
+--     "more" (stopped at max), "done" (nothing left, or limit reached) or
+--     the number of the source that must be pushed before anything else can
+--     be emitted (nothing past a pending source's last key is ever emitted).
+--   m:needs() -> the pending sources; m:state(i) -> "pending"|"rows"|"done";
+--   m:emitted(), m:exhausted(), m:close().
+-- K: a field name (row[K] is a byte string), an array index, or a list of
+-- primary-key positions ({2} or {2, 3}: typed columns of row.primary_key,
+-- INTEGER as int64, STRING/BINARY as bytes, Tablestore order). Equal keys
+-- go out by source number; dedup emits only the first of equal keys.
+function merge.new(opts)
+  if type(opts) ~= "table" then fail("new expects an options table", 2) end
+  local k = check_count(opts.sources, "sources", 1, 1024, 2)
+  check_key(opts.key)
+  local desc = check_order(opts.order)
+  if opts.limit ~= nil then check_count(opts.limit, "limit", 1, 2 ^ 53, 2) end
+  return C.new(k, desc, opts.dedup and true or false, opts.limit, opts.key)
+end
+
+-- The values of the typed key columns of a row, for a cursor.
+local function pk_values(row, key)
+  local pk = row.primary_key or row.primaryKey
+  local vals = {}
+  for i = 1, #key do
+    local col = pk[key[i]]
+    if type(col) == "table" then
+      local v = col[2]
+      if v == nil then v = col.value end
+      col = v
+    end
+    vals[i] = col
+  end
+  return vals
+end
+
+-- Runners: each takes a list of jobs (functions) and returns once all ran.
+local function run_sequential(jobs)
+  for i = 1, #jobs do jobs[i]() end
+end
+
+local function run_ngx(jobs)
+  if #jobs == 1 then return jobs[1]() end
+  local threads = {}
+  for i = 1, #jobs do
+    local th, err = ngx.thread.spawn(jobs[i])
+    if not th then
+      for j = 1, i - 1 do ngx.thread.kill(threads[j]) end
+      fail("ngx.thread.spawn failed: " .. tostring(err), 2)
+    end
+    threads[i] = th
+  end
+  for i = 1, #threads do
+    local ok, err = ngx.thread.wait(threads[i])
+    if not ok then
+      for j = i + 1, #threads do ngx.thread.kill(threads[j]) end
+      error(err, 0)
+    end
+  end
+end
+
+local yieldable_phase = { rewrite = true, access = true, content = true, timer = true,
+                          ssl_cert = true, ssl_session_fetch = true }
+
+local function pick_runner(parallel)
+  if type(parallel) == "function" then return parallel end
+  if parallel == false or parallel == "sequential" then return run_sequential end
+  local have_ngx = type(ngx) == "table" and type(ngx.thread) == "table" and ngx.get_phase
+  if parallel == "ngx" then
+    if not have_ngx then fail("parallel = \"ngx\" needs OpenResty", 3) end
+    return run_ngx
+  end
+  if parallel == nil or parallel == true then
+    if have_ngx and yieldable_phase[ngx.get_phase()] then return run_ngx end
+    return run_sequential
+  end
+  fail("parallel must be nil, false, \"ngx\" or a function(jobs)", 3)
+end
+
+local function bad_cursor(msg) return nil, "otskit.merge: bad cursor (" .. msg .. ")", "BadCursor" end
+
+--- merge.read{ sources = list | k, fetch = f, key = K, limit = n,
+-- order = "asc"|"desc", cursor = text, secret = s, dedup = bool,
+-- parallel = nil|false|"ngx"|function(jobs), max_empty = 1000 }
+--   -> rows, cursor   (cursor nil when everything was read)
+--   -> nil, message, code   (a fetch failed: its message and code; a bad
+--      cursor: "BadCursor"; a source stuck on empty pages: "EmptyPages")
+-- One page of at most n rows of the merged sources. f(src, after, want, i)
+-- reads source i (src = sources[i]) in the read's order and returns
+-- rows, next: at most `want` rows (want = rows still needed for the page)
+-- and a continuation (nil or false when the source has no more rows) --
+-- or nil, message, code on failure. `after` is nil (read from the start),
+-- the `next` your fetch returned last time for this source, or, on the
+-- first call of a resumed read, { resume = true, key = k, inclusive = b }:
+-- start just after key k (at k when inclusive) in the read's order; k is a
+-- string, or for typed keys the list of key column values. A fetch may
+-- return an empty page with a continuation; it is called again. Only
+-- sources whose rows were all merged are refetched, so at most one page
+-- per source is held at a time. With a secret (>= 16 bytes) cursors are
+-- signed with HMAC-SHA256 and checked.
+function merge.read(opts)
+  if type(opts) ~= "table" then fail("read expects an options table", 2) end
+  local sources = opts.sources
+  if is_int(sources) then
+    local list = {}
+    for i = 1, check_count(sources, "sources", 1, 1024, 2) do list[i] = i end
+    sources = list
+  elseif type(sources) ~= "table" then
+    fail("sources must be a list or a count", 2)
+  end
+  local k = check_count(#sources, "#sources", 1, 1024, 2)
+  local fetch = opts.fetch
+  if type(fetch) ~= "function" then fail("fetch must be a function", 2) end
+  local typed = check_key(opts.key)
+  local key = opts.key
+  local desc = check_order(opts.order)
+  local limit = check_count(opts.limit, "limit", 1, 2 ^ 31, 2)
+  local dedup = opts.dedup and true or false
+  local secret = opts.secret
+  if secret ~= nil and (type(secret) ~= "string" or #secret < 16) then
+    fail("secret must be a string of at least 16 bytes", 2)
+  end
+  local max_empty = opts.max_empty or 1000
+  local run = pick_runner(opts.parallel)
+
+  local after = {}
+  if opts.cursor ~= nil then
+    local c, msg, code = C.cursor_decode(opts.cursor, secret)
+    if not c then return nil, msg, code end
+    if c.k ~= k then return bad_cursor("it was made for " .. c.k .. " sources, not " .. k) end
+    if c.desc ~= desc then return bad_cursor("it was made for the other order") end
+    if c.dedup ~= dedup then return bad_cursor("it was made with dedup " .. (c.dedup and "on" or "off")) end
+    if c.typed ~= typed or (typed and #c.key ~= #key) then
+      return bad_cursor("it was made for another key")
+    end
+    for i = 1, k do
+      -- equal keys go out by source number: sources after the cursor's
+      -- source still owe their rows equal to the key (unless dedup'd)
+      after[i] = { resume = true, key = c.key, inclusive = (not dedup) and i > c.src }
+    end
+  end
+
+  local m = C.new(k, desc, dedup, limit, key)
+  local out, n = {}, 0
+  local empty = {}
+  local needs = m:needs()
+  while true do
+    local want = limit - n
+    local res = {}
+    local jobs = {}
+    for j = 1, #needs do
+      local i = needs[j]
+      jobs[j] = function()
+        res[i] = { pcall(fetch, sources[i], after[i], want, i) }
+      end
+    end
+    run(jobs)
+    for j = 1, #needs do
+      local i = needs[j]
+      local r = res[i]
+      if r == nil then m:close(); fail("parallel runner returned before the fetch of source " .. i .. " ran", 2) end
+      if not r[1] then m:close(); error(r[2], 0) end
+      local rows, nxt = r[2], r[3]
+      if rows == nil then
+        m:close()
+        return nil, r[3] or ("otskit.merge: fetch of source " .. i .. " failed"), r[4]
+      end
+      if type(rows) ~= "table" then
+        m:close()
+        fail("fetch of source " .. i .. " returned a " .. type(rows) .. ", not a table of rows", 2)
+      end
+      if #rows == 0 and nxt then
+        empty[i] = (empty[i] or 0) + 1
+        if empty[i] > max_empty then
+          m:close()
+          return nil, "otskit.merge: source " .. i .. " returned " .. max_empty ..
+            " empty pages in a row", "EmptyPages"
+        end
+      else
+        empty[i] = 0
+      end
+      m:push(i, rows, not nxt)
+      after[i] = nxt or nil
+    end
+    local rows, state = m:pull(want)
+    for j = 1, #rows do out[n + j] = rows[j] end
+    n = n + #rows
+    if state == "done" then break end
+    needs = m:needs()
+  end
+
+  local cursor
+  if n == limit and not m:exhausted() then
+    local src, ikey = m:last()
+    local ckey = typed and pk_values(out[n], key) or ikey
+    local msg, code
+    cursor, msg, code = C.cursor_encode(k, src, desc, dedup, typed, ckey, secret)
+    if not cursor then m:close(); return nil, msg, code end
+  end
+  m:close()
+  return out, cursor
+end
+
+return merge
