@@ -28,7 +28,8 @@ build = {
     ["otskit.core"] = {
       sources = {
         "csrc/cursor.c", "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c",
-        "csrc/lmerge.c", "csrc/merge.c", "csrc/otskit.c",
+        "csrc/lkey.c", "csrc/lmerge.c", "csrc/ltuple.c", "csrc/merge.c",
+        "csrc/otskit.c", "csrc/tuple.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
@@ -39,6 +40,7 @@ build = {
     },
     ["otskit"] = "lua/otskit/init.lua",
     ["otskit.hash"] = "lua/otskit/hash.lua",
+    ["otskit.key"] = "lua/otskit/key.lua",
     ["otskit.merge"] = "lua/otskit/merge.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
