@@ -128,11 +128,13 @@ int merge_begin(merge *m, int src, size_t nrows) {
   if (s->n > 0) {
     size_t st = s->n > 1 ? s->ends[s->n - 2] : 0, len = s->ends[s->n - 1] - st;
     if (grow(&s->prev, &s->prevcap, len ? len : 1, 1)) return MERGE_EOOM;
-    memcpy(s->prev, s->arena + st, len);
+    if (len) memcpy(s->prev, s->arena + st, len);
     s->prevlen = len;
     s->has_prev = 1;
   }
   s->n = s->pos = s->alen = 0;
+  /* never NULL, so arena + offset is always defined, empty keys included */
+  if (grow(&s->arena, &s->acap, 1, 1)) return MERGE_EOOM;
   if (nrows && grow(&s->ends, &s->cap, nrows, sizeof *s->ends)) return MERGE_EOOM;
   s->open = 1;
   return MERGE_OK;
@@ -203,7 +205,7 @@ void merge_abort(merge *m, int src) {
 
 static int keep_last(merge *m, int src, const unsigned char *key, size_t len) {
   if (grow(&m->last, &m->lastcap, len ? len : 1, 1)) return -1;
-  memcpy(m->last, key, len);
+  if (len) memcpy(m->last, key, len);
   m->lastlen = len;
   m->lastsrc = src;
   return 0;
