@@ -12,13 +12,21 @@ typedef struct msrc {
   unsigned char *arena;        /* key bytes of the current batch */
   size_t alen, acap;
   size_t *ends;                /* ends[i]: end offset of key i in arena */
+  uint64_t *pre;               /* pre[i]: prefix8 of key i */
   size_t n, cap, pos;          /* rows in batch, capacity, next row */
-  const unsigned char *cur;    /* current key (arena + start of pos) */
-  size_t curlen;
   unsigned char *prev;         /* last key of the previous batch */
   size_t prevlen, prevcap;
-  int rank, done, open, has_prev;
+  int done, open, has_prev;
 } msrc;
+
+/* What the tree compares, kept small and apart from the batches: rank,
+ * the first 8 key bytes big-endian (decides most comparisons), the key. */
+typedef struct mleaf {
+  uint64_t pre;
+  const unsigned char *cur;
+  size_t len;
+  int rank;
+} mleaf;
 
 struct merge {
   int k, desc, dedup;
@@ -26,24 +34,39 @@ struct merge {
   int *tree;                   /* tree[0] winner, tree[1..k-1] losers */
   int built, need;
   msrc *s;
+  mleaf *leaf;
   unsigned char *last;         /* copy of the last emitted key */
   size_t lastlen, lastcap;
   int lastsrc;
 };
 
-int merge_keycmp(const void *a, size_t an, const void *b, size_t bn) {
+static int keycmp(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
   size_t n = an < bn ? an : bn;
   int c = n ? memcmp(a, b, n) : 0;
   if (c) return c;
   return an < bn ? -1 : an > bn;
 }
 
-/* Whether source a goes out before source b. */
-static int beats(const merge *m, int a, int b) {
-  const msrc *x = &m->s[a], *y = &m->s[b];
+int merge_keycmp(const void *a, size_t an, const void *b, size_t bn) {
+  return keycmp((const unsigned char *)a, an, (const unsigned char *)b, bn);
+}
+
+static uint64_t prefix8(const unsigned char *p, size_t n) {
+  uint64_t v = 0;
+  size_t i;
+  for (i = 0; i < 8; i++) v = (v << 8) | (i < n ? p[i] : 0);
+  return v;
+}
+
+/* Whether source a goes out before source b. Equal prefixes fall back to
+ * the full comparison (zero padding makes "a" and "a\0" equal there). */
+static inline int beats(const merge *m, int a, int b) {
+  const mleaf *x = &m->leaf[a], *y = &m->leaf[b];
   if (x->rank != y->rank) return x->rank < y->rank;
   if (x->rank == R_KEY) {
-    int c = merge_keycmp(x->cur, x->curlen, y->cur, y->curlen);
+    int c;
+    if (x->pre != y->pre) return (x->pre < y->pre) != m->desc;
+    c = keycmp(x->cur, x->len, y->cur, y->len);
     if (c) return m->desc ? c > 0 : c < 0;
   }
   return a < b;
@@ -63,8 +86,10 @@ static int build(merge *m, int node) {
 static void replay(merge *m, int w) {
   int node;
   for (node = (w + m->k) >> 1; node > 0; node >>= 1) {
-    int t = m->tree[node];
-    if (beats(m, t, w)) { m->tree[node] = w; w = t; }
+    int t = m->tree[node], b = beats(m, t, w);
+    /* selects, not branches: the outcome is data-dependent */
+    m->tree[node] = b ? w : t;
+    w = b ? t : w;
   }
   m->tree[0] = w;
 }
@@ -85,6 +110,19 @@ static int grow(void *pp, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
+/* Room for n rows in ends[] and pre[] (one capacity for both). */
+static int reserve_rows(msrc *s, size_t n) {
+  size_t c = s->cap;
+  uint64_t *q;
+  if (n <= s->cap) return 0;
+  if (grow(&s->ends, &c, n, sizeof *s->ends)) return -1;
+  q = (uint64_t *)realloc(s->pre, c * sizeof *s->pre);
+  if (!q) return -1; /* ends grew, cap did not: retried next time */
+  s->pre = q;
+  s->cap = c;
+  return 0;
+}
+
 merge *merge_new(int k, int desc, int dedup, uint64_t limit) {
   merge *m;
   int i;
@@ -99,8 +137,9 @@ merge *merge_new(int k, int desc, int dedup, uint64_t limit) {
   m->lastsrc = -1;
   m->tree = (int *)calloc((size_t)k, sizeof *m->tree);
   m->s = (msrc *)calloc((size_t)k, sizeof *m->s);
-  if (!m->tree || !m->s) { merge_free(m); return NULL; }
-  for (i = 0; i < k; i++) m->s[i].rank = R_PENDING;
+  m->leaf = (mleaf *)calloc((size_t)k, sizeof *m->leaf);
+  if (!m->tree || !m->s || !m->leaf) { merge_free(m); return NULL; }
+  for (i = 0; i < k; i++) m->leaf[i].rank = R_PENDING;
   return m;
 }
 
@@ -111,9 +150,11 @@ void merge_free(merge *m) {
     for (i = 0; i < m->k; i++) {
       free(m->s[i].arena);
       free(m->s[i].ends);
+      free(m->s[i].pre);
       free(m->s[i].prev);
     }
   free(m->s);
+  free(m->leaf);
   free(m->tree);
   free(m->last);
   free(m);
@@ -123,7 +164,7 @@ int merge_begin(merge *m, int src, size_t nrows) {
   msrc *s;
   if (src < 0 || src >= m->k) return MERGE_ESRC;
   s = &m->s[src];
-  if (s->rank != R_PENDING || s->open) return MERGE_ESTATE;
+  if (m->leaf[src].rank != R_PENDING || s->open) return MERGE_ESTATE;
   /* keep the last key of the batch being dropped, to check order across batches */
   if (s->n > 0) {
     size_t st = s->n > 1 ? s->ends[s->n - 2] : 0, len = s->ends[s->n - 1] - st;
@@ -135,43 +176,50 @@ int merge_begin(merge *m, int src, size_t nrows) {
   s->n = s->pos = s->alen = 0;
   /* never NULL, so arena + offset is always defined, empty keys included */
   if (grow(&s->arena, &s->acap, 1, 1)) return MERGE_EOOM;
-  if (nrows && grow(&s->ends, &s->cap, nrows, sizeof *s->ends)) return MERGE_EOOM;
+  if (nrows && reserve_rows(s, nrows)) return MERGE_EOOM;
   s->open = 1;
   return MERGE_OK;
 }
 
 int merge_add(merge *m, int src, const void *key, size_t len) {
   msrc *s;
-  const unsigned char *pk;
-  size_t plen;
+  uint64_t pre = prefix8((const unsigned char *)key, len);
   if (src < 0 || src >= m->k) return MERGE_ESRC;
   s = &m->s[src];
   if (!s->open) return MERGE_ESTATE;
-  if (s->n > 0) {
-    size_t st = s->n > 1 ? s->ends[s->n - 2] : 0;
-    pk = s->arena + st;
-    plen = s->ends[s->n - 1] - st;
-  } else {
-    pk = s->prev;
-    plen = s->prevlen;
-  }
   if (s->n > 0 || s->has_prev) {
-    int c = merge_keycmp(pk, plen, key, len);
+    const unsigned char *pk;
+    size_t plen;
+    uint64_t ppre;
+    int c;
+    if (s->n > 0) {
+      size_t st = s->n > 1 ? s->ends[s->n - 2] : 0;
+      pk = s->arena + st;
+      plen = s->ends[s->n - 1] - st;
+      ppre = s->pre[s->n - 1];
+    } else {
+      pk = s->prev;
+      plen = s->prevlen;
+      ppre = prefix8(pk, plen);
+    }
+    c = ppre != pre ? (ppre < pre ? -1 : 1) : keycmp(pk, plen, (const unsigned char *)key, len);
     if (m->desc ? c < 0 : c > 0) return MERGE_EORDER;
   }
-  if (grow(&s->ends, &s->cap, s->n + 1, sizeof *s->ends)) return MERGE_EOOM;
+  if (s->n == s->cap && reserve_rows(s, s->n + 1)) return MERGE_EOOM;
   if (len > ((size_t)-1) - s->alen) return MERGE_EOOM;
-  if (grow(&s->arena, &s->acap, s->alen + len, 1)) return MERGE_EOOM;
+  if (s->alen + len > s->acap && grow(&s->arena, &s->acap, s->alen + len, 1)) return MERGE_EOOM;
   if (len) memcpy(s->arena + s->alen, key, len);
   s->alen += len;
+  s->pre[s->n] = pre;
   s->ends[s->n++] = s->alen;
   return MERGE_OK;
 }
 
-static void set_current(msrc *s) {
+static void set_current(const msrc *s, mleaf *l) {
   size_t st = s->pos ? s->ends[s->pos - 1] : 0;
-  s->cur = s->arena + st;
-  s->curlen = s->ends[s->pos] - st;
+  l->cur = s->arena + st;
+  l->len = s->ends[s->pos] - st;
+  l->pre = s->pre[s->pos];
 }
 
 void merge_end(merge *m, int src, int done) {
@@ -183,10 +231,10 @@ void merge_end(merge *m, int src, int done) {
   s->done = done != 0;
   s->pos = 0;
   if (s->n > 0) {
-    s->rank = R_KEY;
-    set_current(s);
+    m->leaf[src].rank = R_KEY;
+    set_current(s, &m->leaf[src]);
   } else {
-    s->rank = s->done ? R_DONE : R_PENDING;
+    m->leaf[src].rank = s->done ? R_DONE : R_PENDING;
   }
   /* the winner can replay its path; any other change needs a rebuild */
   if (m->built && m->tree[0] == src) replay(m, src);
@@ -200,7 +248,7 @@ void merge_abort(merge *m, int src) {
   if (!s->open) return;
   s->open = 0;
   s->n = s->pos = s->alen = 0;
-  s->rank = R_PENDING;
+  m->leaf[src].rank = R_PENDING;
 }
 
 static int keep_last(merge *m, int src, const unsigned char *key, size_t len) {
@@ -225,12 +273,14 @@ merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n) {
   }
   for (;;) {
     msrc *s;
+    mleaf *l;
     if (m->limit && m->emitted >= m->limit) { st = MERGE_END; break; }
     w = m->tree[0];
+    l = &m->leaf[w];
+    if (l->rank == R_PENDING) { m->need = w; st = MERGE_NEED; break; }
+    if (l->rank == R_DONE) { st = MERGE_END; break; }
     s = &m->s[w];
-    if (s->rank == R_PENDING) { m->need = w; st = MERGE_NEED; break; }
-    if (s->rank == R_DONE) { st = MERGE_END; break; }
-    if (m->dedup && lsrc >= 0 && merge_keycmp(lkey, llen, s->cur, s->curlen) == 0) {
+    if (m->dedup && lsrc >= 0 && keycmp(lkey, llen, l->cur, l->len) == 0) {
       /* equal to the last emitted key: skip it */
     } else {
       if (got == max) { st = MERGE_MORE; break; }
@@ -239,15 +289,15 @@ merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n) {
       got++;
       m->emitted++;
       lsrc = w;
-      lkey = s->cur;
-      llen = s->curlen;
+      lkey = l->cur;
+      llen = l->len;
       moved = 1;
     }
     if (++s->pos < s->n) {
-      set_current(s);
+      set_current(s, l);
     } else {
       /* the batch's arena stays valid until the next merge_begin */
-      s->rank = s->done ? R_DONE : R_PENDING;
+      l->rank = s->done ? R_DONE : R_PENDING;
     }
     replay(m, w);
   }
@@ -261,7 +311,7 @@ int merge_need(const merge *m) { return m->need; }
 
 int merge_state(const merge *m, int src) {
   if (src < 0 || src >= m->k) return -1;
-  return m->s[src].rank; /* R_* equal MERGE_S_* */
+  return m->leaf[src].rank; /* R_* equal MERGE_S_* */
 }
 
 uint64_t merge_emitted(const merge *m) { return m->emitted; }
@@ -269,7 +319,7 @@ uint64_t merge_emitted(const merge *m) { return m->emitted; }
 int merge_exhausted(const merge *m) {
   int i;
   for (i = 0; i < m->k; i++)
-    if (m->s[i].rank != R_DONE) return 0;
+    if (m->leaf[i].rank != R_DONE) return 0;
   return 1;
 }
 
