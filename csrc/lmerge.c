@@ -95,6 +95,9 @@ static int l_gc(lua_State *L) {
     merge_free(u->m);
     u->m = NULL;
     tuple_buf_free(&u->tb);
+    /* drop the batches now: a finalized userdata lives one more GC cycle */
+    lua_newtable(L);
+    set_uv(L, 1);
   }
   return 0;
 }
@@ -225,7 +228,10 @@ static int l_pull(lua_State *L) {
   base = lua_gettop(L);
   if (!lua_checkstack(L, u->k + 8)) return otsk_error(L, "merge", "stack overflow");
   for (s = 1; s <= u->k; s++) lua_rawgeti(L, base, s);
-  lua_newtable(L);
+  {
+    uint64_t est = merge_ready(u->m);
+    lua_createtable(L, (int)(est < (uint64_t)max ? (est < 1u << 20 ? est : 1u << 20) : (uint64_t)max), 0);
+  }
   out = lua_gettop(L);
   for (;;) {
     size_t got, j, want = max - total < CHUNK ? (size_t)(max - total) : CHUNK;
@@ -273,6 +279,13 @@ static int l_last(lua_State *L) {
   lua_pushinteger(L, s + 1);
   lua_pushlstring(L, (const char *)k, n);
   return 2;
+}
+
+/* m:_ptr() -> the merge* as a light userdata, for LuaJIT's FFI path. The
+ * object must stay referenced while the pointer is used. */
+static int l_ptr(lua_State *L) {
+  lua_pushlightuserdata(L, check(L)->m);
+  return 1;
 }
 
 static int l_emitted(lua_State *L) {
@@ -507,7 +520,7 @@ static int l_bench_run(lua_State *L) {
 static const luaL_Reg methods[] = {
   {"push", l_push}, {"pull", l_pull}, {"needs", l_needs}, {"state", l_state},
   {"last", l_last}, {"emitted", l_emitted}, {"exhausted", l_exhausted},
-  {"close", l_gc}, {NULL, NULL}
+  {"close", l_gc}, {"_ptr", l_ptr}, {NULL, NULL}
 };
 
 static const luaL_Reg metamethods[] = {

@@ -316,6 +316,14 @@ int merge_state(const merge *m, int src) {
 
 uint64_t merge_emitted(const merge *m) { return m->emitted; }
 
+uint64_t merge_ready(const merge *m) {
+  uint64_t r = 0;
+  int i;
+  for (i = 0; i < m->k; i++)
+    if (m->leaf[i].rank == R_KEY) r += m->s[i].n - m->s[i].pos;
+  return r;
+}
+
 int merge_exhausted(const merge *m) {
   int i;
   for (i = 0; i < m->k; i++)

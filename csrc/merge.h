@@ -15,6 +15,14 @@
 
 #define MERGE_MAX_SOURCES 1024
 
+/* Exported from core.so despite -fvisibility=hidden, so LuaJIT's FFI can
+ * call the merge directly (calls through the Lua C API are never compiled). */
+#if defined(__GNUC__)
+#define MERGE_API __attribute__((visibility("default")))
+#else
+#define MERGE_API
+#endif
+
 typedef struct merge merge;
 
 /* One emitted row: source index (0-based) and row index (0-based) within
@@ -41,42 +49,45 @@ enum {
  * order (ties still go to the lower source index); dedup emits only the
  * first of equal consecutive keys; limit caps the rows emitted in total
  * (0 = no cap). NULL on bad arguments or out of memory. */
-merge *merge_new(int k, int desc, int dedup, uint64_t limit);
-void merge_free(merge *m);
+MERGE_API merge *merge_new(int k, int desc, int dedup, uint64_t limit);
+MERGE_API void merge_free(merge *m);
 
 /* Starts a new batch for pending source src (nrows is a capacity hint). */
-int merge_begin(merge *m, int src, size_t nrows);
+MERGE_API int merge_begin(merge *m, int src, size_t nrows);
 /* Appends the next row's key. Keys must be in the merge order within the
  * source (and after its previous batch): MERGE_EORDER otherwise. */
-int merge_add(merge *m, int src, const void *key, size_t len);
+MERGE_API int merge_add(merge *m, int src, const void *key, size_t len);
 /* Ends the batch; done says the source has no rows after it. A batch of 0
  * rows with done = 0 leaves the source pending. */
-void merge_end(merge *m, int src, int done);
+MERGE_API void merge_end(merge *m, int src, int done);
 /* Drops a batch started by merge_begin without merge_end (after an error):
  * the source is pending again with no rows. */
-void merge_abort(merge *m, int src);
+MERGE_API void merge_abort(merge *m, int src);
 
 /* Emits up to max items into out; *n gets the count. The status says why
  * it stopped (see merge_status). */
-merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n);
+MERGE_API merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n);
 
 /* The source that must be fed (valid after MERGE_NEED), else -1. */
-int merge_need(const merge *m);
+MERGE_API int merge_need(const merge *m);
 /* State of source src: MERGE_S_PENDING (needs a batch before anything
  * after its last key can be merged), MERGE_S_ROWS (has unmerged rows),
  * MERGE_S_DONE (exhausted); -1 if src is out of range. */
 enum { MERGE_S_PENDING = 0, MERGE_S_ROWS = 1, MERGE_S_DONE = 2 };
-int merge_state(const merge *m, int src);
+MERGE_API int merge_state(const merge *m, int src);
+/* Rows fed and not yet merged, over all sources (an upper bound of what
+ * the next merge_pull can emit). */
+MERGE_API uint64_t merge_ready(const merge *m);
 /* Rows emitted so far. */
-uint64_t merge_emitted(const merge *m);
+MERGE_API uint64_t merge_emitted(const merge *m);
 /* 1 once every source is exhausted and merged (nothing left). */
-int merge_exhausted(const merge *m);
+MERGE_API int merge_exhausted(const merge *m);
 /* Last emitted key and its source (-1 if none yet). Valid until the next
  * merge_pull. */
-int merge_last(const merge *m, const unsigned char **key, size_t *len);
-int merge_nsources(const merge *m);
+MERGE_API int merge_last(const merge *m, const unsigned char **key, size_t *len);
+MERGE_API int merge_nsources(const merge *m);
 
 /* memcmp order with the shorter of two equal prefixes first. */
-int merge_keycmp(const void *a, size_t an, const void *b, size_t bn);
+MERGE_API int merge_keycmp(const void *a, size_t an, const void *b, size_t bn);
 
 #endif

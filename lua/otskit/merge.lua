@@ -42,6 +42,133 @@ local function check_count(v, what, lo, hi, level)
   return v
 end
 
+-- LuaJIT: push and pull of byte keys through the FFI (compiled by the
+-- JIT), the same C merge underneath; the C API binding otherwise.
+local ffi, lib
+if jit then
+  local ok, f = pcall(require, "ffi")
+  local path = ok and package.searchpath and package.searchpath("otskit.core", package.cpath)
+  if path then
+    ok = pcall(function()
+      f.cdef [[
+        typedef struct otsk_merge otsk_merge;
+        typedef struct otsk_merge_item { uint32_t src, row; } otsk_merge_item;
+        int merge_begin(otsk_merge *m, int src, size_t nrows);
+        int merge_add(otsk_merge *m, int src, const char *key, size_t len);
+        void merge_end(otsk_merge *m, int src, int done);
+        void merge_abort(otsk_merge *m, int src);
+        int merge_pull(otsk_merge *m, otsk_merge_item *out, size_t max, size_t *n);
+        int merge_need(const otsk_merge *m);
+        int merge_state(const otsk_merge *m, int src);
+      ]]
+      lib = f.load(path)
+      assert(lib.merge_pull and lib.merge_add)
+    end)
+    if ok then ffi = f else lib = nil end
+  end
+end
+
+local FM = {}     -- methods of the FFI-backed merge object
+FM.__index = FM
+local CHUNK = 1024
+
+local function ffi_merge(ud, k, key)
+  return setmetatable({
+    ud = ud, p = ffi.cast("otsk_merge *", ud:_ptr()), k = k, key = key, batches = {},
+    items = ffi.new("otsk_merge_item[?]", CHUNK), got = ffi.new("size_t[1]"),
+  }, FM)
+end
+
+local function live(self)
+  local p = self.p
+  if p == nil then error("otskit.merge: merge is closed", 3) end
+  return p
+end
+
+function FM:push(i, rows, done)
+  local p = live(self)
+  if not is_int(i) then
+    error("otskit.merge: bad argument source (not an integer, got " .. type(i) .. ")", 2)
+  end
+  if i < 1 or i > self.k then error(("otskit.merge: source %d out of range 1..%d"):format(i, self.k), 2) end
+  if type(rows) ~= "table" then error("bad argument #3 to 'push' (table expected, got " .. type(rows) .. ")", 2) end
+  local src = i - 1
+  local st = lib.merge_state(p, src)
+  if st == 2 then error(("otskit.merge: source %d pushed after done"):format(i), 2) end
+  if st == 1 then error(("otskit.merge: source %d pushed before its rows were merged"):format(i), 2) end
+  local n = #rows
+  if lib.merge_begin(p, src, n) ~= 0 then error("otskit.merge: out of memory", 2) end
+  local key = self.key
+  for r = 1, n do
+    local row = rows[r]
+    local why
+    if type(row) ~= "table" then
+      why = "is a " .. type(row) .. ", not a table"
+    else
+      local v = rawget(row, key)
+      if type(v) == "string" then
+        local rc = lib.merge_add(p, src, v, #v)
+        if rc ~= 0 then why = rc == -4 and "is out of order in its source" or "out of memory" end
+      elseif v == nil then
+        why = "has no key"
+      else
+        why = "key must be a string, got " .. type(v)
+      end
+    end
+    if why then
+      lib.merge_abort(p, src)
+      error(("otskit.merge: source %d row %d %s"):format(i, r, why), 2)
+    end
+  end
+  lib.merge_end(p, src, done and 1 or 0)
+  self.batches[i] = rows
+end
+
+function FM:pull(max)
+  local p = live(self)
+  if max == nil then max = 2 ^ 62
+  elseif not is_int(max) or max < 0 then error("otskit.merge: max must be >= 0", 2) end
+  local items, gotp, batches = self.items, self.got, self.batches
+  local out, n, st = {}, 0, 0
+  while true do
+    local want = max - n
+    if want > CHUNK then want = CHUNK end
+    st = lib.merge_pull(p, items, want, gotp)
+    local got = tonumber(gotp[0])
+    for j = 0, got - 1 do
+      local it = items[j]
+      out[n + j + 1] = batches[it.src + 1][it.row + 1]
+    end
+    n = n + got
+    if st == -1 then error("otskit.merge: out of memory", 2) end
+    if st ~= 0 or n >= max then break end
+  end
+  if st == 1 then return out, lib.merge_need(p) + 1 end
+  return out, st == 2 and "done" or "more"
+end
+
+function FM:close()
+  if self.p ~= nil then
+    self.p = nil
+    self.batches = {}
+    self.ud:close()
+  end
+end
+
+for _, name in ipairs { "needs", "state", "last", "emitted", "exhausted" } do
+  FM[name] = function(self, ...)
+    live(self)
+    return self.ud[name](self.ud, ...)
+  end
+end
+
+-- A merge object: the C userdata, or on LuaJIT (byte keys) its FFI wrapper.
+local function new_merge(k, desc, dedup, limit, key)
+  local ud = C.new(k, desc, dedup, limit, key)
+  if lib and type(key) ~= "table" then return ffi_merge(ud, k, key) end
+  return ud
+end
+
 --- merge.new{ sources = k, key = K, order = "asc"|"desc", limit = n,
 -- dedup = bool } -> m. A merge of k sources (1..1024) you feed yourself:
 --   m:push(i, rows, done)  hands source i its next batch (rows already in
@@ -63,7 +190,7 @@ function merge.new(opts)
   check_key(opts.key)
   local desc = check_order(opts.order)
   if opts.limit ~= nil then check_count(opts.limit, "limit", 1, 2 ^ 53, 2) end
-  return C.new(k, desc, opts.dedup and true or false, opts.limit, opts.key)
+  return new_merge(k, desc, opts.dedup and true or false, opts.limit, opts.key)
 end
 
 -- The values of the typed key columns of a row, for a cursor.
@@ -188,7 +315,7 @@ function merge.read(opts)
     end
   end
 
-  local m = C.new(k, desc, dedup, limit, key)
+  local m = new_merge(k, desc, dedup, limit, key)
   local out, n = {}, 0
   local empty = {}
   local needs = m:needs()
