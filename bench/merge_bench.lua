@@ -55,11 +55,9 @@ local function run_otskit(k, batches)
   local m = merge.new { sources = k, key = "k" }
   local next_b = {}
   for i = 1, k do next_b[i] = 1 end
-  local out, n = {}, 0
+  local out = {}
   while true do
-    local rows, state = m:pull()
-    for j = 1, #rows do out[n + j] = rows[j] end
-    n = n + #rows
+    local _, state = m:pull(nil, out)
     if state == "done" then break end
     local i = state
     local b = batches[i][next_b[i]] or {}

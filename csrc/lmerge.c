@@ -213,22 +213,29 @@ static int l_push(lua_State *L) {
   return 0;
 }
 
-/* m:pull([max]) -> rows, state: up to max rows in merged order; state is
+/* m:pull([max [, into]]) -> rows, state: up to max rows in merged order
+ * (appended to the array `into` when given, which is returned); state is
  * "more" (stopped at max), "done" (nothing left, or the limit reached) or
  * the source that must be pushed before anything else can be emitted. */
 static int l_pull(lua_State *L) {
   lmerge *u = check(L);
   int64_t max = lua_isnoneornil(L, 2) ? INT64_MAX : otsk_checkint64(L, 2, "merge", "max");
-  int64_t total = 0;
+  int64_t total = 0, at = 0;
   int base, out, s;
   merge_status st;
   if (max < 0) return otsk_error(L, "merge", "max must be >= 0");
-  lua_settop(L, 2);
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    at = (int64_t)lua_rawlen(L, 3);
+  }
+  lua_settop(L, 3);
   get_uv(L, 1);
   base = lua_gettop(L);
   if (!lua_checkstack(L, u->k + 8)) return otsk_error(L, "merge", "stack overflow");
   for (s = 1; s <= u->k; s++) lua_rawgeti(L, base, s);
-  {
+  if (lua_istable(L, 3)) {
+    lua_pushvalue(L, 3);
+  } else {
     uint64_t est = merge_ready(u->m);
     lua_createtable(L, (int)(est < (uint64_t)max ? (est < 1u << 20 ? est : 1u << 20) : (uint64_t)max), 0);
   }
@@ -238,7 +245,7 @@ static int l_pull(lua_State *L) {
     st = merge_pull(u->m, u->items, want, &got);
     for (j = 0; j < got; j++) {
       lua_rawgeti(L, base + 1 + (int)u->items[j].src, (lua_Integer)u->items[j].row + 1);
-      lua_rawseti(L, out, (lua_Integer)++total);
+      lua_rawseti(L, out, (lua_Integer)(at + ++total));
     }
     if (st == MERGE_ENOMEM) return otsk_error(L, "merge", "out of memory");
     if (st != MERGE_MORE || total >= max) break;

@@ -31,7 +31,7 @@ typedef struct mleaf {
 struct merge {
   int k, desc, dedup;
   uint64_t limit, emitted;
-  int *tree;                   /* tree[0] winner, tree[1..k-1] losers */
+  struct mnode *tree;          /* tree[0] winner, tree[1..k-1] losers */
   int built, need;
   msrc *s;
   mleaf *leaf;
@@ -58,40 +58,61 @@ static uint64_t prefix8(const unsigned char *p, size_t n) {
   return v;
 }
 
-/* Whether source a goes out before source b. Equal prefixes fall back to
- * the full comparison (zero padding makes "a" and "a\0" equal there). */
-static inline int beats(const merge *m, int a, int b) {
-  const mleaf *x = &m->leaf[a], *y = &m->leaf[b];
-  if (x->rank != y->rank) return x->rank < y->rank;
-  if (x->rank == R_KEY) {
+/* A tree entry: a source with a copy of its rank and prefix, so replaying
+ * a path compares mostly within the tree array. */
+typedef struct mnode {
+  uint64_t pre;
+  int src, rank;
+} mnode;
+
+static mnode entry(const merge *m, int src) {
+  mnode e;
+  e.pre = m->leaf[src].pre;
+  e.src = src;
+  e.rank = m->leaf[src].rank;
+  return e;
+}
+
+/* Whether entry a goes out before entry b. Prefixes are stored inverted
+ * for desc; equal prefixes fall back to the full comparison (zero padding
+ * makes "a" and "a\0" equal there). */
+static inline int beats(const merge *m, const mnode *a, const mnode *b) {
+  if (a->rank != b->rank) return a->rank < b->rank;
+  if (a->rank == R_KEY) {
+    const mleaf *x, *y;
     int c;
-    if (x->pre != y->pre) return (x->pre < y->pre) != m->desc;
+    if (a->pre != b->pre) return a->pre < b->pre;
+    x = &m->leaf[a->src];
+    y = &m->leaf[b->src];
     c = keycmp(x->cur, x->len, y->cur, y->len);
     if (c) return m->desc ? c > 0 : c < 0;
   }
-  return a < b;
+  return a->src < b->src;
 }
 
-static int build(merge *m, int node) {
-  int l, r;
-  if (node >= m->k) return node - m->k;
+static mnode build(merge *m, int node) {
+  mnode l, r;
+  if (node >= m->k) return entry(m, node - m->k);
   l = build(m, 2 * node);
   r = build(m, 2 * node + 1);
-  if (beats(m, l, r)) { m->tree[node] = r; return l; }
+  if (beats(m, &l, &r)) { m->tree[node] = r; return l; }
   m->tree[node] = l;
   return r;
 }
 
 /* Source w's key changed and w was the winner: replay its path. */
 static void replay(merge *m, int w) {
+  mnode cur = entry(m, w);
   int node;
   for (node = (w + m->k) >> 1; node > 0; node >>= 1) {
-    int t = m->tree[node], b = beats(m, t, w);
-    /* selects, not branches: the outcome is data-dependent */
-    m->tree[node] = b ? w : t;
-    w = b ? t : w;
+    mnode *t = &m->tree[node];
+    if (beats(m, t, &cur)) {
+      mnode x = *t;
+      *t = cur;
+      cur = x;
+    }
   }
-  m->tree[0] = w;
+  m->tree[0] = cur;
 }
 
 static int grow(void *pp, size_t *cap, size_t need, size_t elem) {
@@ -135,7 +156,7 @@ merge *merge_new(int k, int desc, int dedup, uint64_t limit) {
   m->limit = limit;
   m->need = -1;
   m->lastsrc = -1;
-  m->tree = (int *)calloc((size_t)k, sizeof *m->tree);
+  m->tree = (struct mnode *)calloc((size_t)k, sizeof *m->tree);
   m->s = (msrc *)calloc((size_t)k, sizeof *m->s);
   m->leaf = (mleaf *)calloc((size_t)k, sizeof *m->leaf);
   if (!m->tree || !m->s || !m->leaf) { merge_free(m); return NULL; }
@@ -215,11 +236,11 @@ int merge_add(merge *m, int src, const void *key, size_t len) {
   return MERGE_OK;
 }
 
-static void set_current(const msrc *s, mleaf *l) {
+static void set_current(const msrc *s, mleaf *l, int desc) {
   size_t st = s->pos ? s->ends[s->pos - 1] : 0;
   l->cur = s->arena + st;
   l->len = s->ends[s->pos] - st;
-  l->pre = s->pre[s->pos];
+  l->pre = desc ? ~s->pre[s->pos] : s->pre[s->pos];
 }
 
 void merge_end(merge *m, int src, int done) {
@@ -232,12 +253,12 @@ void merge_end(merge *m, int src, int done) {
   s->pos = 0;
   if (s->n > 0) {
     m->leaf[src].rank = R_KEY;
-    set_current(s, &m->leaf[src]);
+    set_current(s, &m->leaf[src], m->desc);
   } else {
     m->leaf[src].rank = s->done ? R_DONE : R_PENDING;
   }
   /* the winner can replay its path; any other change needs a rebuild */
-  if (m->built && m->tree[0] == src) replay(m, src);
+  if (m->built && m->tree[0].src == src) replay(m, src);
   else m->built = 0;
 }
 
@@ -275,7 +296,7 @@ merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n) {
     msrc *s;
     mleaf *l;
     if (m->limit && m->emitted >= m->limit) { st = MERGE_END; break; }
-    w = m->tree[0];
+    w = m->tree[0].src;
     l = &m->leaf[w];
     if (l->rank == R_PENDING) { m->need = w; st = MERGE_NEED; break; }
     if (l->rank == R_DONE) { st = MERGE_END; break; }
@@ -294,7 +315,7 @@ merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n) {
       moved = 1;
     }
     if (++s->pos < s->n) {
-      set_current(s, l);
+      set_current(s, l, m->desc);
     } else {
       /* the batch's arena stays valid until the next merge_begin */
       l->rank = s->done ? R_DONE : R_PENDING;

@@ -193,6 +193,22 @@ describe("otskit.merge", function()
     assert.equal(1, (m:last()))
   end)
 
+  it("pull appends to a caller's array", function()
+    local m = merge.new { sources = 2, key = "k" }
+    m:push(1, { { k = "b" }, { k = "d" } }, true)
+    m:push(2, { { k = "a" }, { k = "c" } }, true)
+    local out = { "first" }
+    local rows, state = m:pull(3, out)
+    assert.equal(out, rows)
+    assert.equal("more", state)
+    assert.same({ "first", { k = "a" }, { k = "b" }, { k = "c" } }, out)
+    rows, state = m:pull(nil, out)
+    assert.equal("done", state)
+    assert.equal(5, #out)
+    assert.equal("d", out[5].k)
+    assert.has_error(function() m:pull(1, "x") end)
+  end)
+
   it("dedup emits the first of equal keys across sources", function()
     local m = merge.new { sources = 3, key = "k", dedup = true }
     m:push(1, { { k = "a", s = 1 }, { k = "b", s = 1 } }, true)

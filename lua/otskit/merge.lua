@@ -124,12 +124,17 @@ function FM:push(i, rows, done)
   self.batches[i] = rows
 end
 
-function FM:pull(max)
+function FM:pull(max, into)
   local p = live(self)
   if max == nil then max = 2 ^ 62
   elseif not is_int(max) or max < 0 then error("otskit.merge: max must be >= 0", 2) end
+  if into ~= nil and type(into) ~= "table" then
+    error("bad argument #3 to 'pull' (table expected, got " .. type(into) .. ")", 2)
+  end
   local items, gotp, batches = self.items, self.got, self.batches
-  local out, n, st = {}, 0, 0
+  local out, st = into or {}, 0
+  local base = #out
+  local n = 0
   while true do
     local want = max - n
     if want > CHUNK then want = CHUNK end
@@ -137,7 +142,7 @@ function FM:pull(max)
     local got = tonumber(gotp[0])
     for j = 0, got - 1 do
       local it = items[j]
-      out[n + j + 1] = batches[it.src + 1][it.row + 1]
+      out[base + n + j + 1] = batches[it.src + 1][it.row + 1]
     end
     n = n + got
     if st == -1 then error("otskit.merge: out of memory", 2) end
@@ -174,7 +179,9 @@ end
 --   m:push(i, rows, done)  hands source i its next batch (rows already in
 --     the merge order) and says whether source i ends with it. Only a
 --     source whose rows were all merged ("pending") can be pushed.
---   m:pull([max]) -> rows, state: up to max rows in merged order; state is
+--   m:pull([max [, into]]) -> rows, state: up to max rows in merged order
+--     (appended to the array `into` when given, and that array returned);
+--     state is
 --     "more" (stopped at max), "done" (nothing left, or limit reached) or
 --     the number of the source that must be pushed before anything else can
 --     be emitted (nothing past a pending source's last key is ever emitted).
@@ -357,9 +364,8 @@ function merge.read(opts)
       m:push(i, rows, not nxt)
       after[i] = nxt or nil
     end
-    local rows, state = m:pull(want)
-    for j = 1, #rows do out[n + j] = rows[j] end
-    n = n + #rows
+    local _, state = m:pull(want, out)
+    n = #out
     if state == "done" then break end
     needs = m:needs()
   end
