@@ -121,12 +121,14 @@ describe("otskit.merge", function()
         keyof = function(row) return row.k end })
       local limit = r.int(1, 4) == 1 and r.int(1, 5) or r.int(1, 700)
       local secret = r.int(0, 1) == 1 and "a secret of 16+ bytes" or nil
+      local first_rows = ({ nil, 1, limit, r.int(1, limit) })[r.int(1, 4)]
       local got, cursor, npages = {}, nil, 0
       repeat
         st.fetched = {}
         st.max_want = 0
         local rows, c, code = merge.read { sources = sources, fetch = st.fetch, key = "k", limit = limit,
-          order = desc and "desc" or "asc", dedup = dedup, cursor = cursor, secret = secret }
+          order = desc and "desc" or "asc", dedup = dedup, cursor = cursor, secret = secret,
+          first_rows = first_rows }
         assert(rows, c, code)
         npages = npages + 1
         assert(#rows == limit or c == nil, "a short page must be the last")
@@ -257,6 +259,72 @@ describe("otskit.merge", function()
     assert.same({ "a", "b", "c", "d", "e", "f" }, ks)
     assert.same({ 1, 2, 3 }, order) -- the first round went out to all three
     assert.equal(3, yields)
+  end)
+
+  it("in OpenResty, fetches run in ngx.thread.spawn threads (mock ngx)", function()
+    -- a minimal ngx.thread on coroutines: spawn runs until the first yield,
+    -- wait resumes until the thread ends
+    local spawned, killed = 0, 0
+    local fake = {
+      get_phase = function() return "content" end,
+      thread = {
+        spawn = function(f)
+          spawned = spawned + 1
+          local co = coroutine.create(function() return true, f() end)
+          local th = { co = co }
+          th.res = { coroutine.resume(co) }
+          return th
+        end,
+        wait = function(th)
+          while coroutine.status(th.co) ~= "dead" do th.res = { coroutine.resume(th.co) } end
+          if not th.res[1] then return false, th.res[2] end
+          return true
+        end,
+        kill = function() killed = killed + 1 end,
+      },
+    }
+    local buckets = { { "a", "d" }, { "b" }, { "c" } }
+    local function fetch(_, after, want, i)
+      coroutine.yield()
+      local pos = after or 1
+      local rows = {}
+      for j = pos, math.min(#buckets[i], pos + want - 1) do rows[#rows + 1] = { buckets[i][j] } end
+      return rows, pos + #rows <= #buckets[i] and pos + #rows or nil
+    end
+    _G.ngx = fake
+    local ok, rows = pcall(merge.read, { sources = 3, fetch = fetch, key = 1, limit = 10 })
+    local first_round = spawned
+    local ok2, err = pcall(merge.read, { sources = 3, key = 1, limit = 10, fetch = function(_, _, _, i)
+      coroutine.yield()
+      if i == 1 then error("boom", 0) end
+      return {}, nil
+    end })
+    _G.ngx = nil
+    assert(ok, rows)
+    assert.equal(4, #rows)
+    assert.equal("d", rows[4][1])
+    assert.equal(3, first_round) -- one round of three; the refill of source 1 runs inline
+    assert.is_false(ok2)
+    assert.equal("boom", err)
+    assert.equal(0, killed) -- every thread of that round ran to its end first
+  end)
+
+  it("a page over many buckets asks each for about twice its share first", function()
+    local k, per, limit = 64, 1000, 1000
+    local fetched = 0
+    local function fetch(_, after, want, i)
+      local pos = after or 0
+      local rows = {}
+      for j = pos, math.min(per - 1, pos + want - 1) do rows[#rows + 1] = { ("%08d"):format(j * k + i) } end
+      fetched = fetched + #rows
+      return rows, pos + #rows < per and pos + #rows or nil
+    end
+    local rows = merge.read { sources = k, fetch = fetch, key = 1, limit = limit }
+    assert.equal(limit, #rows)
+    assert.is_true(fetched <= 2 * limit + k, "fetched " .. fetched)
+    fetched = 0
+    merge.read { sources = k, fetch = fetch, key = 1, limit = limit, first_rows = limit }
+    assert.equal(k * limit, fetched)
   end)
 
   it("returns the fetch's failure as nil, message, code", function()
