@@ -45,7 +45,7 @@ static lmerge *check(lua_State *L) {
  * index, or list of primary-key column positions. uv: [0] = field name,
  * [i] = batch of source i. */
 static int l_new(lua_State *L) {
-  int k = (int)otsk_checkint64(L, 1, "merge", "sources");
+  int64_t k = otsk_checkint64(L, 1, "merge", "sources");
   int desc = lua_toboolean(L, 2), dedup = lua_toboolean(L, 3);
   int64_t limit = lua_isnoneornil(L, 4) ? 0 : otsk_checkint64(L, 4, "merge", "limit");
   lmerge *u;
@@ -83,8 +83,8 @@ static int l_new(lua_State *L) {
   }
   set_uv(L, -2);
   tuple_buf_init(&u->tb);
-  u->k = k;
-  u->m = merge_new(k, desc, dedup, (uint64_t)limit);
+  u->k = (int)k;
+  u->m = merge_new((int)k, desc, dedup, (uint64_t)limit);
   if (!u->m) return otsk_error(L, "merge", "out of memory");
   return 1;
 }
