@@ -196,10 +196,18 @@ local function memory()
     peak = math.max(peak, collectgarbage("count"))
     return rows, e + 1 < per and e + 1 or nil
   end
-  -- the size of one fetched page of rows, measured the same way (twice:
-  -- objects with finalizers from the sections above go in two cycles)
-  collectgarbage("collect")
-  collectgarbage("collect")
+  -- full collections until the heap stops shrinking: objects with
+  -- finalizers go in two cycles, and Lua 5.4 halves an oversized string
+  -- table once per cycle
+  local function settle()
+    local c = collectgarbage("count") + 1
+    while collectgarbage("count") < c do
+      c = collectgarbage("count")
+      collectgarbage("collect")
+    end
+  end
+  -- the size of one fetched page of rows, measured the same way
+  settle()
   local before = collectgarbage("count")
   local one = { fetch(nil, nil, page, 1) }
   collectgarbage("collect")
@@ -207,8 +215,7 @@ local function memory()
   one = nil
   for _, first in ipairs { false, page } do
     peak, live_peak, calls = 0, 0, 0
-    collectgarbage("collect")
-    collectgarbage("collect")
+    settle()
     local base = collectgarbage("count")
     local n, cursor, last = 0, nil, ""
     repeat
