@@ -27,10 +27,11 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/backoff.c", "csrc/chunk.c", "csrc/frame.c", "csrc/hash.c",
-        "csrc/laux.c", "csrc/lbackoff.c", "csrc/lchunk.c", "csrc/lframe.c",
-        "csrc/lhash.c", "csrc/lkey.c", "csrc/lprefix.c", "csrc/lsplice.c",
-        "csrc/ltuple.c", "csrc/otskit.c", "csrc/splice.c", "csrc/tuple.c",
+        "csrc/backoff.c", "csrc/chunk.c", "csrc/cursor.c", "csrc/frame.c",
+        "csrc/hash.c", "csrc/laux.c", "csrc/lbackoff.c", "csrc/lchunk.c",
+        "csrc/lframe.c", "csrc/lhash.c", "csrc/lkey.c", "csrc/lmerge.c",
+        "csrc/lprefix.c", "csrc/lsplice.c", "csrc/ltuple.c", "csrc/merge.c",
+        "csrc/otskit.c", "csrc/splice.c", "csrc/tuple.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
@@ -45,6 +46,7 @@ build = {
     ["otskit.retry"] = "lua/otskit/retry.lua",
     ["otskit.key"] = "lua/otskit/key.lua",
     ["otskit.blob"] = "lua/otskit/blob.lua",
+    ["otskit.merge"] = "lua/otskit/merge.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
   },
