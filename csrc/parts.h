@@ -5,7 +5,8 @@
 #define OTSKIT_PARTS_H
 
 #define OTSKIT_PARTS(X) \
-  X(hash)
+  X(hash) \
+  X(kv)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)
