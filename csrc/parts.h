@@ -6,6 +6,7 @@
 
 #define OTSKIT_PARTS(X) \
   X(hash) \
+  X(key) \
   X(kv)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);

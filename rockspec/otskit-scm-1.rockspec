@@ -27,7 +27,8 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c", "csrc/otskit.c",
+        "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c", "csrc/lkey.c",
+        "csrc/ltuple.c", "csrc/otskit.c", "csrc/tuple.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
@@ -38,6 +39,7 @@ build = {
     },
     ["otskit"] = "lua/otskit/init.lua",
     ["otskit.hash"] = "lua/otskit/hash.lua",
+    ["otskit.key"] = "lua/otskit/key.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
   },
