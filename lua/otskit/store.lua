@@ -103,7 +103,11 @@ function DB:_attach(name, pk, bounds, popts)
         return function() return cur:next() end
       end,
       pk1 = function(k) return pack({ unpack(k)[1] }) end,
-      value = function(enc) return unpack(enc)[1] end,
+      value = function(enc)
+        local v = unpack(enc)[1]
+        if type(v) == "table" then v = tostring(v) end
+        return v
+      end,
       on_split = function(los)
         t.bounds = los
         h:put("meta", name, meta_text(t))
@@ -249,7 +253,10 @@ function DB:describe_table(req)
   if not t then return nil, msg, code end
   local pk, splits = {}, {}
   for i, c in ipairs(t.pk) do pk[i] = { c.name, c.type } end
-  for i, b in ipairs(t.bounds) do splits[i] = unpack(b)[1] end
+  for i, b in ipairs(t.bounds) do
+    local v = unpack(b)[1]
+    splits[i] = type(v) == "table" and tostring(v) or v
+  end
   return { table_meta = { table = t.name, primary_key = pk }, shard_splits = splits }
 end
 
@@ -285,9 +292,8 @@ function DB:_pk_values(t, pk, allow_inf, n)
         return invalid(("primary key column '%s' must be %s, got %s"):format(col.name, col.type, ty or type(v)))
       end
       if ty == "INTEGER" and type(x) == "string" then
-        return invalid(("primary key column '%s': INTEGER beyond 2^53 is not supported as a key on LuaJIT"):format(col.name))
-      end
-      if ty ~= "INTEGER" and #x > L.pk_cell then
+        x = keycodec.int(x) -- LuaJIT: an int64 beyond 2^53, as decimal text
+      elseif ty ~= "INTEGER" and #x > L.pk_cell then
         return invalid(("primary key column '%s' is %d bytes, longer than %d"):format(col.name, #x, L.pk_cell))
       end
       v = x
@@ -302,7 +308,7 @@ local function pk_size(t, vals)
   local n = 0
   for i, c in ipairs(t.pk) do
     local v = vals[i]
-    n = n + #c.name + (type(v) == "string" and #v or 8)
+    n = n + #c.name + (c.type == "INTEGER" and 8 or #v)
   end
   return n
 end
@@ -322,7 +328,11 @@ end
 local function pk_out(t, k)
   local vals = unpack(k)
   local out = {}
-  for i, c in ipairs(t.pk) do out[i] = { c.name, vals[i] } end
+  for i, c in ipairs(t.pk) do
+    local v = vals[i]
+    if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53: decimal text
+    out[i] = { c.name, v }
+  end
   return out
 end
 
@@ -586,7 +596,7 @@ local function row_out(t, k, blob, want)
   local size = 0
   for i, c in ipairs(t.pk) do
     local v = pk[i][2]
-    size = size + #c.name + (type(v) == "string" and #v or 8)
+    size = size + #c.name + (c.type == "INTEGER" and 8 or #v)
   end
   size = size + values.cols_size(cols, types)
   return { primary_key = pk, columns = cols }, size
