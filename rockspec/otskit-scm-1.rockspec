@@ -27,8 +27,8 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/hash.c", "csrc/laux.c", "csrc/lhash.c", "csrc/lkey.c",
-        "csrc/ltuple.c", "csrc/otskit.c", "csrc/tuple.c",
+        "csrc/hash.c", "csrc/kv.c", "csrc/laux.c", "csrc/lhash.c", "csrc/lkey.c",
+        "csrc/lkv.c", "csrc/ltuple.c", "csrc/otskit.c", "csrc/tuple.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
@@ -40,6 +40,11 @@ build = {
     ["otskit"] = "lua/otskit/init.lua",
     ["otskit.hash"] = "lua/otskit/hash.lua",
     ["otskit.key"] = "lua/otskit/key.lua",
+    ["otskit.store"] = "lua/otskit/store.lua",
+    ["otskit.store.values"] = "lua/otskit/store/values.lua",
+    ["otskit.store.condition"] = "lua/otskit/store/condition.lua",
+    ["otskit.store.partitions"] = "lua/otskit/store/partitions.lua",
+    ["otskit.store.faults"] = "lua/otskit/store/faults.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
   },

@@ -286,8 +286,11 @@ function DB:_pk_values(t, pk, allow_inf, n)
       if not allow_inf then return invalid("INF_MIN and INF_MAX are only allowed in get_range bounds") end
     else
       local ty, x = values.classify(v)
-      if ty == "BINARY" and col.type == "BINARY" then ty = "BINARY"
-      elseif ty == "STRING" and col.type == "BINARY" then ty = "BINARY" end
+      if ty == "STRING" and col.type == "BINARY" then ty = "BINARY"
+      elseif ty == "DOUBLE" and col.type == "INTEGER" and not values.is_typed(v)
+          and x == math.floor(x) and x >= -2^63 and x < 2^63 then
+        ty, x = "INTEGER", values.LUA54 and math.tointeger(x) or x -- 5.4: 2^40 is a float
+      end
       if ty ~= col.type then
         return invalid(("primary key column '%s' must be %s, got %s"):format(col.name, col.type, ty or type(v)))
       end
@@ -484,7 +487,7 @@ local function int_add(a, b)
   end
   if type(a) ~= "number" or type(b) ~= "number" then return nil end
   local r = a + b
-  if r > values.TWO53 or r < -values.TWO53 then return nil end
+  if r >= values.TWO53 or r <= -values.TWO53 then return nil end -- past 2^53 doubles round
   return r
 end
 
