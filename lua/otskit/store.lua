@@ -594,14 +594,19 @@ function DB:delete_row(req) return self:_write("delete_row", "DELETE", req) end
 -- reads
 
 local function row_out(t, k, blob, want)
-  local cols, types = values.decode(blob, want, true)
-  local pk = pk_out(t, k)
-  local size = 0
-  for i, c in ipairs(t.pk) do
-    local v = pk[i][2]
-    size = size + #c.name + (c.type == "INTEGER" and 8 or #v)
+  local cols, _, size = values.decode(blob, want, false)
+  local vals = unpack(k)
+  local pk, pkc = {}, t.pk
+  for i = 1, #pkc do
+    local c, v = pkc[i], vals[i]
+    if c.type == "INTEGER" then
+      if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53: decimal text
+      size = size + #c.name + 8
+    else
+      size = size + #c.name + #v
+    end
+    pk[i] = { c.name, v }
   end
-  size = size + values.cols_size(cols, types)
   return { primary_key = pk, columns = cols }, size
 end
 

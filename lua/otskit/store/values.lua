@@ -152,11 +152,20 @@ end
 
 local find, sub, tonumber = string.find, string.sub, tonumber
 
---- values.decode(bytes [, want]) -> map name -> value, and when `types`
--- is true a map name -> type. want: nil (all) or a set of names to keep.
+-- a stored decimal int64 (written by encode, so well-formed)
+local function stored_int(t)
+  local n = tonumber(t)
+  if LUA54 then return math.tointeger(n) or decimal(t) end
+  if n > -TWO53 and n < TWO53 then return n end
+  return decimal(t)
+end
+
+--- values.decode(bytes [, want [, with_types]]) -> cols, types, size:
+-- map name -> value, map name -> type (when with_types), and the
+-- Tablestore size of the kept columns. want: nil (all) or a set of names.
 function values.decode(s, want, with_types)
   local cols, types = {}, with_types and {} or nil
-  local pos, len = 1, #s
+  local pos, len, size = 1, #s, 0
   while pos <= len do
     local c = find(s, ":", pos, true)
     local nl = tonumber(sub(s, pos, c - 1))
@@ -167,22 +176,15 @@ function values.decode(s, want, with_types)
     pos = c2 + pl + 1
     if want == nil or want[name] then
       local v
-      if tag == "s" or tag == "b" then v = sub(s, c2 + 1, c2 + pl)
-      elseif tag == "i" then v = decimal(sub(s, c2 + 1, c2 + pl))
-      elseif tag == "d" then v = tonumber(sub(s, c2 + 1, c2 + pl)) + 0.0
-      else v = (tag == "t") end
+      if tag == "s" or tag == "b" then v = sub(s, c2 + 1, c2 + pl); size = size + nl + pl
+      elseif tag == "i" then v = stored_int(sub(s, c2 + 1, c2 + pl)); size = size + nl + 8
+      elseif tag == "d" then v = tonumber(sub(s, c2 + 1, c2 + pl)) + 0.0; size = size + nl + 8
+      else v = (tag == "t"); size = size + nl + 1 end
       cols[name] = v
       if types then types[name] = TYPE[tag] end
     end
   end
-  return cols, types
-end
-
---- values.row_size(cols, types) -> Tablestore size of attribute columns
-function values.cols_size(cols, types)
-  local n = 0
-  for name, v in pairs(cols) do n = n + #name + values.size(types[name], v) end
-  return n
+  return cols, types, size
 end
 
 values.TYPES = { STRING = true, BINARY = true, INTEGER = true, DOUBLE = true, BOOLEAN = true }
