@@ -28,7 +28,7 @@ build = {
     ["otskit.core"] = {
       sources = {
         "csrc/hash.c", "csrc/kv.c", "csrc/laux.c", "csrc/lhash.c", "csrc/lkey.c",
-        "csrc/lkv.c", "csrc/ltuple.c", "csrc/otskit.c", "csrc/tuple.c",
+        "csrc/lkv.c", "csrc/ltuple.c", "csrc/otskit.c", "csrc/row.c", "csrc/tuple.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },

@@ -496,7 +496,15 @@ end
 function DB:_apply(t, plan)
   local h = self.h
   local k = plan.key
-  local need = condition.needs_row(plan.cond) or plan.kind == "UPDATE" or t.parts ~= nil
+  local parts = t.parts ~= nil
+  if plan.kind == "PUT" and not condition.needs_row(plan.cond) then
+    -- the common blind put: one C call reads the old size and writes
+    local old, err = h:put(t.kv, k, plan.blob, parts)
+    if old == nil then return nil, err, "OTSInternalServerError" end
+    if not parts then return { k, 0, 0 } end
+    return { k, old and 0 or 1, old and (#plan.blob - old) or (#k + #plan.blob) }
+  end
+  local need = condition.needs_row(plan.cond) or plan.kind == "UPDATE" or parts
   local old, cols, types
   if need then
     local err
@@ -504,7 +512,10 @@ function DB:_apply(t, plan)
     if old == nil and err then return nil, err, "OTSInternalServerError" end
   end
   if plan.cond.exist ~= "IGNORE" or plan.cond.cc or plan.kind == "UPDATE" then
-    if old then cols, types = values.decode(old, nil, true) end
+    if old then
+      cols, types = values.decode(old, nil, true)
+      if not cols then return nil, "stored row is corrupt: " .. types, "OTSInternalServerError" end
+    end
     local ok, m, c = condition.check(plan.cond, old ~= nil, cols, types)
     if not ok then return nil, m, c end
   end
@@ -594,7 +605,8 @@ function DB:delete_row(req) return self:_write("delete_row", "DELETE", req) end
 -- reads
 
 local function row_out(t, k, blob, want)
-  local cols, _, size = values.decode(blob, want, false)
+  local cols, err, size = values.decode(blob, want, false)
+  if not cols then return nil, "stored row is corrupt: " .. err end
   local vals = unpack(k)
   local pk, pkc = {}, t.pk
   for i = 1, #pkc do
@@ -627,7 +639,10 @@ function DB:get_row(req)
   if blob == nil and err then return nil, err, "OTSInternalServerError" end
   if t.parts then t.parts:read(k) end
   local row, size
-  if blob then row, size = row_out(t, k, blob, want) end
+  if blob then
+    row, size = row_out(t, k, blob, want)
+    if not row then return nil, size, "OTSInternalServerError" end
+  end
   return { row = row, consumed = consumed(ceil_cu(size or 0), 0), latency = lat }
 end
 
@@ -687,6 +702,7 @@ function DB:get_range(req)
       local k = ks[i]
       if n == limit then nextk = k; break end
       local row, size = row_out(t, k, vs[i], want)
+      if not row then cur:close(); return nil, size, "OTSInternalServerError" end
       if n > 0 and bytes + size > L.range_bytes then nextk = k; break end
       n = n + 1
       rows[n] = row
@@ -743,7 +759,10 @@ function DB:batch_get_row(req)
           rows[j] = { ok = false, code = "OTSInternalServerError", message = err }
         else
           if p.t.parts then p.t.parts:read(k) end
-          rows[j] = { ok = true, row = blob and (row_out(p.t, k, blob, p.want)) or nil }
+          local row, m = nil, nil
+          if blob then row, m = row_out(p.t, k, blob, p.want) end
+          if blob and not row then rows[j] = { ok = false, code = "OTSInternalServerError", message = m }
+          else rows[j] = { ok = true, row = row } end
         end
       end
     end

@@ -56,14 +56,18 @@ end
 
 -- the counters of the current window (a new record when the window moved)
 function P:_window()
-  local w = math.floor(self.hooks.clock() / self.window)
+  local now = self.hooks.clock()
+  local cur = self.cur
+  if cur and now >= cur.start and now < cur.stop then return cur end
+  local w = math.floor(now / self.window)
   local ws = self.windows
-  local cur = ws[#ws]
+  cur = ws[#ws]
   if cur == nil or cur.w ~= w then
-    cur = { w = w, start = w * self.window, reads = {}, writes = {} }
+    cur = { w = w, start = w * self.window, stop = (w + 1) * self.window, reads = {}, writes = {} }
     ws[#ws + 1] = cur
     if #ws > self.history then table.remove(ws, 1) end
   end
+  self.cur = cur
   return cur
 end
 
@@ -135,6 +139,18 @@ local function best_bound(groups, total)
   return best
 end
 
+-- Groups keys by partition-key value: {enc, rows, bytes} in key order.
+-- The tuple encoding is prefix-free, so a key starting with the last
+-- group's value belongs to it: pk1() runs once per value, not per row.
+local function group(groups, pk1, k, bytes)
+  local last = groups[#groups]
+  if last and k:sub(1, #last[1]) == last[1] then
+    last[2], last[3] = last[2] + 1, last[3] + bytes
+  else
+    groups[#groups + 1] = { pk1(k), 1, bytes }
+  end
+end
+
 -- Splits partition i; sample: nil (by rows) or a list of keys (by load).
 function P:_split(i, p, sample)
   local hooks = self.hooks
@@ -142,20 +158,13 @@ function P:_split(i, p, sample)
   local groups, total = {}, 0
   if sample then
     local ks = {}
-    for j = 1, #sample do ks[j] = hooks.pk1(sample[j]) end
+    for j = 1, #sample do ks[j] = sample[j] end
     table.sort(ks, function(a, b) return kv.cmp(a, b) < 0 end)
-    for _, e in ipairs(ks) do
-      local last = groups[#groups]
-      if last and last[1] == e then last[2] = last[2] + 1
-      else groups[#groups + 1] = { e, 1 } end
-      total = total + 1
-    end
+    for _, k in ipairs(ks) do group(groups, hooks.pk1, k, 0) end
+    total = #ks
   else
-    for k in hooks.scan(p.lo, hi) do
-      local e = hooks.pk1(k)
-      local last = groups[#groups]
-      if last and last[1] == e then last[2] = last[2] + 1
-      else groups[#groups + 1] = { e, 1 } end
+    for k, v in hooks.scan(p.lo, hi) do
+      group(groups, hooks.pk1, k, #k + #v)
       total = total + 1
     end
   end
@@ -164,12 +173,19 @@ function P:_split(i, p, sample)
   local bound = groups[g][1]
   -- a sample may hold keys that moved to a newer partition: stay inside
   if kv.cmp(bound, p.lo) <= 0 or (hi and kv.cmp(bound, hi) >= 0) then return false end
-  -- recount both sides exactly from the store
   local q = self:_new_part(bound)
   local lrows, lbytes, rrows, rbytes = 0, 0, 0, 0
-  for k, v in hooks.scan(p.lo, hi) do
-    if kv.cmp(k, bound) < 0 then lrows, lbytes = lrows + 1, lbytes + #k + #v
-    else rrows, rbytes = rrows + 1, rbytes + #k + #v end
+  if sample then -- sizes of both sides, exactly, from the store
+    for k, v in hooks.scan(p.lo, hi) do
+      if kv.cmp(k, bound) < 0 then lrows, lbytes = lrows + 1, lbytes + #k + #v
+      else rrows, rbytes = rrows + 1, rbytes + #k + #v end
+    end
+  else
+    for j = 1, #groups do
+      local gr = groups[j]
+      if j < g then lrows, lbytes = lrows + gr[2], lbytes + gr[3]
+      else rrows, rbytes = rrows + gr[2], rbytes + gr[3] end
+    end
   end
   p.rows, p.bytes, q.rows, q.bytes = lrows, lbytes, rrows, rbytes
   table.insert(self.los, i, bound)

@@ -125,67 +125,14 @@ function values.compare(ta, a, tb, b)
   return a < b and -1 or (a > b and 1 or 0)
 end
 
--- Encoding of attribute columns: per column
---   <#name>:<name><tag><#payload>:<payload>
--- tags: s STRING, b BINARY, i INTEGER (decimal), d DOUBLE (%.17g), t/f BOOLEAN.
-local TAG = { STRING = "s", BINARY = "b", INTEGER = "i", DOUBLE = "d" }
-local TYPE = { s = "STRING", b = "BINARY", i = "INTEGER", d = "DOUBLE", t = "BOOLEAN", f = "BOOLEAN" }
-
---- values.encode(names, types, vals) -> bytes, for columns in list order
-function values.encode(names, types, vals)
-  local out, n = {}, 0
-  for i = 1, #names do
-    local name, ty, v = names[i], types[i], vals[i]
-    local payload
-    if ty == "BOOLEAN" then
-      n = n + 1; out[n] = #name .. ":" .. name .. (v and "t0:" or "f0:")
-    else
-      if ty == "INTEGER" then payload = int_text(v)
-      elseif ty == "DOUBLE" then payload = ("%.17g"):format(v)
-      else payload = v end
-      n = n + 1; out[n] = #name .. ":" .. name .. TAG[ty] .. #payload .. ":"
-      n = n + 1; out[n] = payload
-    end
-  end
-  return table.concat(out)
-end
-
-local find, sub, tonumber = string.find, string.sub, tonumber
-
--- a stored decimal int64 (written by encode, so well-formed)
-local function stored_int(t)
-  local n = tonumber(t)
-  if LUA54 then return math.tointeger(n) or decimal(t) end
-  if n > -TWO53 and n < TWO53 then return n end
-  return decimal(t)
-end
+--- values.encode(names, types, vals) -> bytes of the columns (csrc/row.h)
+values.encode = kv.encode_row
 
 --- values.decode(bytes [, want [, with_types]]) -> cols, types, size:
 -- map name -> value, map name -> type (when with_types), and the
--- Tablestore size of the kept columns. want: nil (all) or a set of names.
-function values.decode(s, want, with_types)
-  local cols, types = {}, with_types and {} or nil
-  local pos, len, size = 1, #s, 0
-  while pos <= len do
-    local c = find(s, ":", pos, true)
-    local nl = tonumber(sub(s, pos, c - 1))
-    local name = sub(s, c + 1, c + nl)
-    local tag = sub(s, c + nl + 1, c + nl + 1)
-    local c2 = find(s, ":", c + nl + 2, true)
-    local pl = tonumber(sub(s, c + nl + 2, c2 - 1))
-    pos = c2 + pl + 1
-    if want == nil or want[name] then
-      local v
-      if tag == "s" or tag == "b" then v = sub(s, c2 + 1, c2 + pl); size = size + nl + pl
-      elseif tag == "i" then v = stored_int(sub(s, c2 + 1, c2 + pl)); size = size + nl + 8
-      elseif tag == "d" then v = tonumber(sub(s, c2 + 1, c2 + pl)) + 0.0; size = size + nl + 8
-      else v = (tag == "t"); size = size + nl + 1 end
-      cols[name] = v
-      if types then types[name] = TYPE[tag] end
-    end
-  end
-  return cols, types, size
-end
+-- Tablestore size of the kept columns; want: nil (all) or a set of names.
+-- nil, msg, "CorruptRow" for bytes that are not a row.
+values.decode = kv.decode_row
 
 values.TYPES = { STRING = true, BINARY = true, INTEGER = true, DOUBLE = true, BOOLEAN = true }
 values.INTEGER_MAX = LUA54 and math.maxinteger or 2^63
