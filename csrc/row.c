@@ -26,7 +26,10 @@ static int get_varint(const unsigned char *buf, size_t len, size_t *pos, uint64_
     b = buf[p++];
     if (shift == 63 && (b & 0x7e)) return -1; /* more than 64 bits */
     r |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) break;
+    if (!(b & 0x80)) {
+      if (b == 0 && shift > 0) return -1; /* overlong: one encoding per value */
+      break;
+    }
     shift += 7;
   }
   *pos = p;

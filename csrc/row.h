@@ -4,7 +4,7 @@
  * payload: INTEGER 8 bytes big-endian two's complement; DOUBLE 8 bytes
  * big-endian IEEE 754; BOOLEAN none (types ROW_TRUE / ROW_FALSE);
  * STRING / BINARY varint length, bytes. Varints are LEB128, at most 10
- * bytes. Decoding checks every length against the input: any byte
+ * bytes, never overlong, so each row has one encoding. Decoding checks every length against the input: any byte
  * string is safe to decode. No Lua here. */
 #ifndef OTSKIT_ROW_H
 #define OTSKIT_ROW_H
