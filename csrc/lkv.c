@@ -294,12 +294,12 @@ static void read_cell(lua_State *L, int i, row_cell *c) {
   size_t tl;
   const char *t, *why = NULL;
   lua_rawgeti(L, 1, i);
+  if (lua_type(L, -1) != LUA_TSTRING) otsk_error(L, "kv", "encode_row: name %d is not a string", i);
   c->name = lua_tolstring(L, -1, &c->name_len);
   lua_rawgeti(L, 2, i);
-  t = lua_tolstring(L, -1, &tl);
+  t = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &tl) : NULL;
   lua_rawgeti(L, 3, i);
-  if (c->name == NULL || lua_type(L, -3) != LUA_TSTRING) otsk_error(L, "kv", "encode_row: name %d is not a string", i);
-  c->type = t && lua_type(L, -2) == LUA_TSTRING ? row_type(t, tl) : 0;
+  c->type = t ? row_type(t, tl) : 0;
   switch (c->type) {
   case ROW_STRING: case ROW_BINARY:
     if (lua_type(L, -1) != LUA_TSTRING) otsk_error(L, "kv", "encode_row: value %d is not a string", i);
