@@ -7,7 +7,7 @@
 
 #include "kv.h"
 
-enum { S_GET, S_PUT, S_DEL, S_COUNT, S_FWD, S_FWD_OPEN, S_REV, S_REV_OPEN, S_N };
+enum { S_GET, S_PUT, S_DEL, S_COUNT, S_FWD, S_FWD_OPEN, S_REV, S_REV_OPEN, S_INS, S_N };
 
 struct kv_table {
   kv_db *db;
@@ -34,6 +34,7 @@ static const char *const stmt_sql[S_N] = {
   "SELECT key, value FROM \"%w\" WHERE key >= ?1 ORDER BY key ASC LIMIT ?3",
   "SELECT key, value FROM \"%w\" WHERE key >= ?1 AND key < ?2 ORDER BY key DESC LIMIT ?3",
   "SELECT key, value FROM \"%w\" WHERE key >= ?1 ORDER BY key DESC LIMIT ?3",
+  "INSERT OR IGNORE INTO \"%w\"(key, value) VALUES (?1, ?2)",
 };
 
 static int prepare(sqlite3 *sql, const char *text, sqlite3_stmt **out) {
@@ -195,6 +196,28 @@ int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
   return rc == SQLITE_DONE ? KV_OK : KV_ERR;
+}
+
+int kv_swap(kv_table *t, const void *key, size_t klen, const void *val,
+            size_t vlen, int64_t *oldlen) {
+  sqlite3_stmt *s = stmt(t, S_INS);
+  const void *ov;
+  size_t ol;
+  int rc;
+  if (s == NULL) return KV_ERR;
+  /* new keys (the common case in loads) cost one statement */
+  sqlite3_reset(s);
+  bind_blob(s, 1, key, klen);
+  bind_blob(s, 2, val, vlen);
+  rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_DONE) return KV_ERR;
+  if (sqlite3_changes(t->db->sql) > 0) { *oldlen = -1; return KV_OK; }
+  rc = kv_get(t, key, klen, &ov, &ol);
+  if (rc != KV_OK) return KV_ERR; /* the row was there a moment ago */
+  *oldlen = (int64_t)ol;
+  return kv_put(t, key, klen, val, vlen);
 }
 
 int kv_del(kv_table *t, const void *key, size_t klen) {

@@ -53,6 +53,11 @@ int kv_get(kv_table *t, const void *key, size_t klen, const void **val,
 int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
            size_t vlen);
 
+/* Inserts or replaces, reporting the replaced value's length in *oldlen
+ * (-1 if the key was new). KV_OK or KV_ERR. */
+int kv_swap(kv_table *t, const void *key, size_t klen, const void *val,
+            size_t vlen, int64_t *oldlen);
+
 /* Deletes. KV_OK if a row was deleted, KV_NOTFOUND if none, or KV_ERR. */
 int kv_del(kv_table *t, const void *key, size_t klen);
 

@@ -106,20 +106,18 @@ static int l_get(lua_State *L) {
 static int l_put(lua_State *L) {
   kv_db *db = checkdb(L);
   kv_table *t = checktable(L, db);
-  size_t kl, vl, ol = 0;
+  size_t kl, vl;
   const char *k = luaL_checklstring(L, 3, &kl);
   const char *v = luaL_checklstring(L, 4, &vl);
-  int swap = lua_toboolean(L, 5), had = 0;
-  if (swap) {
-    const void *ov;
-    int rc = kv_get(t, k, kl, &ov, &ol);
-    if (rc == KV_ERR) return fail_sql(L, db);
-    had = rc == KV_OK;
+  int64_t old = -1;
+  if (lua_toboolean(L, 5)) {
+    if (kv_swap(t, k, kl, v, vl, &old) != KV_OK) return fail_sql(L, db);
+    if (old < 0) lua_pushboolean(L, 0);
+    else otsk_pushint64(L, old);
+    return 1;
   }
   if (kv_put(t, k, kl, v, vl) != KV_OK) return fail_sql(L, db);
-  if (!swap) lua_pushboolean(L, 1);
-  else if (had) lua_pushinteger(L, (lua_Integer)ol);
-  else lua_pushboolean(L, 0);
+  lua_pushboolean(L, 1);
   return 1;
 }
 

@@ -133,6 +133,15 @@ int main(void) {
     kv_cursor_close(&b);
   }
 
+  /* swap: reports the replaced length, -1 for a new key */
+  {
+    int64_t ol = 0;
+    CHECK(kv_swap(t, "swap", 4, "abc", 3, &ol) == KV_OK && ol == -1);
+    CHECK(kv_swap(t, "swap", 4, "de", 2, &ol) == KV_OK && ol == 3);
+    CHECK(kv_get(t, "swap", 4, &v, &vl) == KV_OK && vl == 2 && memcmp(v, "de", 2) == 0);
+    CHECK(kv_del(t, "swap", 4) == KV_OK);
+  }
+
   /* transactions: rollback restores, commit keeps */
   {
     int64_t before = kv_count(t);
