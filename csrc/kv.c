@@ -184,6 +184,10 @@ int kv_get(kv_table *t, const void *key, size_t klen, const void **val,
   return rc == SQLITE_DONE ? KV_NOTFOUND : KV_ERR;
 }
 
+void kv_get_done(kv_table *t) {
+  if (t->st[S_GET]) sqlite3_reset(t->st[S_GET]);
+}
+
 int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
            size_t vlen) {
   sqlite3_stmt *s = stmt(t, S_PUT);
@@ -215,6 +219,7 @@ int kv_swap(kv_table *t, const void *key, size_t klen, const void *val,
   if (rc != SQLITE_DONE) return KV_ERR;
   if (sqlite3_changes(t->db->sql) > 0) { *oldlen = -1; return KV_OK; }
   rc = kv_get(t, key, klen, &ov, &ol);
+  kv_get_done(t);
   if (rc != KV_OK) return KV_ERR; /* the row was there a moment ago */
   *oldlen = (int64_t)ol;
   return kv_put(t, key, klen, val, vlen);

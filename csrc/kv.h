@@ -49,6 +49,10 @@ int kv_table_drop(kv_db *db, const char *name);
 int kv_get(kv_table *t, const void *key, size_t klen, const void **val,
            size_t *vlen);
 
+/* Ends the read of the last kv_get (its value pointer dies), so no
+ * statement keeps a read transaction open between calls. */
+void kv_get_done(kv_table *t);
+
 /* Inserts or replaces. KV_OK or KV_ERR. */
 int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
            size_t vlen);

@@ -95,9 +95,14 @@ static int l_get(lua_State *L) {
   const char *k = luaL_checklstring(L, 3, &kl);
   const void *v;
   int rc = kv_get(t, k, kl, &v, &vl);
-  if (rc == KV_OK) lua_pushlstring(L, (const char *)v, vl);
-  else if (rc == KV_NOTFOUND) lua_pushnil(L);
-  else return fail_sql(L, db);
+  if (rc == KV_OK) {
+    lua_pushlstring(L, (const char *)v, vl); /* may raise on OOM: the next get resets */
+    kv_get_done(t);
+  } else if (rc == KV_NOTFOUND) {
+    lua_pushnil(L);
+  } else {
+    return fail_sql(L, db);
+  }
   return 1;
 }
 
