@@ -212,6 +212,97 @@ describe("otskit.store", function()
     end)
   end)
 
+  describe("writes against an in-memory model", function()
+    it("random puts, updates and deletes, single and batched, with conditions", function()
+      local r = helper.rng(21)
+      for _ = 1, helper.trials(20) do
+        local db = open{ partition = { split_rows = 8 } }
+        mk(db, "t", {{"p", "INTEGER"}, {"q", "STRING"}})
+        local model = {} -- "p|q" -> { cols }
+        local function id(pk) return pk[1] .. "|" .. pk[2] end
+        local function rand_pk() return { r.int(0, 6), ({ "", "a", "b\0", "\255" })[r.int(1, 4)] } end
+        local EX = { "IGNORE", "EXPECT_EXIST", "EXPECT_NOT_EXIST" }
+        -- one random row operation and the model's verdict on it
+        local function op()
+          local pk, kind = rand_pk(), ({ "PUT", "UPDATE", "DELETE" })[r.int(1, 3)]
+          local ex = EX[r.int(1, kind == "DELETE" and 2 or 3)]
+          local cur = model[id(pk)]
+          local cc, ccok = nil, true
+          if r.int(0, 2) == 0 then
+            local want = r.int(0, 3)
+            cc = { column = "n", comparator = "LESS_EQUAL", value = want }
+            ccok = cur == nil or cur.n == nil or cur.n <= want
+          end
+          local ok = ccok and not (ex == "EXPECT_EXIST" and not cur) and not (ex == "EXPECT_NOT_EXIST" and cur)
+          local row = { type = kind, primary_key = pk, condition = { row_existence = ex, column_condition = cc } }
+          local after = cur
+          if kind == "PUT" then
+            row.columns = { n = r.int(0, 3), s = r.bytes(r.int(0, 3)) }
+            after = { n = row.columns.n, s = row.columns.s }
+          elseif kind == "UPDATE" then
+            local up, nxt = {}, {}
+            for k, v in pairs(cur or {}) do nxt[k] = v end
+            local c = r.int(1, 3)
+            if c == 1 then up.PUT = { s = "u" }; nxt.s = "u"
+            elseif c == 2 then up.DELETE_ALL = { "s" }; nxt.s = nil
+            else up.INCREMENT = { n = 1 }; nxt.n = (nxt.n or 0) + 1 end
+            row.update = up
+            after = nxt
+          else
+            after = nil
+          end
+          return row, ok, pk, after
+        end
+        for _ = 1, 60 do
+          if r.int(0, 1) == 0 then
+            local row, ok, pk, after = op()
+            local fn = ({ PUT = db.put_row, UPDATE = db.update_row, DELETE = db.delete_row })[row.type]
+            row.table = "t"
+            local res, _, code = fn(db, row)
+            assert.equal(ok, res ~= nil)
+            if ok then model[id(pk)] = after else assert.equal("OTSConditionCheckFail", code) end
+          else
+            local rows, verdicts, seen = {}, {}, {}
+            for _ = 1, r.int(1, 8) do
+              local row, ok, pk, after = op()
+              if not seen[id(pk)] then
+                seen[id(pk)] = true
+                rows[#rows + 1] = row
+                verdicts[#verdicts + 1] = { ok, pk, after }
+              end
+            end
+            local res = assert(db:batch_write_row{ tables = {{ table = "t", rows = rows }} })
+            for i, v in ipairs(verdicts) do
+              assert.equal(v[1], res.tables[1].rows[i].ok)
+              if v[1] then model[id(v[2])] = v[3] end
+            end
+          end
+          -- the store holds exactly the model's rows
+          local want = {}
+          for k, cols in pairs(model) do
+            local c = {}
+            for n, v in pairs(cols) do c[#c + 1] = n .. "=" .. tostring(v) end
+            table.sort(c)
+            want[#want + 1] = { k, table.concat(c, ",") }
+          end
+          local got = {}
+          for _, line in ipairs(dump(db, "t")) do
+            local a, b, rest = line:match("^(.-)|(.-)|(.*)$")
+            got[a .. "|" .. b] = rest
+          end
+          local n = 0
+          for _ in pairs(got) do n = n + 1 end
+          assert.equal(#want, n)
+          for _, w in ipairs(want) do assert.equal(w[2], got[w[1]], w[1]) end
+          local total = 0
+          for _, p in ipairs(db:partitions("t")) do total = total + p.rows end
+          assert.equal(#want, total)
+        end
+        db:close()
+      end
+    end)
+  end)
+
   describe("rows and columns", function()
     it("round-trips every attribute type", function()
       local db = open()

@@ -553,8 +553,8 @@ function DB:_apply(t, plan)
   return { k, old and 0 or 1, #k + #blob - oldbytes }
 end
 
-function DB:_account(t, acct)
-  if t.parts and acct then t.parts:write(acct[1], acct[2], acct[3]) end
+function DB:_account(t, acct, defer)
+  if t.parts and acct then t.parts:write(acct[1], acct[2], acct[3], defer) end
 end
 
 function DB:_fault(op)
@@ -843,7 +843,14 @@ function DB:batch_write_row(req)
   end
   ok, err = h:commit()
   if not ok then h:rollback(); return nil, err, "OTSInternalServerError" end
-  for _, a in ipairs(accts) do self:_account(a[1], a[2]) end
+  -- count every row first, then split: a split rescans the store, which
+  -- already holds the whole batch
+  local touched = {}
+  for _, a in ipairs(accts) do
+    self:_account(a[1], a[2], true)
+    touched[a[1]] = true
+  end
+  for t in pairs(touched) do if t.parts then t.parts:settle() end end
   if fail then return nil, f:message(), f.code end
   return { tables = out, failed = failed, latency = lat }
 end

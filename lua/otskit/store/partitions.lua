@@ -84,9 +84,11 @@ function P:_touch(p, key, win)
   end
 end
 
---- model:write(key, drows, dbytes): counts one written row on key's
--- partition; drows/dbytes change its size. May split the partition.
-function P:write(key, drows, dbytes)
+--- model:write(key, drows, dbytes [, defer]): counts one written row on
+-- key's partition; drows/dbytes change its size. May split the partition,
+-- unless defer: then model:settle() must follow once the store holds
+-- every row the counts describe (a batch counts row by row after commit).
+function P:write(key, drows, dbytes, defer)
   local i = self:locate(key)
   local p = self.parts[i]
   local win = self:_window()
@@ -95,7 +97,16 @@ function P:write(key, drows, dbytes)
   p.rows = p.rows + drows
   p.bytes = p.bytes + dbytes
   if self.opts.split_load then self:_touch(p, key, win) end
-  self:_maybe_split(i, p, win)
+  if not defer then self:_maybe_split(i, p, win) end
+end
+
+--- model:settle(): the split checks deferred by write(..., true).
+function P:settle()
+  local win, i = self:_window(), 1
+  while i <= #self.parts do
+    self:_maybe_split(i, self.parts[i], win)
+    i = i + 1
+  end
 end
 
 --- model:read(key [, n]): counts n (default 1) rows read on key's partition.
