@@ -7,6 +7,7 @@
 #include "laux.h"
 #include "parts.h"
 #include "row.h"
+#include "tuple.h"
 
 #define DB_MT "otskit.kv.db"
 #define CUR_MT "otskit.kv.cursor"
@@ -394,6 +395,20 @@ static int l_decode_row(lua_State *L) {
   return 3;
 }
 
+/* kv.first(key) -> the bytes of the first element of a packed tuple (the
+ * encoded partition-key value of a row key) | nil, msg, "BadTuple" */
+static int l_first(lua_State *L) {
+  size_t n;
+  const char *k = luaL_checklstring(L, 1, &n);
+  tuple_reader r;
+  tuple_item it;
+  tuple_reader_init(&r, k, n, 0);
+  if (tuple_read(&r, &it) != 1)
+    return otsk_fail(L, "BadTuple", "no first tuple element: %s", r.err ? r.err : "empty");
+  lua_pushlstring(L, k, r.pos);
+  return 1;
+}
+
 static const luaL_Reg db_methods[] = {
   {"close", l_close}, {"create", l_create}, {"has", l_has}, {"drop", l_drop},
   {"get", l_get}, {"put", l_put}, {"delete", l_delete}, {"count", l_count},
@@ -419,7 +434,7 @@ static const luaL_Reg cur_meta[] = {
 };
 static const luaL_Reg funcs[] = {
   {"open", l_open}, {"cmp", l_cmp}, {"bsearch", l_bsearch},
-  {"encode_row", l_encode_row}, {"decode_row", l_decode_row}, {NULL, NULL}
+  {"encode_row", l_encode_row}, {"first", l_first}, {"decode_row", l_decode_row}, {NULL, NULL}
 };
 
 int otsk_open_kv(lua_State *L) {

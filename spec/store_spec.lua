@@ -833,6 +833,11 @@ describe("otskit.store", function()
         c:next()
       end
       collectgarbage(); collectgarbage()
+      local K = require "otskit.key"
+      assert.equal(K.pack({ "a\0b" }), kv.first(K.pack({ "a\0b", 7 })))
+      assert.equal(K.pack({ -300 }), kv.first(K.pack({ -300, "x" })))
+      local none, _, bad = kv.first("")
+      assert.is_nil(none); assert.equal("BadTuple", bad)
       assert.equal(-1, kv.cmp("a", "a\0"))
       assert.equal(1, kv.cmp("\255", "\1\255"))
       assert.equal(2, kv.bsearch({ "b", "d", "f" }, "d\0"))
