@@ -10,7 +10,8 @@
   X(key) \
   X(frame) \
   X(chunk) \
-  X(merge)
+  X(merge) \
+  X(kv)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)
