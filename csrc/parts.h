@@ -9,7 +9,9 @@
   X(backoff) \
   X(key) \
   X(frame) \
-  X(chunk)
+  X(chunk) \
+  X(merge) \
+  X(kv)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)

@@ -1,0 +1,139 @@
+--- bench/store_bench.lua -- rows/s of put_row, batch_write_row and
+-- get_range on 100 000 rows, with the partition accounting on and off,
+-- against the raw kv layer (SQLite through otskit.core.kv with the same
+-- tuple keys) as the floor. Every variant must end with the same rows.
+local bench = require "lib"
+local store = require "otskit.store"
+local key = require "otskit.key"
+local kv = require("otskit.core").kv
+
+local N = bench.quick and 20000 or 100000
+local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
+local PART = { split_rows = 10000 } -- ~10+ partitions by the end: real lookups and splits
+
+-- spread partition keys (a multiplicative permutation of 0..N-1)
+local pks, payload = {}, ("p"):rep(32)
+for i = 1, N do pks[i] = (i * 7919) % N end
+
+local function new_db(on)
+  local db = assert(store.open{ partitions = on, partition = PART })
+  assert(db:create_table{ name = "t", primary_key = {{"uid", "INTEGER"}, {"kind", "STRING"}} })
+  return db
+end
+
+local function load_put(db)
+  for i = 1, N do
+    assert(db:put_row{ table = "t", primary_key = { pks[i], "k" }, columns = { v = i, s = payload } })
+  end
+end
+
+local function load_batch(db)
+  local rows = {}
+  for i = 1, N do
+    rows[#rows + 1] = { type = "PUT", primary_key = { pks[i], "k" }, columns = { v = i, s = payload } }
+    if #rows == 200 or i == N then
+      local res = assert(db:batch_write_row{ tables = {{ table = "t", rows = rows }} })
+      assert(res.failed == 0)
+      rows = {}
+    end
+  end
+end
+
+-- every row's (uid, v) through get_range pages, as one checksum-able list
+local function scan(db, out)
+  local start, n = { INF_MIN, INF_MIN }, 0
+  repeat
+    local res = assert(db:get_range{ table = "t", start = start, stop = { INF_MAX, INF_MAX } })
+    for _, r in ipairs(res.rows) do
+      n = n + 1
+      if out then out[n] = r.primary_key[1][2] .. ":" .. r.columns.v end
+    end
+    start = res.next_start_primary_key
+  until not start
+  return n
+end
+
+local function raw_put(h)
+  for i = 1, N do
+    assert(h:put("t", key.pack({ pks[i], "k" }), "v=" .. i .. ";s=" .. payload))
+  end
+end
+
+local function raw_scan(h, out)
+  local cur, n = h:scan("t"), 0
+  while true do
+    local ks, vs, got = cur:fetch(256)
+    if got == 0 then break end
+    for j = 1, got do
+      n = n + 1
+      if out then out[n] = key.unpack(ks[j])[1] .. ":" .. vs[j]:match("^v=(%d+)") end
+    end
+  end
+  return n
+end
+
+-- outputs agree: the same rows from every loader and reader
+local ref, on_db, off_db = {}, new_db(true), new_db(false)
+load_put(on_db)
+load_batch(off_db)
+scan(on_db, ref)
+local other = {}
+scan(off_db, other)
+bench.same(ref, other, "put_row+on vs batch_write_row+off rows")
+local h = assert(kv.open())
+h:create("t")
+raw_put(h)
+local raw = {}
+raw_scan(h, raw)
+bench.same(ref, raw, "store vs raw kv rows")
+assert(#ref == N)
+local nparts = #on_db:partitions("t")
+on_db:close(); off_db:close(); h:close()
+
+local function rate(sec_per_row) return 1 / sec_per_row end
+
+-- Times the variants of one operation in alternation (a, b, c, a, b, c,
+-- ...) so a noisy machine slows them alike; medians per variant.
+local function interleaved(fns, units, reps)
+  local per = {}
+  for j = 1, #fns do per[j] = {} end
+  for r = 1, reps do
+    for j, fn in ipairs(fns) do
+      collectgarbage("collect")
+      local t0 = os.clock()
+      fn()
+      per[j][r] = (os.clock() - t0) / units
+    end
+  end
+  local out = {}
+  for j = 1, #fns do out[j] = bench.median(per[j]) end
+  return (unpack or table.unpack)(out)
+end
+
+local function loader(on, load)
+  return function()
+    local db = new_db(on)
+    load(db)
+    db:close()
+  end
+end
+
+bench.title(("store: %d rows, %d partitions at the end (split_rows %d)"):format(N, nparts, PART.split_rows))
+bench.table({ "operation", "accounting on rows/s", "accounting off rows/s", "on/off time", "raw kv rows/s", "off vs raw time" })
+
+local h2 = assert(kv.open()); h2:create("t")
+local function raw_load() h2:drop("t"); h2:create("t"); raw_put(h2) end
+local REPS = 3
+local put_on, put_off, raw_t = interleaved({ loader(true, load_put), loader(false, load_put), raw_load }, N, REPS)
+bench.row("put_row", rate(put_on), rate(put_off), put_on / put_off, rate(raw_t), put_off / raw_t)
+local b_on, b_off, raw_t2 = interleaved({ loader(true, load_batch), loader(false, load_batch), raw_load }, N, REPS)
+bench.row("batch_write_row (200/req)", rate(b_on), rate(b_off), b_on / b_off, rate(raw_t2), b_off / raw_t2)
+
+local dbs = { new_db(true), new_db(false) }
+load_batch(dbs[1]); load_batch(dbs[2])
+local s_on, s_off, raw_s = interleaved({
+  function() assert(scan(dbs[1]) == N) end,
+  function() assert(scan(dbs[2]) == N) end,
+  function() assert(raw_scan(h2) == N) end }, N, 5)
+bench.row("get_range (5000/page)", rate(s_on), rate(s_off), s_on / s_off, rate(raw_s), s_off / raw_s)
+h2:close(); dbs[1]:close(); dbs[2]:close()

@@ -1,0 +1,349 @@
+/* kv.c -- the ordered byte-key store over the SQLite C API (see kv.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "kv.h"
+
+enum { S_GET, S_PUT, S_DEL, S_COUNT, S_FWD, S_FWD_OPEN, S_REV, S_REV_OPEN, S_INS, S_N };
+
+struct kv_table {
+  kv_db *db;
+  char *name;
+  sqlite3_stmt *st[S_N];   /* prepared lazily */
+  int busy[S_N];           /* a cursor holds the cached scan statement */
+  struct kv_table *next;
+};
+
+struct kv_db {
+  sqlite3 *sql;
+  sqlite3_stmt *begin, *commit, *rollback;
+  kv_table *tables;
+  kv_cursor *cursors;      /* open cursors, closed with the db */
+};
+
+/* Statement texts; %w is the table name quoted for "..." by sqlite3_mprintf. */
+static const char *const stmt_sql[S_N] = {
+  "SELECT value FROM \"%w\" WHERE key = ?1",
+  "INSERT OR REPLACE INTO \"%w\"(key, value) VALUES (?1, ?2)",
+  "DELETE FROM \"%w\" WHERE key = ?1",
+  "SELECT count(*) FROM \"%w\"",
+  "SELECT key, value FROM \"%w\" WHERE key >= ?1 AND key < ?2 ORDER BY key ASC LIMIT ?3",
+  "SELECT key, value FROM \"%w\" WHERE key >= ?1 ORDER BY key ASC LIMIT ?3",
+  "SELECT key, value FROM \"%w\" WHERE key >= ?1 AND key < ?2 ORDER BY key DESC LIMIT ?3",
+  "SELECT key, value FROM \"%w\" WHERE key >= ?1 ORDER BY key DESC LIMIT ?3",
+  "INSERT OR IGNORE INTO \"%w\"(key, value) VALUES (?1, ?2)",
+};
+
+static int prepare(sqlite3 *sql, const char *text, sqlite3_stmt **out) {
+  return sqlite3_prepare_v2(sql, text, -1, out, NULL) == SQLITE_OK ? KV_OK : KV_ERR;
+}
+
+int kv_open(const char *path, kv_db **out, char *err, size_t errlen) {
+  kv_db *db = calloc(1, sizeof *db);
+  int rc;
+  *out = NULL;
+  if (db == NULL) { snprintf(err, errlen, "out of memory"); return KV_ERR; }
+  rc = sqlite3_open_v2(path, &db->sql,
+                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK) {
+    snprintf(err, errlen, "%s", db->sql ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc));
+    sqlite3_close(db->sql);
+    free(db);
+    return KV_ERR;
+  }
+  /* WAL + NORMAL: durable at checkpoints, no fsync per autocommit write */
+  sqlite3_exec(db->sql, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL);
+  if (prepare(db->sql, "BEGIN IMMEDIATE", &db->begin) != KV_OK ||
+      prepare(db->sql, "COMMIT", &db->commit) != KV_OK ||
+      prepare(db->sql, "ROLLBACK", &db->rollback) != KV_OK) {
+    snprintf(err, errlen, "%s", sqlite3_errmsg(db->sql));
+    kv_close_db(db);
+    return KV_ERR;
+  }
+  *out = db;
+  return KV_OK;
+}
+
+static void table_free(kv_table *t) {
+  int i;
+  for (i = 0; i < S_N; i++) sqlite3_finalize(t->st[i]);
+  free(t->name);
+  free(t);
+}
+
+int kv_close_db(kv_db *db) {
+  kv_table *t, *tn;
+  int rc;
+  if (db == NULL) return KV_OK;
+  while (db->cursors) kv_cursor_close(db->cursors);
+  for (t = db->tables; t; t = tn) { tn = t->next; table_free(t); }
+  sqlite3_finalize(db->begin);
+  sqlite3_finalize(db->commit);
+  sqlite3_finalize(db->rollback);
+  rc = sqlite3_close(db->sql);
+  free(db);
+  return rc == SQLITE_OK ? KV_OK : KV_ERR;
+}
+
+const char *kv_errmsg(kv_db *db) { return sqlite3_errmsg(db->sql); }
+
+static sqlite3_stmt *stmt(kv_table *t, int which) {
+  if (t->st[which] == NULL) {
+    char *text = sqlite3_mprintf(stmt_sql[which], t->name);
+    if (text == NULL) return NULL;
+    prepare(t->db->sql, text, &t->st[which]);
+    sqlite3_free(text);
+  }
+  return t->st[which];
+}
+
+kv_table *kv_table_get(kv_db *db, const char *name, int create, int *found) {
+  kv_table *t;
+  char *text;
+  int rc;
+  *found = 1;
+  for (t = db->tables; t; t = t->next)
+    if (strcmp(t->name, name) == 0) return t;
+  if (create) {
+    text = sqlite3_mprintf("CREATE TABLE IF NOT EXISTS \"%w\" "
+                           "(key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID", name);
+    if (text == NULL) return NULL;
+    rc = sqlite3_exec(db->sql, text, NULL, NULL, NULL);
+    sqlite3_free(text);
+    if (rc != SQLITE_OK) return NULL;
+  } else {
+    sqlite3_stmt *q;
+    if (prepare(db->sql, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", &q) != KV_OK)
+      return NULL;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    if (rc == SQLITE_DONE) { *found = 0; return NULL; }
+    if (rc != SQLITE_ROW) return NULL;
+  }
+  t = calloc(1, sizeof *t);
+  if (t == NULL) return NULL;
+  t->name = malloc(strlen(name) + 1);
+  if (t->name == NULL) { free(t); return NULL; }
+  strcpy(t->name, name);
+  t->db = db;
+  t->next = db->tables;
+  db->tables = t;
+  return t;
+}
+
+int kv_table_drop(kv_db *db, const char *name) {
+  kv_table **p, *t;
+  char *text;
+  int rc;
+  kv_cursor *c, *cn;
+  for (p = &db->tables; *p; p = &(*p)->next) {
+    if (strcmp((*p)->name, name) == 0) {
+      t = *p;
+      /* cursors over the table hold its statements: close them first */
+      for (c = db->cursors; c; c = cn) {
+        cn = c->next;
+        if (c->table == t) kv_cursor_close(c);
+      }
+      *p = t->next;
+      table_free(t);
+      break;
+    }
+  }
+  text = sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\"", name);
+  if (text == NULL) return KV_ERR;
+  rc = sqlite3_exec(db->sql, text, NULL, NULL, NULL);
+  sqlite3_free(text);
+  return rc == SQLITE_OK ? KV_OK : KV_ERR;
+}
+
+/* blobs of length 0 must still bind as blobs (x''), not NULL */
+static int bind_blob(sqlite3_stmt *s, int i, const void *p, size_t n) {
+  static const char empty[1] = {0};
+  return sqlite3_bind_blob64(s, i, n ? p : empty, (sqlite3_uint64)n, SQLITE_STATIC);
+}
+
+int kv_get(kv_table *t, const void *key, size_t klen, const void **val,
+           size_t *vlen) {
+  sqlite3_stmt *s = stmt(t, S_GET);
+  int rc;
+  if (s == NULL) return KV_ERR;
+  sqlite3_reset(s);
+  bind_blob(s, 1, key, klen);
+  rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) {
+    *val = sqlite3_column_blob(s, 0);
+    *vlen = (size_t)sqlite3_column_bytes(s, 0);
+    if (*val == NULL) *val = "";
+    return KV_OK;
+  }
+  sqlite3_reset(s);
+  return rc == SQLITE_DONE ? KV_NOTFOUND : KV_ERR;
+}
+
+void kv_get_done(kv_table *t) {
+  if (t->st[S_GET]) sqlite3_reset(t->st[S_GET]);
+}
+
+int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
+           size_t vlen) {
+  sqlite3_stmt *s = stmt(t, S_PUT);
+  int rc;
+  if (s == NULL) return KV_ERR;
+  sqlite3_reset(s);
+  bind_blob(s, 1, key, klen);
+  bind_blob(s, 2, val, vlen);
+  rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  return rc == SQLITE_DONE ? KV_OK : KV_ERR;
+}
+
+int kv_swap(kv_table *t, const void *key, size_t klen, const void *val,
+            size_t vlen, int64_t *oldlen) {
+  sqlite3_stmt *s = stmt(t, S_INS);
+  const void *ov;
+  size_t ol;
+  int rc;
+  if (s == NULL) return KV_ERR;
+  /* new keys (the common case in loads) cost one statement */
+  sqlite3_reset(s);
+  bind_blob(s, 1, key, klen);
+  bind_blob(s, 2, val, vlen);
+  rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_DONE) return KV_ERR;
+  if (sqlite3_changes(t->db->sql) > 0) { *oldlen = -1; return KV_OK; }
+  rc = kv_get(t, key, klen, &ov, &ol);
+  kv_get_done(t);
+  if (rc != KV_OK) return KV_ERR; /* the row was there a moment ago */
+  *oldlen = (int64_t)ol;
+  return kv_put(t, key, klen, val, vlen);
+}
+
+int kv_del(kv_table *t, const void *key, size_t klen) {
+  sqlite3_stmt *s = stmt(t, S_DEL);
+  int rc;
+  if (s == NULL) return KV_ERR;
+  sqlite3_reset(s);
+  bind_blob(s, 1, key, klen);
+  rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_DONE) return KV_ERR;
+  return sqlite3_changes(t->db->sql) > 0 ? KV_OK : KV_NOTFOUND;
+}
+
+int64_t kv_count(kv_table *t) {
+  sqlite3_stmt *s = stmt(t, S_COUNT);
+  int64_t n = -1;
+  if (s == NULL) return -1;
+  sqlite3_reset(s);
+  if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+  sqlite3_reset(s);
+  return n;
+}
+
+static void cursor_link(kv_db *db, kv_cursor *c) {
+  c->db = db;
+  c->prev = NULL;
+  c->next = db->cursors;
+  if (db->cursors) db->cursors->prev = c;
+  db->cursors = c;
+}
+
+int kv_scan(kv_table *t, kv_cursor *c, const void *lo, size_t lolen,
+            const void *hi, size_t hilen, int reverse, int64_t limit) {
+  int which = reverse ? (hi ? S_REV : S_REV_OPEN) : (hi ? S_FWD : S_FWD_OPEN);
+  sqlite3_stmt *s;
+  memset(c, 0, sizeof *c);
+  if (!t->busy[which]) {
+    s = stmt(t, which);
+    if (s == NULL) return KV_ERR;
+    t->busy[which] = 1;
+    c->busy = &t->busy[which];
+  } else {
+    /* the cached statement is in use by another cursor: a private one */
+    char *text = sqlite3_mprintf(stmt_sql[which], t->name);
+    if (text == NULL) return KV_ERR;
+    s = NULL;
+    prepare(t->db->sql, text, &s);
+    sqlite3_free(text);
+    if (s == NULL) return KV_ERR;
+    c->owned = 1;
+  }
+  sqlite3_reset(s);
+  bind_blob(s, 1, lo ? lo : "", lo ? lolen : 0);
+  if (hi) bind_blob(s, 2, hi, hilen);
+  sqlite3_bind_int64(s, 3, limit < 0 ? -1 : limit);
+  c->stmt = s;
+  c->table = t;
+  cursor_link(t->db, c);
+  return KV_OK;
+}
+
+int kv_next(kv_cursor *c, const void **key, size_t *klen, const void **val,
+            size_t *vlen) {
+  sqlite3_stmt *s = c->stmt;
+  int rc;
+  if (c->db == NULL || s == NULL) return KV_DONE;
+  rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) {
+    *key = sqlite3_column_blob(s, 0);
+    *klen = (size_t)sqlite3_column_bytes(s, 0);
+    *val = sqlite3_column_blob(s, 1);
+    *vlen = (size_t)sqlite3_column_bytes(s, 1);
+    if (*key == NULL) *key = "";
+    if (*val == NULL) *val = "";
+    return KV_ROW;
+  }
+  if (rc == SQLITE_DONE) {
+    /* release the statement early so a finished scan holds no locks */
+    kv_cursor_close(c);
+    return KV_DONE;
+  }
+  return KV_ERR;
+}
+
+void kv_cursor_close(kv_cursor *c) {
+  kv_db *db = c->db;
+  if (db == NULL) return;
+  if (c->stmt) {
+    if (c->owned) sqlite3_finalize((sqlite3_stmt *)c->stmt);
+    else {
+      sqlite3_reset((sqlite3_stmt *)c->stmt);
+      sqlite3_clear_bindings((sqlite3_stmt *)c->stmt);
+    }
+  }
+  if (c->busy) *c->busy = 0;
+  if (c->prev) c->prev->next = c->next;
+  else db->cursors = c->next;
+  if (c->next) c->next->prev = c->prev;
+  c->db = NULL;
+  c->stmt = NULL;
+  c->busy = NULL;
+  c->table = NULL;
+  c->prev = c->next = NULL;
+}
+
+static int run(sqlite3_stmt *s) {
+  int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  return rc == SQLITE_DONE ? KV_OK : KV_ERR;
+}
+
+int kv_begin(kv_db *db) { return run(db->begin); }
+int kv_commit(kv_db *db) { return run(db->commit); }
+int kv_rollback(kv_db *db) { return run(db->rollback); }
+int kv_in_txn(kv_db *db) { return !sqlite3_get_autocommit(db->sql); }
+
+int kv_cmp(const void *a, size_t alen, const void *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int r = n ? memcmp(a, b, n) : 0;
+  if (r != 0) return r;
+  return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}

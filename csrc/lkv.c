@@ -1,0 +1,446 @@
+/* lkv.c -- Lua binding of kv.c: otskit.core.kv. A db and its cursors are
+ * userdata; a cursor keeps its db alive (uservalue) and is closed with it. */
+#include <string.h>
+
+#include "compat.h"
+#include "kv.h"
+#include "laux.h"
+#include "parts.h"
+#include "row.h"
+#include "tuple.h"
+
+#define DB_MT "otskit.kv.db"
+#define CUR_MT "otskit.kv.cursor"
+
+typedef struct { kv_db *db; } ldb;
+typedef struct { kv_cursor c; } lcur;
+
+static kv_db *checkdb(lua_State *L) {
+  ldb *u = (ldb *)luaL_checkudata(L, 1, DB_MT);
+  if (u->db == NULL) otsk_error(L, "kv", "db is closed");
+  return u->db;
+}
+
+static int fail_sql(lua_State *L, kv_db *db) {
+  return otsk_fail(L, "KVError", "sqlite: %s", kv_errmsg(db));
+}
+
+/* the table named by argument 2; raises if it does not exist */
+static kv_table *checktable(lua_State *L, kv_db *db) {
+  const char *name = luaL_checkstring(L, 2);
+  int found;
+  kv_table *t = kv_table_get(db, name, 0, &found);
+  if (t == NULL) {
+    if (!found) otsk_error(L, "kv", "no table '%s'", name);
+    otsk_error(L, "kv", "sqlite: %s", kv_errmsg(db));
+  }
+  return t;
+}
+
+/* kv.open(path) -> db | nil, msg, "KVError" */
+static int l_open(lua_State *L) {
+  const char *path = luaL_optstring(L, 1, ":memory:");
+  char err[256];
+  ldb *u = (ldb *)lua_newuserdatauv(L, sizeof *u, 0);
+  u->db = NULL;
+  luaL_getmetatable(L, DB_MT);
+  lua_setmetatable(L, -2);
+  if (kv_open(path, &u->db, err, sizeof err) != KV_OK)
+    return otsk_fail(L, "KVError", "cannot open '%s': %s", path, err);
+  return 1;
+}
+
+/* db:close() -> true; idempotent (also __gc / __close) */
+static int l_close(lua_State *L) {
+  ldb *u = (ldb *)luaL_checkudata(L, 1, DB_MT);
+  if (u->db) {
+    kv_close_db(u->db);
+    u->db = NULL;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* db:create(name) -> true: creates the table if missing */
+static int l_create(lua_State *L) {
+  kv_db *db = checkdb(L);
+  int found;
+  if (kv_table_get(db, luaL_checkstring(L, 2), 1, &found) == NULL) return fail_sql(L, db);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* db:has(name) -> whether the table exists */
+static int l_has(lua_State *L) {
+  kv_db *db = checkdb(L);
+  int found;
+  kv_table *t = kv_table_get(db, luaL_checkstring(L, 2), 0, &found);
+  if (t == NULL && found) return fail_sql(L, db);
+  lua_pushboolean(L, t != NULL);
+  return 1;
+}
+
+/* db:drop(name) -> true; closes cursors over it */
+static int l_drop(lua_State *L) {
+  kv_db *db = checkdb(L);
+  if (kv_table_drop(db, luaL_checkstring(L, 2)) != KV_OK) return fail_sql(L, db);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* db:get(t, key) -> value | nil when missing | nil, msg, "KVError" */
+static int l_get(lua_State *L) {
+  kv_db *db = checkdb(L);
+  kv_table *t = checktable(L, db);
+  size_t kl, vl;
+  const char *k = luaL_checklstring(L, 3, &kl);
+  const void *v;
+  int rc = kv_get(t, k, kl, &v, &vl);
+  if (rc == KV_OK) {
+    lua_pushlstring(L, (const char *)v, vl); /* may raise on OOM: the next get resets */
+    kv_get_done(t);
+  } else if (rc == KV_NOTFOUND) {
+    lua_pushnil(L);
+  } else {
+    return fail_sql(L, db);
+  }
+  return 1;
+}
+
+/* db:put(t, key, value [, swap]) -> true; with swap: the byte length of
+ * the value it replaced, or false if the key was new */
+static int l_put(lua_State *L) {
+  kv_db *db = checkdb(L);
+  kv_table *t = checktable(L, db);
+  size_t kl, vl;
+  const char *k = luaL_checklstring(L, 3, &kl);
+  const char *v = luaL_checklstring(L, 4, &vl);
+  int64_t old = -1;
+  if (lua_toboolean(L, 5)) {
+    if (kv_swap(t, k, kl, v, vl, &old) != KV_OK) return fail_sql(L, db);
+    if (old < 0) lua_pushboolean(L, 0);
+    else otsk_pushint64(L, old);
+    return 1;
+  }
+  if (kv_put(t, k, kl, v, vl) != KV_OK) return fail_sql(L, db);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* db:delete(t, key) -> true if a row was deleted, false if none */
+static int l_delete(lua_State *L) {
+  kv_db *db = checkdb(L);
+  kv_table *t = checktable(L, db);
+  size_t kl;
+  const char *k = luaL_checklstring(L, 3, &kl);
+  int rc = kv_del(t, k, kl);
+  if (rc == KV_ERR) return fail_sql(L, db);
+  lua_pushboolean(L, rc == KV_OK);
+  return 1;
+}
+
+/* db:count(t) -> rows in t */
+static int l_count(lua_State *L) {
+  kv_db *db = checkdb(L);
+  int64_t n = kv_count(checktable(L, db));
+  if (n < 0) return fail_sql(L, db);
+  otsk_pushint64(L, n);
+  return 1;
+}
+
+static void set_dbref(lua_State *L, int cur, int dbidx) {
+#if OTSKIT_LUA51
+  lua_createtable(L, 1, 0);
+  lua_pushvalue(L, dbidx);
+  lua_rawseti(L, -2, 1);
+  lua_setfenv(L, cur);
+#else
+  lua_pushvalue(L, dbidx);
+  lua_setiuservalue(L, cur, 1);
+#endif
+}
+
+/* db:scan(t, lo, hi, reverse, limit) -> cursor over keys in [lo, hi)
+ * (lo nil: from the first key; hi nil: to the last), ascending or
+ * descending, at most limit rows (nil: all). */
+static int l_scan(lua_State *L) {
+  kv_db *db = checkdb(L);
+  kv_table *t = checktable(L, db);
+  size_t lol = 0, hil = 0;
+  const char *lo = luaL_optlstring(L, 3, NULL, &lol);
+  const char *hi = luaL_optlstring(L, 4, NULL, &hil);
+  int reverse = lua_toboolean(L, 5);
+  int64_t limit = lua_isnoneornil(L, 6) ? -1 : otsk_checkint64(L, 6, "kv", "#6 (limit)");
+  lcur *u;
+  if (limit < -1) return otsk_error(L, "kv", "limit must be >= 0");
+  u = (lcur *)lua_newuserdatauv(L, sizeof *u, 1);
+  memset(u, 0, sizeof *u);
+  luaL_getmetatable(L, CUR_MT);
+  lua_setmetatable(L, -2);
+  set_dbref(L, lua_gettop(L), 1);
+  if (kv_scan(t, &u->c, lo, lol, hi, hil, reverse, limit) != KV_OK) return fail_sql(L, db);
+  return 1;
+}
+
+/* cursor:next() -> key, value | nil at the end */
+static int l_cur_next(lua_State *L) {
+  lcur *u = (lcur *)luaL_checkudata(L, 1, CUR_MT);
+  const void *k, *v;
+  size_t kl, vl;
+  kv_db *db = u->c.db;
+  int rc = kv_next(&u->c, &k, &kl, &v, &vl);
+  if (rc == KV_ROW) {
+    lua_pushlstring(L, (const char *)k, kl);
+    lua_pushlstring(L, (const char *)v, vl);
+    return 2;
+  }
+  if (rc == KV_DONE) { lua_pushnil(L); return 1; }
+  return fail_sql(L, db);
+}
+
+/* cursor:fetch(n [, maxbytes]) -> keys, values, count: the next rows, at
+ * most n, stopping after the row that brings key+value bytes to maxbytes
+ * (at least one row while any remain). count 0 at the end. */
+static int l_cur_fetch(lua_State *L) {
+  lcur *u = (lcur *)luaL_checkudata(L, 1, CUR_MT);
+  int64_t n = otsk_checkint64(L, 2, "kv", "#2 (n)");
+  int64_t maxb = lua_isnoneornil(L, 3) ? INT64_MAX : otsk_checkint64(L, 3, "kv", "#3 (maxbytes)");
+  int64_t i = 0, bytes = 0;
+  kv_db *db = u->c.db;
+  if (n < 1 || n > 1000000) return otsk_error(L, "kv", "n must be 1..1000000");
+  lua_createtable(L, (int)(n < 64 ? n : 64), 0);
+  lua_createtable(L, (int)(n < 64 ? n : 64), 0);
+  while (i < n && bytes < maxb) {
+    const void *k, *v;
+    size_t kl, vl;
+    int rc = kv_next(&u->c, &k, &kl, &v, &vl);
+    if (rc == KV_DONE) break;
+    if (rc != KV_ROW) return fail_sql(L, db);
+    i++;
+    lua_pushlstring(L, (const char *)k, kl);
+    lua_rawseti(L, -3, (int)i);
+    lua_pushlstring(L, (const char *)v, vl);
+    lua_rawseti(L, -2, (int)i);
+    bytes += (int64_t)(kl + vl);
+  }
+  lua_pushinteger(L, (lua_Integer)i);
+  return 3;
+}
+
+/* cursor:close(); idempotent (also __gc / __close) */
+static int l_cur_close(lua_State *L) {
+  lcur *u = (lcur *)luaL_checkudata(L, 1, CUR_MT);
+  kv_cursor_close(&u->c);
+  return 0;
+}
+
+static int txn(lua_State *L, int (*f)(kv_db *)) {
+  kv_db *db = checkdb(L);
+  if (f(db) != KV_OK) return fail_sql(L, db);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+static int l_begin(lua_State *L) { return txn(L, kv_begin); }
+static int l_commit(lua_State *L) { return txn(L, kv_commit); }
+static int l_rollback(lua_State *L) { return txn(L, kv_rollback); }
+static int l_in_txn(lua_State *L) {
+  lua_pushboolean(L, kv_in_txn(checkdb(L)));
+  return 1;
+}
+
+/* kv.cmp(a, b) -> -1, 0, 1: byte order of two keys (memcmp, shorter first) */
+static int l_cmp(lua_State *L) {
+  size_t al, bl;
+  const char *a = luaL_checklstring(L, 1, &al);
+  const char *b = luaL_checklstring(L, 2, &bl);
+  int r = kv_cmp(a, al, b, bl);
+  lua_pushinteger(L, r < 0 ? -1 : (r > 0 ? 1 : 0));
+  return 1;
+}
+
+/* kv.bsearch(sorted, key) -> the number of entries of the sorted array of
+ * strings that are <= key (0..#sorted): the partition index lookup. */
+static int l_bsearch(lua_State *L) {
+  size_t kl;
+  const char *k;
+  int lo = 0, hi;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  k = luaL_checklstring(L, 2, &kl);
+  hi = (int)lua_rawlen(L, 1);
+  while (lo < hi) { /* invariant: entries 1..lo are <= key, hi+1.. are > key */
+    int mid = lo + (hi - lo + 1) / 2;
+    size_t ml;
+    const char *m;
+    lua_rawgeti(L, 1, mid);
+    m = lua_tolstring(L, -1, &ml);
+    if (m == NULL) return otsk_error(L, "kv", "bsearch: entry %d is not a string", mid);
+    if (kv_cmp(m, ml, k, kl) <= 0) lo = mid;
+    else hi = mid - 1;
+    lua_pop(L, 1);
+  }
+  lua_pushinteger(L, lo);
+  return 1;
+}
+
+
+/* the ROW_* code of a type name, or 0 */
+static int row_type(const char *t, size_t n) {
+  if (n == 6 && memcmp(t, "STRING", 6) == 0) return ROW_STRING;
+  if (n == 6 && memcmp(t, "BINARY", 6) == 0) return ROW_BINARY;
+  if (n == 7 && memcmp(t, "INTEGER", 7) == 0) return ROW_INTEGER;
+  if (n == 6 && memcmp(t, "DOUBLE", 6) == 0) return ROW_DOUBLE;
+  if (n == 7 && memcmp(t, "BOOLEAN", 7) == 0) return ROW_TRUE;
+  return 0;
+}
+
+/* reads cell i of the names/types/values arrays at 1..3 into c */
+static void read_cell(lua_State *L, int i, row_cell *c) {
+  size_t tl;
+  const char *t, *why = NULL;
+  lua_rawgeti(L, 1, i);
+  if (lua_type(L, -1) != LUA_TSTRING) otsk_error(L, "kv", "encode_row: name %d is not a string", i);
+  c->name = lua_tolstring(L, -1, &c->name_len);
+  lua_rawgeti(L, 2, i);
+  t = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &tl) : NULL;
+  lua_rawgeti(L, 3, i);
+  c->type = t ? row_type(t, tl) : 0;
+  switch (c->type) {
+  case ROW_STRING: case ROW_BINARY:
+    if (lua_type(L, -1) != LUA_TSTRING) otsk_error(L, "kv", "encode_row: value %d is not a string", i);
+    c->s = lua_tolstring(L, -1, &c->s_len);
+    break;
+  case ROW_INTEGER:
+    if (!otsk_toint64(L, -1, &c->i, &why)) otsk_error(L, "kv", "encode_row: value %d: %s", i, why);
+    break;
+  case ROW_DOUBLE:
+    if (lua_type(L, -1) != LUA_TNUMBER) otsk_error(L, "kv", "encode_row: value %d is not a number", i);
+    c->d = (double)lua_tonumber(L, -1);
+    break;
+  case ROW_TRUE:
+    if (lua_type(L, -1) != LUA_TBOOLEAN) otsk_error(L, "kv", "encode_row: value %d is not a boolean", i);
+    c->type = lua_toboolean(L, -1) ? ROW_TRUE : ROW_FALSE;
+    break;
+  default:
+    otsk_error(L, "kv", "encode_row: type %d must be STRING, BINARY, INTEGER, DOUBLE or BOOLEAN", i);
+  }
+}
+
+/* kv.encode_row(names, types, values) -> bytes: the cells in list order.
+ * The strings stay referenced by the argument tables while encoding. */
+static int l_encode_row(lua_State *L) {
+  int n, i;
+  size_t total = 0, off = 0;
+  unsigned char *buf;
+  row_cell c;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  n = (int)lua_rawlen(L, 1);
+  lua_settop(L, 3);
+  for (i = 1; i <= n; i++) { /* pass 1: validate and size */
+    read_cell(L, i, &c);
+    total += row_cell_size(&c);
+    lua_settop(L, 3);
+  }
+  buf = (unsigned char *)lua_newuserdatauv(L, total ? total : 1, 0); /* GC-owned scratch */
+  for (i = 1; i <= n; i++) { /* pass 2: write; cannot fail, all checked */
+    read_cell(L, i, &c);
+    off += row_put_cell(buf + off, &c);
+    lua_settop(L, 4);
+  }
+  lua_pushlstring(L, (const char *)buf, off);
+  return 1;
+}
+
+/* kv.decode_row(bytes [, want [, with_types]]) -> cols, types|nil, size
+ * | nil, msg, "CorruptRow". want: nil (every column) or a set of names to
+ * keep; size: Tablestore's size of the kept cells (name + value bytes,
+ * 8 for numbers, 1 for booleans). */
+static int l_decode_row(lua_State *L) {
+  size_t len, pos = 0;
+  const unsigned char *buf = (const unsigned char *)luaL_checklstring(L, 1, &len);
+  int want = !lua_isnoneornil(L, 2), types = lua_toboolean(L, 3), rc;
+  int64_t size = 0;
+  row_cell c;
+  if (want) luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 3);
+  lua_newtable(L);                       /* 4: cols */
+  if (types) lua_newtable(L); else lua_pushnil(L); /* 5: types */
+  while ((rc = row_next(buf, len, &pos, &c)) == 1) {
+    lua_pushlstring(L, c.name, c.name_len);
+    if (want) {
+      lua_pushvalue(L, -1);
+      lua_rawget(L, 2);
+      if (!lua_toboolean(L, -1)) { lua_pop(L, 2); continue; }
+      lua_pop(L, 1);
+    }
+    size += (int64_t)c.name_len;
+    switch (c.type) {
+    case ROW_INTEGER: otsk_pushint64(L, c.i); size += 8; break;
+    case ROW_DOUBLE: lua_pushnumber(L, (lua_Number)c.d); size += 8; break;
+    case ROW_TRUE: case ROW_FALSE: lua_pushboolean(L, c.type == ROW_TRUE); size += 1; break;
+    default: lua_pushlstring(L, c.s, c.s_len); size += (int64_t)c.s_len; break;
+    }
+    if (types) {
+      const char *tn = c.type == ROW_INTEGER ? "INTEGER" : c.type == ROW_DOUBLE ? "DOUBLE"
+                     : c.type == ROW_STRING ? "STRING" : c.type == ROW_BINARY ? "BINARY" : "BOOLEAN";
+      lua_pushvalue(L, -2);
+      lua_pushstring(L, tn);
+      lua_rawset(L, 5);
+    }
+    lua_rawset(L, 4);
+  }
+  if (rc < 0) return otsk_fail(L, "CorruptRow", "corrupt row at byte %d", (int)pos);
+  otsk_pushint64(L, size);
+  return 3;
+}
+
+/* kv.first(key) -> the bytes of the first element of a packed tuple (the
+ * encoded partition-key value of a row key) | nil, msg, "BadTuple" */
+static int l_first(lua_State *L) {
+  size_t n;
+  const char *k = luaL_checklstring(L, 1, &n);
+  tuple_reader r;
+  tuple_item it;
+  tuple_reader_init(&r, k, n, 0);
+  if (tuple_read(&r, &it) != 1)
+    return otsk_fail(L, "BadTuple", "no first tuple element: %s", r.err ? r.err : "empty");
+  lua_pushlstring(L, k, r.pos);
+  return 1;
+}
+
+static const luaL_Reg db_methods[] = {
+  {"close", l_close}, {"create", l_create}, {"has", l_has}, {"drop", l_drop},
+  {"get", l_get}, {"put", l_put}, {"delete", l_delete}, {"count", l_count},
+  {"scan", l_scan}, {"begin", l_begin}, {"commit", l_commit},
+  {"rollback", l_rollback}, {"in_txn", l_in_txn}, {NULL, NULL}
+};
+static const luaL_Reg db_meta[] = {
+  {"__gc", l_close},
+#if LUA_VERSION_NUM >= 504
+  {"__close", l_close},
+#endif
+  {NULL, NULL}
+};
+static const luaL_Reg cur_methods[] = {
+  {"next", l_cur_next}, {"fetch", l_cur_fetch}, {"close", l_cur_close}, {NULL, NULL}
+};
+static const luaL_Reg cur_meta[] = {
+  {"__gc", l_cur_close},
+#if LUA_VERSION_NUM >= 504
+  {"__close", l_cur_close},
+#endif
+  {NULL, NULL}
+};
+static const luaL_Reg funcs[] = {
+  {"open", l_open}, {"cmp", l_cmp}, {"bsearch", l_bsearch},
+  {"encode_row", l_encode_row}, {"first", l_first}, {"decode_row", l_decode_row}, {NULL, NULL}
+};
+
+int otsk_open_kv(lua_State *L) {
+  otsk_newclass(L, DB_MT, db_methods, db_meta);
+  otsk_newclass(L, CUR_MT, cur_methods, cur_meta);
+  lua_newtable(L);
+  otsk_setfuncs(L, funcs);
+  return 1;
+}

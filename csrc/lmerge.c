@@ -1,0 +1,558 @@
+/* lmerge.c -- Lua binding of merge.c and cursor.c: otskit.core.merge.
+ * A merge object keeps each source's current batch (the Lua array of rows
+ * pushed last) in its user value, the keys of those rows in C. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compat.h"
+#include "cursor.h"
+#include "laux.h"
+#include "merge.h"
+#include "parts.h"
+#include "tuple.h"
+
+#define MT "otskit.merge"
+#define BENCH_MT "otskit.merge.bench"
+#define CHUNK 1024           /* items per merge_pull call */
+#define MAX_PK 16            /* key columns of a typed key */
+
+#if OTSKIT_LUA51
+#define get_uv(L, i) lua_getfenv((L), (i))
+#define set_uv(L, i) lua_setfenv((L), (i))
+#else
+#define get_uv(L, i) lua_getiuservalue((L), (i), 1)
+#define set_uv(L, i) lua_setiuservalue((L), (i), 1)
+#endif
+
+enum { K_FIELD, K_INDEX, K_PK };
+
+typedef struct lmerge {
+  merge *m;
+  int k, mode, npk;
+  lua_Integer index;          /* K_INDEX: row[index] */
+  int pk[MAX_PK];             /* K_PK: primary-key column positions */
+  tuple_buf tb;               /* K_PK: the encoding of one row's key */
+  merge_item items[CHUNK];
+} lmerge;
+
+static lmerge *check(lua_State *L) {
+  lmerge *u = (lmerge *)luaL_checkudata(L, 1, MT);
+  if (!u->m) otsk_error(L, "merge", "merge is closed");
+  return u;
+}
+
+/* new(k, order_desc, dedup, limit, key) -> merge; key: field name, array
+ * index, or list of primary-key column positions. uv: [0] = field name,
+ * [i] = batch of source i. */
+static int l_new(lua_State *L) {
+  int64_t k = otsk_checkint64(L, 1, "merge", "sources");
+  int desc = lua_toboolean(L, 2), dedup = lua_toboolean(L, 3);
+  int64_t limit = lua_isnoneornil(L, 4) ? 0 : otsk_checkint64(L, 4, "merge", "limit");
+  lmerge *u;
+  int kt = lua_type(L, 5);
+  if (k < 1 || k > MERGE_MAX_SOURCES) return otsk_error(L, "merge", "sources must be 1..1024");
+  if (limit < 0) return otsk_error(L, "merge", "limit must be >= 0");
+  u = (lmerge *)lua_newuserdatauv(L, sizeof *u, 1);
+  memset(u, 0, sizeof *u);
+  luaL_getmetatable(L, MT);
+  lua_setmetatable(L, -2);
+  lua_newtable(L);
+  if (kt == LUA_TSTRING) {
+    u->mode = K_FIELD;
+    lua_pushvalue(L, 5);
+    lua_rawseti(L, -2, 0);
+  } else if (kt == LUA_TNUMBER) {
+    u->mode = K_INDEX;
+    u->index = (lua_Integer)otsk_checkint64(L, 5, "merge", "key");
+    if (u->index < 1) return otsk_error(L, "merge", "key index must be >= 1");
+  } else if (kt == LUA_TTABLE) {
+    int i, n = (int)lua_rawlen(L, 5);
+    u->mode = K_PK;
+    if (n < 1 || n > MAX_PK) return otsk_error(L, "merge", "key must list 1..%d primary-key positions", MAX_PK);
+    for (i = 1; i <= n; i++) {
+      int64_t p;
+      lua_rawgeti(L, 5, i);
+      p = otsk_checkint64(L, -1, "merge", "key position");
+      lua_pop(L, 1);
+      if (p < 1 || p > 64) return otsk_error(L, "merge", "key positions must be 1..64");
+      u->pk[i - 1] = (int)p;
+    }
+    u->npk = n;
+  } else {
+    return otsk_error(L, "merge", "key must be a field name, an array index or a list of primary-key positions");
+  }
+  set_uv(L, -2);
+  tuple_buf_init(&u->tb);
+  u->k = (int)k;
+  u->m = merge_new((int)k, desc, dedup, (uint64_t)limit);
+  if (!u->m) return otsk_error(L, "merge", "out of memory");
+  return 1;
+}
+
+static int l_gc(lua_State *L) {
+  lmerge *u = (lmerge *)luaL_checkudata(L, 1, MT);
+  if (u->m) {
+    merge_free(u->m);
+    u->m = NULL;
+    tuple_buf_free(&u->tb);
+    /* drop the batches now: a finalized userdata lives one more GC cycle */
+    lua_newtable(L);
+    set_uv(L, 1);
+  }
+  return 0;
+}
+
+static int checksrc(lua_State *L, int idx, const lmerge *u) {
+  int64_t s = otsk_checkint64(L, idx, "merge", "source");
+  if (s < 1 || s > u->k) otsk_error(L, "merge", "source %d out of range 1..%d", (int)s, u->k);
+  return (int)s - 1;
+}
+
+/* The value of a primary-key column, on the stack top: pk[p] is either
+ * {name, value}, {name = .., value = ..} or the bare value. */
+static void pk_value(lua_State *L, int pkidx, int p) {
+  lua_rawgeti(L, pkidx, p);
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_rawgeti(L, -1, 2);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "value");
+    }
+    lua_remove(L, -2);
+  }
+}
+
+/* Encodes the typed key of the row on the stack top into u->tb. Returns
+ * NULL or an error message (pushed). */
+static const char *encode_pk(lua_State *L, lmerge *u) {
+  int row = lua_gettop(L), pkidx, i;
+  u->tb.len = 0;
+  lua_getfield(L, row, "primary_key");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_getfield(L, row, "primaryKey");
+  }
+  if (lua_type(L, -1) != LUA_TTABLE) return "has no primary_key table";
+  pkidx = lua_gettop(L);
+  for (i = 0; i < u->npk; i++) {
+    int t, rc = 0;
+    pk_value(L, pkidx, u->pk[i]);
+    t = lua_type(L, -1);
+    if (t == LUA_TSTRING) {
+      size_t n;
+      const char *s = lua_tolstring(L, -1, &n);
+      rc = tuple_put_bytes(&u->tb, s, n);
+    } else if (t == LUA_TNUMBER) {
+      int64_t v;
+      const char *why = NULL;
+      if (!otsk_toint64(L, -1, &v, &why))
+        return lua_pushfstring(L, "primary-key column %d: %s", u->pk[i], why);
+      rc = tuple_put_int(&u->tb, v);
+    } else {
+      return lua_pushfstring(L, "primary-key column %d must be an integer or a string, got %s",
+                             u->pk[i], luaL_typename(L, -1));
+    }
+    if (rc) return "out of memory";
+    lua_pop(L, 1);
+  }
+  lua_settop(L, row);
+  return NULL;
+}
+
+/* m:push(i, rows, done): hands source i its next batch (a Lua array of
+ * rows in the merge order) and whether the source ends with it. */
+static int l_push(lua_State *L) {
+  lmerge *u = check(L);
+  int src = checksrc(L, 2, u), rc, st;
+  int done = lua_toboolean(L, 4);
+  size_t i, n;
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 4);
+  n = (size_t)lua_rawlen(L, 3);
+  st = merge_state(u->m, src);
+  if (st == MERGE_S_DONE) return otsk_error(L, "merge", "source %d pushed after done", src + 1);
+  if (st == MERGE_S_ROWS) return otsk_error(L, "merge", "source %d pushed before its rows were merged", src + 1);
+  get_uv(L, 1);          /* 5: uv */
+  lua_rawgeti(L, 5, 0);  /* 6: field name (K_FIELD) */
+  if (merge_begin(u->m, src, n) != MERGE_OK) return otsk_error(L, "merge", "out of memory");
+  for (i = 1; i <= n; i++) {
+    const char *why = NULL, *key = NULL;
+    size_t len = 0;
+    lua_rawgeti(L, 3, (lua_Integer)i);
+    if (lua_type(L, -1) != LUA_TTABLE) {
+      why = lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
+    } else if (u->mode == K_PK) {
+      why = encode_pk(L, u);
+      key = (const char *)u->tb.p;
+      len = u->tb.len;
+    } else {
+      if (u->mode == K_FIELD) {
+        lua_pushvalue(L, 6);
+        lua_rawget(L, -2);
+      } else {
+        lua_rawgeti(L, -1, u->index);
+      }
+      if (lua_type(L, -1) == LUA_TSTRING) key = lua_tolstring(L, -1, &len);
+      else if (lua_isnil(L, -1)) why = "has no key";
+      else why = lua_pushfstring(L, "key must be a string, got %s", luaL_typename(L, -1));
+    }
+    if (!why) {
+      rc = merge_add(u->m, src, key, len);
+      if (rc == MERGE_EORDER) why = "is out of order in its source";
+      else if (rc != MERGE_OK) why = "out of memory";
+    }
+    if (why) {
+      merge_abort(u->m, src);
+      return otsk_error(L, "merge", "source %d row %d %s", src + 1, (int)i, why);
+    }
+    lua_settop(L, 6);
+  }
+  merge_end(u->m, src, done);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, 5, src + 1);
+  return 0;
+}
+
+/* m:pull([max [, into]]) -> rows, state: up to max rows in merged order
+ * (appended to the array `into` when given, which is returned); state is
+ * "more" (stopped at max), "done" (nothing left, or the limit reached) or
+ * the source that must be pushed before anything else can be emitted. */
+static int l_pull(lua_State *L) {
+  lmerge *u = check(L);
+  int64_t max = lua_isnoneornil(L, 2) ? INT64_MAX : otsk_checkint64(L, 2, "merge", "max");
+  int64_t total = 0, at = 0;
+  int base, out, s;
+  merge_status st;
+  if (max < 0) return otsk_error(L, "merge", "max must be >= 0");
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    at = (int64_t)lua_rawlen(L, 3);
+  }
+  lua_settop(L, 3);
+  get_uv(L, 1);
+  base = lua_gettop(L);
+  if (!lua_checkstack(L, u->k + 8)) return otsk_error(L, "merge", "stack overflow");
+  for (s = 1; s <= u->k; s++) lua_rawgeti(L, base, s);
+  if (lua_istable(L, 3)) {
+    lua_pushvalue(L, 3);
+  } else {
+    uint64_t est = merge_ready(u->m);
+    lua_createtable(L, (int)(est < (uint64_t)max ? (est < 1u << 20 ? est : 1u << 20) : (uint64_t)max), 0);
+  }
+  out = lua_gettop(L);
+  for (;;) {
+    size_t got, j, want = max - total < CHUNK ? (size_t)(max - total) : CHUNK;
+    st = merge_pull(u->m, u->items, want, &got);
+    for (j = 0; j < got; j++) {
+      lua_rawgeti(L, base + 1 + (int)u->items[j].src, (lua_Integer)u->items[j].row + 1);
+      lua_rawseti(L, out, (lua_Integer)(at + ++total));
+    }
+    if (st == MERGE_ENOMEM) return otsk_error(L, "merge", "out of memory");
+    if (st != MERGE_MORE || total >= max) break;
+  }
+  if (st == MERGE_NEED) lua_pushinteger(L, merge_need(u->m) + 1);
+  else lua_pushstring(L, st == MERGE_END ? "done" : "more");
+  return 2;
+}
+
+/* m:needs() -> array of the sources that must be pushed (pending). */
+static int l_needs(lua_State *L) {
+  lmerge *u = check(L);
+  int s, n = 0;
+  lua_newtable(L);
+  for (s = 0; s < u->k; s++)
+    if (merge_state(u->m, s) == MERGE_S_PENDING) {
+      lua_pushinteger(L, s + 1);
+      lua_rawseti(L, -2, ++n);
+    }
+  return 1;
+}
+
+/* m:state(i) -> "pending" | "rows" | "done" */
+static int l_state(lua_State *L) {
+  lmerge *u = check(L);
+  static const char *const names[] = {"pending", "rows", "done"};
+  lua_pushstring(L, names[merge_state(u->m, checksrc(L, 2, u))]);
+  return 1;
+}
+
+/* m:last() -> source of the last emitted row (or nil), its internal key */
+static int l_last(lua_State *L) {
+  lmerge *u = check(L);
+  const unsigned char *k;
+  size_t n;
+  int s = merge_last(u->m, &k, &n);
+  if (s < 0) return 0;
+  lua_pushinteger(L, s + 1);
+  lua_pushlstring(L, (const char *)k, n);
+  return 2;
+}
+
+/* m:_ptr() -> the merge* as a light userdata, for LuaJIT's FFI path. The
+ * object must stay referenced while the pointer is used. */
+static int l_ptr(lua_State *L) {
+  lua_pushlightuserdata(L, check(L)->m);
+  return 1;
+}
+
+static int l_emitted(lua_State *L) {
+  otsk_pushint64(L, (int64_t)merge_emitted(check(L)->m));
+  return 1;
+}
+
+static int l_exhausted(lua_State *L) {
+  lua_pushboolean(L, merge_exhausted(check(L)->m));
+  return 1;
+}
+
+/* ---- cursors ---------------------------------------------------------- */
+
+static const unsigned char *opt_secret(lua_State *L, int idx, size_t *n) {
+  const char *s;
+  if (lua_isnoneornil(L, idx)) return NULL;
+  s = luaL_checklstring(L, idx, n);
+  if (*n < CURSOR_MIN_SECRET) otsk_error(L, "merge", "secret must be at least %d bytes", CURSOR_MIN_SECRET);
+  return (const unsigned char *)s;
+}
+
+/* cursor_encode(k, src, desc, dedup, typed, key, secret) -> text | nil,msg,code
+ * key: a string (byte keys) or an array of integers/strings (typed). */
+static int l_cursor_encode(lua_State *L) {
+  cursor *c;
+  char *out;
+  const char *why = NULL;
+  size_t sl = 0, n;
+  const unsigned char *secret;
+  int64_t k = otsk_checkint64(L, 1, "merge", "k"), src = otsk_checkint64(L, 2, "merge", "src");
+  int typed = lua_toboolean(L, 5), i;
+  secret = opt_secret(L, 7, &sl);
+  if (k < 1 || k > 1024 || src < 1 || src > k) return otsk_error(L, "merge", "cursor source out of range");
+  c = (cursor *)lua_newuserdata(L, sizeof *c + CURSOR_MAX_TEXT); /* scratch, collected */
+  memset(c, 0, sizeof *c);
+  out = (char *)(c + 1);
+  c->k = (unsigned)k;
+  c->src = (unsigned)(src - 1);
+  c->flags = (lua_toboolean(L, 3) ? CURSOR_F_DESC : 0) | (lua_toboolean(L, 4) ? CURSOR_F_DEDUP : 0) |
+             (typed ? CURSOR_F_TYPED : 0);
+  if (!typed) {
+    c->nparts = 1;
+    c->part[0].s = (const unsigned char *)luaL_checklstring(L, 6, &c->part[0].n);
+  } else {
+    luaL_checktype(L, 6, LUA_TTABLE);
+    c->nparts = (int)lua_rawlen(L, 6);
+    if (c->nparts < 1 || c->nparts > CURSOR_MAX_PARTS) return otsk_error(L, "merge", "bad cursor key");
+    for (i = 0; i < c->nparts; i++) {
+      lua_rawgeti(L, 6, i + 1);
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        c->part[i].s = (const unsigned char *)lua_tolstring(L, -1, &c->part[i].n);
+      } else {
+        c->part[i].is_int = 1;
+        c->part[i].i = otsk_checkint64(L, -1, "merge", "cursor key part");
+      }
+      lua_pop(L, 1); /* the string stays alive in the key table */
+    }
+  }
+  n = cursor_encode(c, secret, sl, out, &why);
+  if (n == 0) return otsk_fail(L, "KeyTooLong", "otskit.merge: %s", why);
+  lua_pushlstring(L, out, n);
+  return 1;
+}
+
+/* cursor_decode(text, secret) -> {k, src, desc, dedup, typed, key} | nil,msg,"BadCursor" */
+static int l_cursor_decode(lua_State *L) {
+  size_t n, sl = 0;
+  const char *text, *why = NULL;
+  const unsigned char *secret;
+  cursor *c;
+  int i;
+  if (lua_type(L, 1) != LUA_TSTRING) return otsk_fail(L, "BadCursor", "otskit.merge: cursor must be a string");
+  text = lua_tolstring(L, 1, &n);
+  secret = opt_secret(L, 2, &sl);
+  c = (cursor *)lua_newuserdata(L, sizeof *c);
+  if (cursor_decode(text, n, secret, sl, c, &why) != 0)
+    return otsk_fail(L, "BadCursor", "otskit.merge: bad cursor (%s)", why);
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, (lua_Integer)c->k);
+  lua_setfield(L, -2, "k");
+  lua_pushinteger(L, (lua_Integer)c->src + 1);
+  lua_setfield(L, -2, "src");
+  lua_pushboolean(L, c->flags & CURSOR_F_DESC);
+  lua_setfield(L, -2, "desc");
+  lua_pushboolean(L, c->flags & CURSOR_F_DEDUP);
+  lua_setfield(L, -2, "dedup");
+  lua_pushboolean(L, c->flags & CURSOR_F_TYPED);
+  lua_setfield(L, -2, "typed");
+  if (c->flags & CURSOR_F_TYPED) {
+    lua_createtable(L, c->nparts, 0);
+    for (i = 0; i < c->nparts; i++) {
+      if (c->part[i].is_int) otsk_pushint64(L, c->part[i].i);
+      else lua_pushlstring(L, (const char *)c->part[i].s, c->part[i].n);
+      lua_rawseti(L, -2, i + 1);
+    }
+  } else {
+    lua_pushlstring(L, (const char *)c->part[0].s, c->part[0].n);
+  }
+  lua_setfield(L, -2, "key");
+  return 1;
+}
+
+/* ---- bench-only: the C merge alone over prebuilt keys ----------------- */
+
+typedef struct bkeys {
+  int k;
+  unsigned char **arena;   /* per source: all keys back to back */
+  size_t **ends;           /* per source: end offsets */
+  size_t *n;
+} bkeys;
+
+static int b_gc(lua_State *L) {
+  bkeys *b = (bkeys *)luaL_checkudata(L, 1, BENCH_MT);
+  int i;
+  for (i = 0; i < b->k; i++) {
+    if (b->arena) free(b->arena[i]);
+    if (b->ends) free(b->ends[i]);
+  }
+  free(b->arena);
+  free(b->ends);
+  free(b->n);
+  b->arena = NULL;
+  b->ends = NULL;
+  b->n = NULL;
+  b->k = 0;
+  return 0;
+}
+
+/* _bench_keys(lists) -> handle: copies k sorted arrays of key strings into
+ * C once, so run() times the merge (push + pull in C) and nothing else. */
+static int l_bench_keys(lua_State *L) {
+  bkeys *b;
+  int k, i;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  k = (int)lua_rawlen(L, 1);
+  if (k < 1 || k > MERGE_MAX_SOURCES) return otsk_error(L, "merge", "bench: 1..1024 lists");
+  b = (bkeys *)lua_newuserdata(L, sizeof *b);
+  memset(b, 0, sizeof *b);
+  luaL_getmetatable(L, BENCH_MT);
+  lua_setmetatable(L, -2);
+  b->arena = (unsigned char **)calloc((size_t)k, sizeof *b->arena);
+  b->ends = (size_t **)calloc((size_t)k, sizeof *b->ends);
+  b->n = (size_t *)calloc((size_t)k, sizeof *b->n);
+  b->k = k;
+  if (!b->arena || !b->ends || !b->n) return otsk_error(L, "merge", "out of memory");
+  for (i = 0; i < k; i++) {
+    size_t j, n, tot = 0;
+    lua_rawgeti(L, 1, i + 1);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    n = (size_t)lua_rawlen(L, -1);
+    for (j = 1; j <= n; j++) {
+      lua_rawgeti(L, -1, (lua_Integer)j);
+      tot += lua_rawlen(L, -1);
+      lua_pop(L, 1);
+    }
+    b->arena[i] = (unsigned char *)malloc(tot ? tot : 1);
+    b->ends[i] = (size_t *)malloc((n ? n : 1) * sizeof(size_t));
+    if (!b->arena[i] || !b->ends[i]) return otsk_error(L, "merge", "out of memory");
+    tot = 0;
+    for (j = 1; j <= n; j++) {
+      size_t len;
+      const char *s;
+      lua_rawgeti(L, -1, (lua_Integer)j);
+      s = luaL_checklstring(L, -1, &len);
+      memcpy(b->arena[i] + tot, s, len);
+      tot += len;
+      b->ends[i][j - 1] = tot;
+      lua_pop(L, 1);
+    }
+    b->n[i] = n;
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
+/* h:run(page [, collect]) -> rows merged [, array of keys in order]:
+ * feeds each source page keys at a time, as the merge asks for them. */
+static int l_bench_run(lua_State *L) {
+  bkeys *b = (bkeys *)luaL_checkudata(L, 1, BENCH_MT);
+  int64_t page = otsk_checkint64(L, 2, "merge", "page");
+  int collect = lua_toboolean(L, 3), k = b->k;
+  size_t *next, *off, total = 0;
+  merge_item items[CHUNK];
+  merge *m;
+  if (page < 1) return otsk_error(L, "merge", "page must be >= 1");
+  if (collect) lua_newtable(L);
+  next = (size_t *)calloc((size_t)k * 2, sizeof *next);
+  m = merge_new(k, 0, 0, 0);
+  if (!next || !m) {
+    free(next);
+    merge_free(m);
+    return otsk_error(L, "merge", "out of memory");
+  }
+  off = next + k;
+  for (;;) {
+    size_t got, j;
+    merge_status st = merge_pull(m, items, CHUNK, &got);
+    if (collect)
+      for (j = 0; j < got; j++) {
+        int s = (int)items[j].src;
+        size_t r = off[s] + items[j].row, st0 = r ? b->ends[s][r - 1] : 0;
+        lua_pushlstring(L, (const char *)b->arena[s] + st0, b->ends[s][r] - st0);
+        lua_rawseti(L, -2, (lua_Integer)(total + j + 1));
+      }
+    total += got;
+    if (st == MERGE_NEED) {
+      int s = merge_need(m);
+      size_t r, cnt = b->n[s] - next[s] < (size_t)page ? b->n[s] - next[s] : (size_t)page;
+      off[s] = next[s];
+      merge_begin(m, s, cnt);
+      for (r = next[s]; r < next[s] + cnt; r++) {
+        size_t st0 = r ? b->ends[s][r - 1] : 0;
+        merge_add(m, s, b->arena[s] + st0, b->ends[s][r] - st0);
+      }
+      next[s] += cnt;
+      merge_end(m, s, next[s] == b->n[s]);
+    } else if (st != MERGE_MORE) {
+      break;
+    }
+  }
+  merge_free(m);
+  free(next);
+  lua_pushinteger(L, (lua_Integer)total);
+  if (collect) {
+    lua_insert(L, -2);
+    return 2;
+  }
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"push", l_push}, {"pull", l_pull}, {"needs", l_needs}, {"state", l_state},
+  {"last", l_last}, {"emitted", l_emitted}, {"exhausted", l_exhausted},
+  {"close", l_gc}, {"_ptr", l_ptr}, {NULL, NULL}
+};
+
+static const luaL_Reg metamethods[] = {
+  {"__gc", l_gc},
+#if LUA_VERSION_NUM >= 504
+  {"__close", l_gc},
+#endif
+  {NULL, NULL}
+};
+
+static const luaL_Reg bench_methods[] = {{"run", l_bench_run}, {NULL, NULL}};
+static const luaL_Reg bench_meta[] = {{"__gc", b_gc}, {NULL, NULL}};
+
+static const luaL_Reg funcs[] = {
+  {"new", l_new},
+  {"cursor_encode", l_cursor_encode},
+  {"cursor_decode", l_cursor_decode},
+  {"_bench_keys", l_bench_keys},
+  {NULL, NULL}
+};
+
+int otsk_open_merge(lua_State *L) {
+  otsk_newclass(L, MT, methods, metamethods);
+  otsk_newclass(L, BENCH_MT, bench_methods, bench_meta);
+  lua_newtable(L);
+  otsk_setfuncs(L, funcs);
+  return 1;
+}

@@ -1,0 +1,402 @@
+--- otskit.merge -- many sorted sources (e.g. the buckets of a table whose
+-- first key column is `ts mod 16`) merged back into one ordered, pageable
+-- stream, with resume cursors. The merge runs in C (a loser tree over byte
+-- keys); this module validates options and drives the fetches.
+local core = require "otskit.core"
+local C = core.merge
+
+local merge = {}
+
+local type, error, tostring, pcall = type, error, tostring, pcall
+local floor = math.floor
+
+local function fail(msg, level) error("otskit.merge: " .. msg, (level or 1) + 1) end
+
+local function is_int(v) return type(v) == "number" and v == floor(v) end
+
+-- Validates a key spec: field name, array index, or list of PK positions.
+local function check_key(key)
+  local t = type(key)
+  if t == "string" or (t == "number" and is_int(key) and key >= 1) then return false end
+  if t == "table" and #key >= 1 and #key <= 16 then
+    for i = 1, #key do
+      if not (is_int(key[i]) and key[i] >= 1 and key[i] <= 64) then
+        fail("key positions must be integers 1..64", 3)
+      end
+    end
+    return true
+  end
+  fail("key must be a field name, an array index or a list of primary-key positions", 3)
+end
+
+local function check_order(order)
+  if order == nil or order == "asc" then return false end
+  if order == "desc" then return true end
+  fail("order must be \"asc\" or \"desc\"", 3)
+end
+
+local function check_count(v, what, lo, hi, level)
+  if not (is_int(v) and v >= lo and v <= hi) then
+    fail(("%s must be an integer %d..%d"):format(what, lo, hi), level + 1)
+  end
+  return v
+end
+
+-- LuaJIT: push and pull of byte keys through the FFI (compiled by the
+-- JIT), the same C merge underneath; the C API binding otherwise.
+local ffi, lib
+if jit then
+  local ok, f = pcall(require, "ffi")
+  local path = ok and package.searchpath and package.searchpath("otskit.core", package.cpath)
+  if path then
+    ok = pcall(function()
+      f.cdef [[
+        typedef struct otsk_merge otsk_merge;
+        typedef struct otsk_merge_item { uint32_t src, row; } otsk_merge_item;
+        int merge_begin(otsk_merge *m, int src, size_t nrows);
+        int merge_add(otsk_merge *m, int src, const char *key, size_t len);
+        void merge_end(otsk_merge *m, int src, int done);
+        void merge_abort(otsk_merge *m, int src);
+        int merge_pull(otsk_merge *m, otsk_merge_item *out, size_t max, size_t *n);
+        int merge_need(const otsk_merge *m);
+        int merge_state(const otsk_merge *m, int src);
+      ]]
+      lib = f.load(path)
+      assert(lib.merge_pull and lib.merge_add)
+    end)
+    if ok then ffi = f else lib = nil end
+  end
+end
+
+local FM = {}     -- methods of the FFI-backed merge object
+FM.__index = FM
+local CHUNK = 1024
+
+local function ffi_merge(ud, k, key)
+  return setmetatable({
+    ud = ud, p = ffi.cast("otsk_merge *", ud:_ptr()), k = k, key = key, batches = {},
+    items = ffi.new("otsk_merge_item[?]", CHUNK), got = ffi.new("size_t[1]"),
+  }, FM)
+end
+
+local function live(self)
+  local p = self.p
+  if p == nil then error("otskit.merge: merge is closed", 3) end
+  return p
+end
+
+function FM:push(i, rows, done)
+  local p = live(self)
+  if not is_int(i) then
+    error("otskit.merge: bad argument source (not an integer, got " .. type(i) .. ")", 2)
+  end
+  if i < 1 or i > self.k then error(("otskit.merge: source %d out of range 1..%d"):format(i, self.k), 2) end
+  if type(rows) ~= "table" then error("bad argument #3 to 'push' (table expected, got " .. type(rows) .. ")", 2) end
+  local src = i - 1
+  local st = lib.merge_state(p, src)
+  if st == 2 then error(("otskit.merge: source %d pushed after done"):format(i), 2) end
+  if st == 1 then error(("otskit.merge: source %d pushed before its rows were merged"):format(i), 2) end
+  local n = #rows
+  if lib.merge_begin(p, src, n) ~= 0 then error("otskit.merge: out of memory", 2) end
+  local key = self.key
+  for r = 1, n do
+    local row = rows[r]
+    local why
+    if type(row) ~= "table" then
+      why = "is a " .. type(row) .. ", not a table"
+    else
+      local v = rawget(row, key)
+      if type(v) == "string" then
+        local rc = lib.merge_add(p, src, v, #v)
+        if rc ~= 0 then why = rc == -4 and "is out of order in its source" or "out of memory" end
+      elseif v == nil then
+        why = "has no key"
+      else
+        why = "key must be a string, got " .. type(v)
+      end
+    end
+    if why then
+      lib.merge_abort(p, src)
+      error(("otskit.merge: source %d row %d %s"):format(i, r, why), 2)
+    end
+  end
+  lib.merge_end(p, src, done and 1 or 0)
+  self.batches[i] = rows
+end
+
+function FM:pull(max, into)
+  local p = live(self)
+  if max == nil then max = 2 ^ 62
+  elseif not is_int(max) or max < 0 then error("otskit.merge: max must be >= 0", 2) end
+  if into ~= nil and type(into) ~= "table" then
+    error("bad argument #3 to 'pull' (table expected, got " .. type(into) .. ")", 2)
+  end
+  local items, gotp, batches = self.items, self.got, self.batches
+  local out, st = into or {}, 0
+  local base = #out
+  local n = 0
+  while true do
+    local want = max - n
+    if want > CHUNK then want = CHUNK end
+    st = lib.merge_pull(p, items, want, gotp)
+    local got = tonumber(gotp[0])
+    for j = 0, got - 1 do
+      local it = items[j]
+      out[base + n + j + 1] = batches[it.src + 1][it.row + 1]
+    end
+    n = n + got
+    if st == -1 then error("otskit.merge: out of memory", 2) end
+    if st ~= 0 or n >= max then break end
+  end
+  if st == 1 then return out, lib.merge_need(p) + 1 end
+  return out, st == 2 and "done" or "more"
+end
+
+function FM:close()
+  if self.p ~= nil then
+    self.p = nil
+    self.batches = {}
+    self.ud:close()
+  end
+end
+
+for _, name in ipairs { "needs", "state", "last", "emitted", "exhausted" } do
+  FM[name] = function(self, ...)
+    live(self)
+    return self.ud[name](self.ud, ...)
+  end
+end
+
+-- A merge object: the C userdata, or on LuaJIT (byte keys) its FFI wrapper.
+local function new_merge(k, desc, dedup, limit, key)
+  local ud = C.new(k, desc, dedup, limit, key)
+  if lib and type(key) ~= "table" then return ffi_merge(ud, k, key) end
+  return ud
+end
+
+--- merge.new{ sources = k, key = K, order = "asc"|"desc", limit = n,
+-- dedup = bool } -> m. A merge of k sources (1..1024) you feed yourself:
+--   m:push(i, rows, done)  hands source i its next batch (rows already in
+--     the merge order) and says whether source i ends with it. Only a
+--     source whose rows were all merged ("pending") can be pushed.
+--   m:pull([max [, into]]) -> rows, state: up to max rows in merged order
+--     (appended to the array `into` when given, and that array returned);
+--     state is
+--     "more" (stopped at max), "done" (nothing left, or limit reached) or
+--     the number of the source that must be pushed before anything else can
+--     be emitted (nothing past a pending source's last key is ever emitted).
+--   m:needs() -> the pending sources; m:state(i) -> "pending"|"rows"|"done";
+--   m:emitted(), m:exhausted(), m:close().
+-- K: a field name (row[K] is a byte string), an array index, or a list of
+-- primary-key positions ({2} or {2, 3}: typed columns of row.primary_key,
+-- INTEGER as int64, STRING/BINARY as bytes, Tablestore order). Equal keys
+-- go out by source number; dedup emits only the first of equal keys.
+function merge.new(opts)
+  if type(opts) ~= "table" then fail("new expects an options table", 2) end
+  local k = check_count(opts.sources, "sources", 1, 1024, 2)
+  check_key(opts.key)
+  local desc = check_order(opts.order)
+  if opts.limit ~= nil then check_count(opts.limit, "limit", 1, 2 ^ 53, 2) end
+  return new_merge(k, desc, opts.dedup and true or false, opts.limit, opts.key)
+end
+
+-- The values of the typed key columns of a row, for a cursor.
+local function pk_values(row, key)
+  local pk = row.primary_key or row.primaryKey
+  local vals = {}
+  for i = 1, #key do
+    local col = pk[key[i]]
+    if type(col) == "table" then
+      local v = col[2]
+      if v == nil then v = col.value end
+      col = v
+    end
+    vals[i] = col
+  end
+  return vals
+end
+
+-- Runners: each takes a list of jobs (functions) and returns once all ran.
+local function run_sequential(jobs)
+  for i = 1, #jobs do jobs[i]() end
+end
+
+local function run_ngx(jobs)
+  if #jobs == 1 then return jobs[1]() end
+  local threads = {}
+  for i = 1, #jobs do
+    local th, err = ngx.thread.spawn(jobs[i])
+    if not th then
+      for j = 1, i - 1 do ngx.thread.kill(threads[j]) end
+      fail("ngx.thread.spawn failed: " .. tostring(err), 2)
+    end
+    threads[i] = th
+  end
+  for i = 1, #threads do
+    local ok, err = ngx.thread.wait(threads[i])
+    if not ok then
+      for j = i + 1, #threads do ngx.thread.kill(threads[j]) end
+      error(err, 0)
+    end
+  end
+end
+
+local yieldable_phase = { rewrite = true, access = true, content = true, timer = true,
+                          ssl_cert = true, ssl_session_fetch = true }
+
+local function pick_runner(parallel)
+  if type(parallel) == "function" then return parallel end
+  if parallel == false or parallel == "sequential" then return run_sequential end
+  local have_ngx = type(ngx) == "table" and type(ngx.thread) == "table" and ngx.get_phase
+  if parallel == "ngx" then
+    if not have_ngx then fail("parallel = \"ngx\" needs OpenResty", 3) end
+    return run_ngx
+  end
+  if parallel == nil or parallel == true then
+    if have_ngx and yieldable_phase[ngx.get_phase()] then return run_ngx end
+    return run_sequential
+  end
+  fail("parallel must be nil, false, \"ngx\" or a function(jobs)", 3)
+end
+
+local function bad_cursor(msg) return nil, "otskit.merge: bad cursor (" .. msg .. ")", "BadCursor" end
+
+--- merge.read{ sources = list | k, fetch = f, key = K, limit = n,
+-- order = "asc"|"desc", cursor = text, secret = s, dedup = bool,
+-- parallel = nil|false|"ngx"|function(jobs), max_empty = 1000,
+-- first_rows = n }
+--   -> rows, cursor   (cursor nil when everything was read)
+--   -> nil, message, code   (a fetch failed: its message and code; a bad
+--      cursor: "BadCursor"; a source stuck on empty pages: "EmptyPages")
+-- One page of at most n rows of the merged sources. f(src, after, want, i)
+-- reads source i (src = sources[i]) in the read's order and returns
+-- rows, next: at most `want` rows (want = rows still needed for the page)
+-- and a continuation (nil or false when the source has no more rows) --
+-- or nil, message, code on failure. `after` is nil (read from the start),
+-- the `next` your fetch returned last time for this source, or, on the
+-- first call of a resumed read, { resume = true, key = k, inclusive = b }:
+-- start just after key k (at k when inclusive) in the read's order; k is a
+-- string, or for typed keys the list of key column values. The first
+-- fetch of each source in a page asks for first_rows rows (default: about
+-- twice its share, min(limit, max(32, ceil(2 * limit / k)))); a source
+-- whose rows were all merged is asked for all the rows still needed. A fetch may
+-- return an empty page with a continuation; it is called again. Only
+-- sources whose rows were all merged are refetched, so at most one page
+-- per source is held at a time. With a secret (>= 16 bytes) cursors are
+-- signed with HMAC-SHA256 and checked.
+function merge.read(opts)
+  if type(opts) ~= "table" then fail("read expects an options table", 2) end
+  local sources = opts.sources
+  if is_int(sources) then
+    local list = {}
+    for i = 1, check_count(sources, "sources", 1, 1024, 2) do list[i] = i end
+    sources = list
+  elseif type(sources) ~= "table" then
+    fail("sources must be a list or a count", 2)
+  end
+  local k = check_count(#sources, "#sources", 1, 1024, 2)
+  local fetch = opts.fetch
+  if type(fetch) ~= "function" then fail("fetch must be a function", 2) end
+  local typed = check_key(opts.key)
+  local key = opts.key
+  local desc = check_order(opts.order)
+  local limit = check_count(opts.limit, "limit", 1, 2 ^ 31, 2)
+  local dedup = opts.dedup and true or false
+  local secret = opts.secret
+  if secret ~= nil and (type(secret) ~= "string" or #secret < 16) then
+    fail("secret must be a string of at least 16 bytes", 2)
+  end
+  local max_empty = opts.max_empty or 1000
+  -- rows asked of each source the first time in a page: about twice its
+  -- share, so a page of 1000 over 64 buckets reads ~2000 rows, not 64 000;
+  -- a source that runs dry is then asked for all the rows still needed
+  local first = opts.first_rows
+  if first == nil then
+    first = math.min(limit, math.max(32, math.ceil(2 * limit / k)))
+  else
+    check_count(first, "first_rows", 1, 2 ^ 31, 2)
+  end
+  local run = pick_runner(opts.parallel)
+
+  local after = {}
+  if opts.cursor ~= nil then
+    local c, msg, code = C.cursor_decode(opts.cursor, secret)
+    if not c then return nil, msg, code end
+    if c.k ~= k then return bad_cursor("it was made for " .. c.k .. " sources, not " .. k) end
+    if c.desc ~= desc then return bad_cursor("it was made for the other order") end
+    if c.dedup ~= dedup then return bad_cursor("it was made with dedup " .. (c.dedup and "on" or "off")) end
+    if c.typed ~= typed or (typed and #c.key ~= #key) then
+      return bad_cursor("it was made for another key")
+    end
+    for i = 1, k do
+      -- equal keys go out by source number: sources after the cursor's
+      -- source still owe their rows equal to the key (unless dedup'd)
+      after[i] = { resume = true, key = c.key, inclusive = (not dedup) and i > c.src }
+    end
+  end
+
+  local m = new_merge(k, desc, dedup, limit, key)
+  local out, n = {}, 0
+  local empty = {}
+  local needs = m:needs()
+  local asked = {}
+  while true do
+    local want = limit - n
+    local res = {}
+    local jobs = {}
+    for j = 1, #needs do
+      local i = needs[j]
+      local w = want
+      if not asked[i] and first < w then w = first end
+      asked[i] = true
+      jobs[j] = function()
+        res[i] = { pcall(fetch, sources[i], after[i], w, i) }
+      end
+    end
+    run(jobs)
+    for j = 1, #needs do
+      local i = needs[j]
+      local r = res[i]
+      if r == nil then m:close(); fail("parallel runner returned before the fetch of source " .. i .. " ran", 2) end
+      if not r[1] then m:close(); error(r[2], 0) end
+      local rows, nxt = r[2], r[3]
+      if rows == nil then
+        m:close()
+        return nil, r[3] or ("otskit.merge: fetch of source " .. i .. " failed"), r[4]
+      end
+      if type(rows) ~= "table" then
+        m:close()
+        fail("fetch of source " .. i .. " returned a " .. type(rows) .. ", not a table of rows", 2)
+      end
+      if #rows == 0 and nxt then
+        empty[i] = (empty[i] or 0) + 1
+        if empty[i] > max_empty then
+          m:close()
+          return nil, "otskit.merge: source " .. i .. " returned " .. max_empty ..
+            " empty pages in a row", "EmptyPages"
+        end
+      else
+        empty[i] = 0
+      end
+      m:push(i, rows, not nxt)
+      after[i] = nxt or nil
+    end
+    local _, state = m:pull(want, out)
+    n = #out
+    if state == "done" then break end
+    needs = m:needs()
+  end
+
+  local cursor
+  if n == limit and not m:exhausted() then
+    local src, ikey = m:last()
+    local ckey = typed and pk_values(out[n], key) or ikey
+    local msg, code
+    cursor, msg, code = C.cursor_encode(k, src, desc, dedup, typed, ckey, secret)
+    if not cursor then m:close(); return nil, msg, code end
+  end
+  m:close()
+  return out, cursor
+end
+
+return merge

@@ -1,0 +1,208 @@
+/* merge_test.c -- the loser tree against qsort on random sources fed in
+ * random batches (both orders, dedup, limits, k up to 1024), and cursor
+ * round trips, tampering and truncation. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cursor.h"
+#include "merge.h"
+
+static unsigned long rs = 12345;
+static unsigned rnd(unsigned n) { /* [0, n) */
+  rs = rs * 6364136223846793005ul + 1442695040888963407ul;
+  return (unsigned)((rs >> 33) % n);
+}
+
+typedef struct row { unsigned char key[4]; size_t len; int src, idx; } row;
+static int g_desc;
+
+static int row_cmp(const void *a, const void *b) {
+  const row *x = (const row *)a, *y = (const row *)b;
+  int c = merge_keycmp(x->key, x->len, y->key, y->len);
+  if (c) return g_desc ? -c : c;
+  return x->src - y->src;
+}
+
+/* One random merge, checked against qsort; returns 1 when equal. */
+static int trial(int k, int desc, int dedup, unsigned limit) {
+  row *all, **src;
+  size_t *n, *next, *off, total = 0, got = 0, want, i;
+  merge *m = merge_new(k, desc, dedup, limit);
+  merge_item items[37];
+  int s, ok = 1;
+  g_desc = desc;
+  src = (row **)calloc((size_t)k, sizeof *src);
+  n = (size_t *)calloc((size_t)k * 3, sizeof *n);
+  next = n + k;
+  off = next + k;
+  for (s = 0; s < k; s++) {
+    n[s] = rnd(4) ? rnd(60) : 0;
+    src[s] = (row *)calloc(n[s] + 1, sizeof(row));
+    for (i = 0; i < n[s]; i++) {
+      row *r = &src[s][i];
+      r->len = rnd(4);
+      for (want = 0; want < r->len; want++) r->key[want] = (unsigned char)(rnd(3) * 127);
+      r->src = s;
+    }
+    qsort(src[s], n[s], sizeof(row), row_cmp);
+    for (i = 0; i < n[s]; i++) src[s][i].idx = (int)i;
+    total += n[s];
+  }
+  all = (row *)calloc(total + 1, sizeof(row));
+  for (s = 0, want = 0; s < k; s++)
+    for (i = 0; i < n[s]; i++) all[want++] = src[s][i];
+  qsort(all, total, sizeof(row), row_cmp);
+  if (dedup) { /* keep the first of equal keys */
+    size_t w = 0;
+    for (i = 0; i < total; i++)
+      if (w == 0 || merge_keycmp(all[w - 1].key, all[w - 1].len, all[i].key, all[i].len) != 0)
+        all[w++] = all[i];
+    total = w;
+  }
+  if (limit && total > limit) total = limit;
+  for (;;) {
+    size_t cnt, j;
+    merge_status st = merge_pull(m, items, 1 + rnd(37), &cnt);
+    for (j = 0; j < cnt; j++) {
+      const row *r = &src[items[j].src][off[items[j].src] + items[j].row];
+      if (got >= total || r->src != all[got].src || r->idx != all[got].idx) ok = 0;
+      got++;
+    }
+    if (st == MERGE_NEED) {
+      s = merge_need(m);
+      if (merge_state(m, s) != MERGE_S_PENDING) ok = 0;
+      cnt = rnd(3) ? 1 + rnd(9) : 0; /* empty batches too */
+      if (cnt > n[s] - next[s]) cnt = n[s] - next[s];
+      off[s] = next[s];
+      if (merge_begin(m, s, cnt) != MERGE_OK) ok = 0;
+      for (j = next[s]; j < next[s] + cnt; j++)
+        if (merge_add(m, s, src[s][j].key, src[s][j].len) != MERGE_OK) ok = 0;
+      next[s] += cnt;
+      merge_end(m, s, next[s] == n[s] && rnd(4));
+    } else if (st == MERGE_END) {
+      break;
+    } else if (st != MERGE_MORE) {
+      ok = 0;
+      break;
+    }
+  }
+  if (got != total) ok = 0;
+  if (!limit && !merge_exhausted(m)) ok = 0;
+  for (s = 0; s < k; s++) free(src[s]);
+  free(src);
+  free(n);
+  free(all);
+  merge_free(m);
+  return ok;
+}
+
+static void test_errors(void) {
+  merge *m = merge_new(2, 0, 0, 0);
+  merge_item it[4];
+  size_t n;
+  const unsigned char *lk;
+  size_t ll;
+  CHECK(merge_new(0, 0, 0, 0) == NULL);
+  CHECK(merge_new(MERGE_MAX_SOURCES + 1, 0, 0, 0) == NULL);
+  CHECK(merge_begin(m, 2, 0) == MERGE_ESRC);
+  CHECK(merge_add(m, 0, "a", 1) == MERGE_ESTATE); /* not begun */
+  CHECK(merge_begin(m, 0, 2) == MERGE_OK);
+  CHECK(merge_add(m, 0, "b", 1) == MERGE_OK);
+  CHECK(merge_add(m, 0, "a", 1) == MERGE_EORDER);
+  merge_abort(m, 0);
+  CHECK(merge_state(m, 0) == MERGE_S_PENDING);
+  CHECK(merge_begin(m, 0, 2) == MERGE_OK);
+  CHECK(merge_add(m, 0, "a", 1) == MERGE_OK);
+  CHECK(merge_add(m, 0, "ab", 2) == MERGE_OK); /* "a" < "ab" */
+  merge_end(m, 0, 0);
+  CHECK(merge_begin(m, 0, 1) == MERGE_ESTATE); /* still has rows */
+  CHECK(merge_pull(m, it, 4, &n) == MERGE_NEED && n == 0 && merge_need(m) == 1);
+  CHECK(merge_begin(m, 1, 0) == MERGE_OK);
+  merge_end(m, 1, 1);
+  CHECK(merge_state(m, 1) == MERGE_S_DONE);
+  CHECK(merge_begin(m, 1, 0) == MERGE_ESTATE);
+  CHECK(merge_pull(m, it, 4, &n) == MERGE_NEED && n == 2 && merge_need(m) == 0);
+  CHECK(merge_last(m, &lk, &ll) == 0 && ll == 2 && memcmp(lk, "ab", 2) == 0);
+  CHECK(merge_begin(m, 0, 1) == MERGE_OK);
+  CHECK(merge_add(m, 0, "a", 1) == MERGE_EORDER); /* before the last batch's "ab" */
+  CHECK(merge_add(m, 0, "ab", 2) == MERGE_OK);
+  merge_end(m, 0, 1);
+  CHECK(merge_pull(m, it, 4, &n) == MERGE_END && n == 1 && merge_exhausted(m));
+  CHECK(merge_emitted(m) == 3);
+  merge_free(m);
+  merge_free(NULL);
+}
+
+static void test_cursor(void) {
+  static cursor c, d;
+  char text[CURSOR_MAX_TEXT];
+  const char *why = NULL;
+  const unsigned char *key = (const unsigned char *)"sixteen byte key!";
+  size_t n, i;
+  unsigned char big[CURSOR_MAX_PART + 1];
+  memset(&c, 0, sizeof c);
+  c.flags = CURSOR_F_DESC | CURSOR_F_TYPED;
+  c.k = 16;
+  c.src = 15;
+  c.nparts = 3;
+  c.part[0].is_int = 1;
+  c.part[0].i = INT64_MIN;
+  c.part[1].s = (const unsigned char *)"a\0b";
+  c.part[1].n = 3;
+  c.part[2].is_int = 1;
+  c.part[2].i = -1;
+  n = cursor_encode(&c, key, 17, text, &why);
+  CHECK(n > 0);
+  for (i = 0; i < n; i++) CHECK(strchr("+/=", text[i]) == NULL);
+  CHECK(cursor_decode(text, n, key, 17, &d, &why) == 0);
+  CHECK(d.flags == c.flags && d.k == 16 && d.src == 15 && d.nparts == 3);
+  CHECK(d.part[0].is_int && d.part[0].i == INT64_MIN);
+  CHECK(!d.part[1].is_int && d.part[1].n == 3 && memcmp(d.part[1].s, "a\0b", 3) == 0);
+  CHECK(d.part[2].is_int && d.part[2].i == -1);
+  /* every truncation and every one-character change is refused */
+  for (i = 0; i < n; i++) {
+    char saved = text[i];
+    int bad = 1;
+    CHECK(cursor_decode(text, i, key, 17, &d, &why) != 0);
+    text[i] = saved == 'A' ? 'B' : 'A';
+    bad = cursor_decode(text, n, key, 17, &d, &why) != 0;
+    CHECK(bad);
+    text[i] = saved;
+  }
+  CHECK(cursor_decode(text, n, (const unsigned char *)"another key 1234", 16, &d, &why) != 0);
+  CHECK(cursor_decode(text, n, NULL, 0, &d, &why) != 0);
+  /* unsigned: accepted without a secret only */
+  n = cursor_encode(&c, NULL, 0, text, &why);
+  CHECK(cursor_decode(text, n, NULL, 0, &d, &why) == 0);
+  CHECK(cursor_decode(text, n, key, 17, &d, &why) != 0);
+  /* limits */
+  memset(big, 'x', sizeof big);
+  c.flags = 0;
+  c.nparts = 1;
+  c.part[0].is_int = 0;
+  c.part[0].s = big;
+  c.part[0].n = sizeof big;
+  CHECK(cursor_encode(&c, NULL, 0, text, &why) == 0);
+  c.part[0].n = CURSOR_MAX_PART;
+  n = cursor_encode(&c, key, 17, text, &why);
+  CHECK(n > 0 && cursor_decode(text, n, key, 17, &d, &why) == 0 && d.part[0].n == CURSOR_MAX_PART);
+  c.src = 16;
+  CHECK(cursor_encode(&c, NULL, 0, text, &why) == 0);
+  CHECK(cursor_decode("", 0, NULL, 0, &d, &why) != 0);
+  CHECK(cursor_decode("AQAAAQAAAXMAAWF", 15, NULL, 0, &d, &why) != 0); /* non-canonical tail */
+}
+
+int main(void) {
+  int t, ok = 1, k;
+  for (t = 0; t < 400; t++) {
+    k = rnd(8) ? 1 + (int)rnd(20) : 1 + (int)rnd(MERGE_MAX_SOURCES);
+    if (!trial(k, (int)rnd(2), rnd(4) == 0, rnd(5) ? 0 : 1 + rnd(100))) ok = 0;
+  }
+  CHECK(ok);
+  CHECK(trial(1, 0, 0, 0));
+  CHECK(trial(MERGE_MAX_SOURCES, 1, 0, 0));
+  test_errors();
+  test_cursor();
+  return check_done();
+}
