@@ -24,12 +24,16 @@ SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-f
 
 # Debian packages the build, tests, benches and demo need. luajit2 (not
 # luajit): OpenResty's branch, which does not conflict with nginx's lua module.
+# nginx & co. run the gateway example (make openresty-test); their Debian
+# service must never start (it would listen on 0.0.0.0:80): make deps
+# installs with a policy-rc.d that refuses every service start.
 DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev lua-busted \
              libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
-             libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse
+             libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
+             nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk
 
-.PHONY: all deps build test ctest spec check valgrind fuzz bench demo install clean rock
+.PHONY: all deps build test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
 
 all: build
 
@@ -40,6 +44,11 @@ deps:
 	  echo "make deps: installing$$(echo $$missing | sed 's/^/ /')"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root, or install: $$missing" >&2; exit 1; fi; \
 	  export DEBIAN_FRONTEND=noninteractive; \
+	  if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    trap 'rm -f /usr/sbin/policy-rc.d' EXIT INT TERM; \
+	    printf '#!/bin/sh\n# make deps: no service starts while installing\nexit 101\n' > /usr/sbin/policy-rc.d; \
+	    chmod 755 /usr/sbin/policy-rc.d; \
+	  fi; \
 	  apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing >/dev/null || exit 1; \
 	fi
 
@@ -61,6 +70,11 @@ build/ctest/%: spec/c/%.c $(PLAIN_SRC) $(HDR) spec/c/check.h
 # luajit; the last line sums all runs as "N passed, N failed".
 test: build $(CTESTS)
 	@sh spec/run.sh all
+
+# The gateway example in Debian's nginx: 2 workers, a temporary prefix, a
+# free 127.0.0.1 port; nginx is always stopped (also part of make test).
+openresty-test: build
+	@sh spec/run.sh openresty
 
 ctest: deps $(CTESTS)
 	@sh spec/run.sh c

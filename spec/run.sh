@@ -1,7 +1,8 @@
 #!/bin/sh
-# spec/run.sh MODE -- the test driver behind `make test`, `make check` and
-# `make valgrind`. MODE: all (C tests, then every spec under lua5.4 and
-# luajit), c, valgrind. Ends with one line: "N passed, N failed".
+# spec/run.sh MODE -- the test driver behind `make test`, `make check`,
+# `make valgrind` and `make openresty-test`. MODE: all (C tests, every spec
+# under lua5.4 and luajit, then the gateway in nginx), c, valgrind,
+# openresty. Ends with one line: "N passed, N failed".
 set -u
 mode=${1:-all}
 B=${OTSKIT_BUILD:-build}
@@ -55,13 +56,27 @@ run_busted() { # $1: interpreter, $2: abi dir; extra args: spec files
   tally "busted $interp" "$out"
 }
 
+# The gateway example in a real nginx (spec/openresty.sh starts and always
+# stops it). OTSKIT_SKIP_OPENRESTY=1 skips it, and says so.
+run_openresty() {
+  if [ -n "${OTSKIT_SKIP_OPENRESTY:-}" ]; then
+    echo "== openresty: skipped (${OTSKIT_SKIP_OPENRESTY})"; return
+  fi
+  out=$(OTSKIT_BUILD="$B" sh spec/openresty.sh 2>&1)
+  printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○◼]+$' | cut -c1-400 | tail -n 60
+  tally "openresty (nginx, 2 workers)" "$out"
+}
+
 case $mode in
   all)
     run_c
     run_busted lua5.4 5.4 spec
-    run_busted luajit jit spec ;;
+    run_busted luajit jit spec
+    run_openresty ;;
   c)
     run_c ;;
+  openresty)
+    run_openresty ;;
   valgrind)
     # memcheck on Lua 5.4 over the specs with fewer property trials; a
     # definite or indirect leak, or any memory error, fails the run.
@@ -72,7 +87,7 @@ case $mode in
     printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
     tally "valgrind lua5.4" "$out"
     if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi ;;
-  *) echo "usage: spec/run.sh all|c|valgrind" >&2; exit 2 ;;
+  *) echo "usage: spec/run.sh all|c|valgrind|openresty" >&2; exit 2 ;;
 esac
 
 echo "$pass passed, $fail failed"

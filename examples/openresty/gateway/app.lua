@@ -60,9 +60,12 @@ end
 ---------------------------------------------------------------------------
 -- replies
 
+-- Every reply names the worker that served it (X-Worker-Pid): the tests
+-- use it to make sure both workers took part.
 local function reply(status, body)
   ngx.status = status
   ngx.header["Content-Type"] = "application/json"
+  ngx.header["X-Worker-Pid"] = ngx.worker.pid()
   ngx.say(json.encode(body))
   return ngx.exit(status)
 end
@@ -72,6 +75,17 @@ local function fail(status, code, message)
   return reply(status, { error = message, code = code })
 end
 app.fail = fail
+
+local HTTP_CODES = { [400] = "BadRequest", [403] = "Forbidden", [404] = "NotFound",
+                     [405] = "MethodNotAllowed", [500] = "InternalError",
+                     [502] = "BadGateway", [503] = "Unavailable", [504] = "Timeout" }
+
+--- http_error (error_page of nginx's own errors): the same JSON shape.
+function app.http_error()
+  local st = tonumber(ngx.var.uri:match("^/_error/(%d+)$"))
+  if not HTTP_CODES[st] then st = 500 end
+  return fail(st, HTTP_CODES[st], "HTTP " .. st .. " (refused by nginx)")
+end
 
 function app.too_large()
   return fail(413, "RequestBodyTooLarge", "request body over the 2 MB limit")
@@ -193,6 +207,7 @@ local function blob_get(id)
     return fail(503, code or "Unavailable", msg)
   end
   ngx.header["Content-Type"] = "application/octet-stream"
+  ngx.header["X-Worker-Pid"] = ngx.worker.pid()
   ngx.print(value)
   return ngx.exit(200)
 end
@@ -265,6 +280,8 @@ function app.admin()
       end
     end
     out.budget = require("gateway.series").budget_available()
+    out.key_path = require("otskit.key").path
+    out.ffi_why = require("otskit.key").ffi_why
     return reply(200, out)
   elseif what == "reset" then
     for _, k in ipairs(dict:get_keys(0)) do

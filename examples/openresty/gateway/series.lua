@@ -28,10 +28,10 @@ local cfg, db, buckets, sources
 local budget, budget_version
 
 -- Retries inside a request: short delays (a page must stay fast), enough
--- attempts that 5 % injected faults never reach the client (0.05^6 per
+-- attempts that 5 % injected faults never reach the client (0.05^8 per
 -- bucket read), and a deadline. Throttling codes get a longer window.
 series.backoff = { strategy = "full", base = 0.005, cap = 0.05, throttle_base = 0.02,
-                   max_attempts = 6, deadline = 2 }
+                   max_attempts = 8, deadline = 2 }
 
 local function dict() return ngx.shared.otskit_gw end
 local function count(name, n) dict():incr("n:" .. name, n or 1, 0) end
@@ -66,9 +66,13 @@ end
 
 function series.budget_available() return get_budget():available() end
 
+-- ngx.sleep has millisecond resolution and warns on a 0 ms sleep ("without
+-- delayed events patch"): round the small jittered delays up to 1 ms.
+local function sleep(d) ngx.sleep(d < 0.001 and 0.001 or d) end
+
 local function retry_opts(op)
   return { op = op, idempotent = true, budget = get_budget(), backoff = series.backoff,
-           sleep = ngx.sleep }
+           sleep = sleep }
 end
 
 ---------------------------------------------------------------------------
@@ -199,6 +203,15 @@ end
 
 local CHUNK = 64 * 1024
 
+-- blob names chunk columns "body.0", "body.1", ...; Tablestore (and the
+-- store) allow only [A-Za-z0-9_] in column names: store them as body_0.
+local function column_name(name) return (name:gsub("%.", "_")) end
+local function blob_columns(cols)
+  local out = {}
+  for k, v in pairs(cols) do out[(k:gsub("^(body)_(%d+)$", "%1.%2"))] = v end
+  return out
+end
+
 local function call(fn, op)
   return retry.call(fn, retry_opts(op))
 end
@@ -208,14 +221,14 @@ function series.blob_put(id, value)
   local frame = assert(blob.pack(value))
   local cur, msg, code = call(function() return db:get_row { table = "blobs", primary_key = { id } } end, "GetRow")
   if not cur then return nil, msg, code end
-  local prev = cur.row and cur.row.columns.body or nil
+  local prev = cur.row and cur.row.columns.body or nil   -- the manifest it replaces
   local parts = blob.split(frame, { name = "body", key = id, chunk_size = CHUNK })
   local plan, pmsg, pcode = blob.plan(parts, { previous = prev })
   if not plan then return nil, pmsg, pcode end
   for _, req in ipairs(plan.requests) do
     for _, row in ipairs(req.rows) do
       local put = {}
-      for _, c in ipairs(row.columns) do put[c[1]] = store.binary(c[2]) end
+      for _, c in ipairs(row.columns) do put[column_name(c[1])] = store.binary(c[2]) end
       local ok, m, c = call(function()
         return db:update_row { table = "blobs", primary_key = { id }, update = { PUT = put } }
       end, "UpdateRow")
@@ -223,7 +236,7 @@ function series.blob_put(id, value)
     end
   end
   local stale = {}
-  for _, c in ipairs(plan.cleanup) do stale[#stale + 1] = c.column end
+  for _, c in ipairs(plan.cleanup) do stale[#stale + 1] = column_name(c.column) end
   if #stale > 0 then
     call(function()
       return db:update_row { table = "blobs", primary_key = { id }, update = { DELETE_ALL = stale } }
@@ -237,7 +250,7 @@ function series.blob_get(id)
   local res, msg, code = call(function() return db:get_row { table = "blobs", primary_key = { id } } end, "GetRow")
   if not res then return nil, msg, code end
   if not res.row then return nil, "no blob " .. id, "NotFound" end
-  local manifest, chunks = blob.from_columns(res.row.columns, "body")
+  local manifest, chunks = blob.from_columns(blob_columns(res.row.columns), "body")
   if not manifest then return nil, chunks, "NotFound" end
   local frame, jmsg, jcode = blob.join(manifest, chunks)
   if not frame then return nil, jmsg, jcode end

@@ -1,0 +1,317 @@
+-- The otskit gateway inside a real nginx (2 workers), driven over HTTP.
+-- Run by spec/openresty.sh (make openresty-test), which starts nginx and
+-- passes its address in OTSKIT_GW_URL and its prefix in OTSKIT_GW_PREFIX.
+local http = require "socket.http"
+local ltn12 = require "ltn12"
+local json = require "dkjson"
+local helper = require "spec.helper"
+
+local URL = assert(os.getenv("OTSKIT_GW_URL"), "run through spec/openresty.sh")
+local PREFIX = assert(os.getenv("OTSKIT_GW_PREFIX"))
+
+-- One request on a fresh connection (so either worker may take it).
+-- Returns status, decoded JSON body (or the raw body), headers.
+local function req(method, path, body)
+  local out = {}
+  local headers = {}
+  if body then headers["content-length"] = #body; headers["content-type"] = "application/json" end
+  local _, status, h = http.request {
+    url = URL .. path, method = method, headers = headers, sink = ltn12.sink.table(out),
+    source = body and ltn12.source.string(body) or nil,
+  }
+  local raw = table.concat(out)
+  h = h or {}
+  local doc
+  if (h["content-type"] or ""):match("^application/json") then doc = json.decode(raw, 1, nil) end
+  return status, doc or raw, h
+end
+
+local function get(path) return req("GET", path) end
+local function post(path, t) return req("POST", path, type(t) == "string" and t or json.encode(t)) end
+
+local function admin(path)
+  local status, doc = req("POST", "/_admin/" .. path, "")
+  assert.equal(200, status, json.encode(doc))
+  return doc
+end
+local function stats() return select(2, get("/_admin/stats")) end
+
+-- The model: what a series holds. points[id][ts] = v
+local model = {}
+local function expect(id, from, to, order)
+  local rows = {}
+  for ts, v in pairs(model[id] or {}) do
+    if ts >= from and ts < to then rows[#rows + 1] = { ts = ts, v = v } end
+  end
+  table.sort(rows, function(a, b)
+    if order == "asc" then return a.ts < b.ts end
+    return a.ts > b.ts
+  end)
+  return rows
+end
+
+local function write(id, pts)
+  local status, doc = post("/series/" .. id, { points = pts })
+  assert.equal(200, status, json.encode(doc))
+  model[id] = model[id] or {}
+  for _, p in ipairs(pts) do model[id][p.ts] = p.v end
+  return doc
+end
+
+-- Reads every page; returns rows, pages, the cursors seen.
+local function read_all(id, q, limit)
+  local rows, pages, cursors = {}, 0, {}
+  local cursor
+  repeat
+    local path = ("/series/%s?limit=%d%s%s"):format(id, limit, q,
+      cursor and ("&cursor=" .. cursor) or "")
+    local status, doc = get(path)
+    assert.equal(200, status, json.encode(doc))
+    assert.is_true(#doc.rows <= limit)
+    for _, r in ipairs(doc.rows) do rows[#rows + 1] = r end
+    pages = pages + 1
+    cursor = doc.cursor
+    if cursor then
+      assert.equal(limit, #doc.rows, "a page before the last is full")
+      cursors[#cursors + 1] = cursor
+    end
+    assert.is_true(pages < 10000)
+  until cursor == nil
+  return rows, pages, cursors
+end
+
+local function same_rows(want, got, what)
+  assert.equal(#want, #got, what .. ": row count")
+  for i = 1, #want do
+    if want[i].ts ~= got[i].ts or want[i].v ~= got[i].v then
+      error(("%s: row %d is %s, want %s"):format(what, i, json.encode(got[i]), json.encode(want[i])), 2)
+    end
+  end
+end
+
+local r = helper.rng(8)
+local TOP = 2 ^ 53 - 1   -- the largest "to" the gateway takes
+
+describe("the otskit gateway in nginx", function()
+  it("runs 2 workers, each with its own retry jitter, and otskit.key on the FFI path", function()
+    local s = stats()
+    assert.equal("ffi", s.key_path, s.ffi_why)
+    assert.is_true(#s.workers >= 2, "workers recorded: " .. #s.workers)
+    local seen = {}
+    for _, w in ipairs(s.workers) do
+      assert.is_nil(seen[w.jitter], "two workers drew the same jitter sequence")
+      seen[w.jitter] = true
+      local n = 0
+      for d in w.jitter:gmatch("[^,]+") do
+        n = n + 1
+        assert.is_true(tonumber(d) >= 0 and tonumber(d) < 1)
+      end
+      assert.equal(8, n)
+    end
+  end)
+
+  it("serves both workers (reuseport) and answers /healthz", function()
+    local pids = {}
+    for _ = 1, 60 do
+      local status, doc = get("/healthz")
+      assert.equal(200, status)
+      pids[doc.pid] = true
+      if next(pids, next(pids)) then break end
+    end
+    local n = 0
+    for _ in pairs(pids) do n = n + 1 end
+    assert.is_true(n >= 2, "only one worker answered 60 requests")
+  end)
+
+  it("pages merged from 16 buckets equal the sorted series, in both orders", function()
+    admin("faults?rate=0")
+    for _, id in ipairs { "dev-1", "dev-2" } do
+      for _ = 1, 4 do
+        local pts = {}
+        for j = 1, 150 do
+          local ts = 1700000000000 + r.int(0, 5000)
+          pts[j] = { ts = ts, v = r.int(1, 3) == 1 and ("s" .. r.int(0, 1e6)) or r.int(-1e6, 1e6) / 4 }
+        end
+        write(id, pts)
+      end
+    end
+    for _, case in ipairs {
+      { "dev-1", 0, TOP, "desc", 37 }, { "dev-1", 0, TOP, "asc", 100 },
+      { "dev-2", 1700000001000, 1700000003000, "desc", 16 },
+      { "dev-2", 1700000001000, 1700000001001, "asc", 5 },
+      { "dev-1", 0, TOP, "desc", 1000 }, { "nobody", 0, 100, "desc", 10 },
+    } do
+      local id, from, to, order, limit = case[1], case[2], case[3], case[4], case[5]
+      local q = ("&from=%d&to=%d&order=%s"):format(from, to, order)
+      local got, pages = read_all(id, q, limit)
+      local want = expect(id, from, to, order)
+      same_rows(want, got, ("%s %s limit %d"):format(id, order, limit))
+      assert.equal(math.max(1, math.ceil(#want / limit)), pages)
+    end
+  end)
+
+  it("a cursor resumes exactly where its page ended, on any worker", function()
+    local _, _, cursors = read_all("dev-1", "", 25)
+    assert.is_true(#cursors >= 3)
+    local want = expect("dev-1", 0, TOP, "desc")
+    for i, c in ipairs(cursors) do
+      for _ = 1, 3 do    -- again and again: same page, whichever worker serves it
+        local status, doc = get("/series/dev-1?limit=25&cursor=" .. c)
+        assert.equal(200, status)
+        assert.equal(want[i * 25 + 1].ts, doc.rows[1].ts)
+        assert.equal(want[math.min(#want, i * 25 + 25)].ts, doc.rows[#doc.rows].ts)
+      end
+    end
+  end)
+
+  it("refuses forged, truncated and foreign cursors with 400", function()
+    local _, doc = get("/series/dev-1?limit=10")
+    local c = doc.cursor
+    assert.is_string(c)
+    local flip = c:sub(1, 20) .. (c:sub(21, 21) == "A" and "B" or "A") .. c:sub(22)
+    for what, path in pairs {
+      forged = "/series/dev-1?limit=10&cursor=" .. flip,
+      truncated = "/series/dev-1?limit=10&cursor=" .. c:sub(1, #c - 4),
+      ["other series"] = "/series/dev-2?limit=10&cursor=" .. c,
+      ["other range"] = "/series/dev-1?limit=10&from=5&cursor=" .. c,
+      ["other order"] = "/series/dev-1?limit=10&order=asc&cursor=" .. c,
+      garbage = "/series/dev-1?limit=10&cursor=%21%21%21",
+      empty = "/series/dev-1?limit=10&cursor=",
+    } do
+      local status, body = get(path)
+      assert.equal(400, status, what)
+      assert.equal("BadCursor", body.code, what)
+      assert.is_string(body.error)
+    end
+  end)
+
+  it("absorbs 20 % injected OTSServerBusy on reads and writes by retrying", function()
+    admin("budget?capacity=1000000")
+    admin("reset")
+    admin("faults?rate=0.2&code=OTSServerBusy")
+    local pts = {}
+    for j = 1, 300 do pts[j] = { ts = 1800000000000 + j * 7, v = j } end
+    write("dev-3", pts)
+    local got = read_all("dev-3", "&order=asc", 50)
+    same_rows(expect("dev-3", 0, TOP, "asc"), got, "dev-3 under faults")
+    local s = stats()
+    local retries = 0
+    for k, v in pairs(s.counters) do if k:match("^retries:") then retries = retries + v end end
+    assert.is_true(retries > 0, "no retries under 20 % faults")
+    assert.is_true(s.counters.write_attempts >= 2)
+    assert.is_nil(s.counters.failed)
+    admin("faults?rate=0")
+  end)
+
+  it("shares one retry budget between workers; exhausted, it answers 503", function()
+    admin("faults?rate=1&code=OTSServerBusy")
+    admin("budget?capacity=50")    -- a retry costs 5: 10 retries for everyone
+    admin("reset")
+    local pids, n503 = {}, 0
+    for _ = 1, 40 do
+      local status, body, h = get("/series/dev-1?limit=5")
+      assert.equal(503, status)
+      assert.equal("RetryBudgetExhausted", body.code, json.encode(body))
+      assert.matches("retry budget exhausted", body.error)
+      n503 = n503 + 1
+      pids[h["x-worker-pid"]] = true
+      if next(pids, next(pids)) and n503 >= 4 then break end
+    end
+    local workers = 0
+    for _ in pairs(pids) do workers = workers + 1 end
+    assert.is_true(workers >= 2, "one worker served every request")
+    local s = stats()
+    local retries = 0
+    for k, v in pairs(s.counters) do if k:match("^retries:") then retries = retries + v end end
+    -- one budget: 10 retries in all (per-worker budgets would allow 20)
+    assert.equal(10, retries)
+    assert.equal(0, s.budget)
+    admin("faults?rate=0")
+    admin("budget?capacity=500")
+    local status = get("/series/dev-1?limit=5")
+    assert.equal(200, status)
+  end)
+
+  it("stores and returns blobs compressed in chunks", function()
+    local parts = {}
+    for i = 1, 30000 do parts[i] = ('{"i":%d,"tag":"t%d"}'):format(i, i % 7) end
+    local value = table.concat(parts, ",")
+    local status, doc = post("/blobs/doc-1", value)
+    assert.equal(200, status, json.encode(doc))
+    assert.equal(#value, doc.bytes)
+    assert.equal("zstd", doc.codec)
+    assert.is_true(doc.stored < #value / 3)
+    local raw = r.bytes(200000)   -- incompressible: stored raw, in 4 chunks
+    local st2, doc2 = post("/blobs/doc-2", raw)
+    assert.equal(200, st2)
+    assert.is_true(doc2.chunks >= 2)
+    for _ = 1, 3 do
+      local s1, got = get("/blobs/doc-1")
+      assert.equal(200, s1)
+      assert.is_true(value == got, "doc-1 came back different")
+      local s2, got2 = get("/blobs/doc-2")
+      assert.equal(200, s2)
+      assert.is_true(raw == got2, "doc-2 came back different")
+    end
+    -- rewritten smaller: the new value, never a mix
+    local st3 = post("/blobs/doc-2", "short")
+    assert.equal(200, st3)
+    local s4, got4 = get("/blobs/doc-2")
+    assert.equal(200, s4)
+    assert.equal("short", got4)
+    local s5, nf = get("/blobs/nothing-here")
+    assert.equal(404, s5)
+    assert.equal("NotFound", nf.code)
+  end)
+
+  it("answers bad input with a 4xx and a JSON error, never a 500", function()
+    local big = ('{"points":[' .. ('{"ts":1,"v":"%s"},'):format(("x"):rep(1000)):rep(2200) .. '{"ts":2,"v":1}]}')
+    local cases = {
+      { "GET", "/series/dev-1?limit=0", 400 }, { "GET", "/series/dev-1?limit=1001", 400 },
+      { "GET", "/series/dev-1?limit=1.5", 400 }, { "GET", "/series/dev-1?limit=", 400 },
+      { "GET", "/series/dev-1?from=-1", 400 }, { "GET", "/series/dev-1?from=10&to=10", 400 },
+      { "GET", "/series/dev-1?to=99999999999999999999", 400 },
+      { "GET", "/series/dev-1?order=sideways", 400 }, { "GET", "/series/dev-1?limit=1&limit=2", 400 },
+      { "GET", "/series/dev-1?fanout=maybe", 400 },
+      { "GET", "/series/" .. ("a"):rep(65), 400 }, { "GET", "/series/a.b", 400 },
+      { "GET", "/series/", 400 }, { "GET", "/series/%00x", 400 },
+      { "GET", "/nothing/here", 404 }, { "GET", "/series/a/b", 404 }, { "GET", "/", 404 },
+      { "DELETE", "/series/dev-1", 405 }, { "PUT", "/blobs/x", 405 },
+      { "POST", "/series/dev-1", 400, "not json" }, { "POST", "/series/dev-1", 400, "{}" },
+      { "POST", "/series/dev-1", 400, '{"points":[]}' },
+      { "POST", "/series/dev-1", 400, '{"points":[{"ts":1.5,"v":1}]}' },
+      { "POST", "/series/dev-1", 400, '{"points":[{"ts":-1,"v":1}]}' },
+      { "POST", "/series/dev-1", 400, '{"points":[{"ts":1,"v":{"a":1}}]}' },
+      { "POST", "/series/dev-1", 400, '{"points":[{"ts":1}]}' },
+      { "POST", "/series/dev-1", 400, '{"points":[1,2]}' },
+      { "POST", "/series/dev-1", 400, '{"points":{"ts":1}}' },
+      { "POST", "/series/dev-1", 400, '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[' },
+      { "POST", "/series/dev-1", 413, big },
+      { "GET", "/_bucket?b=1", 404 },
+    }
+    for _, c in ipairs(cases) do
+      local status, body = req(c[1], c[2], c[4])
+      local what = c[1] .. " " .. c[2] .. " " .. (c[4] and c[4]:sub(1, 40) or "")
+      assert.equal(c[3], status, what .. ": " .. tostring(type(body) == "table" and json.encode(body) or body))
+      assert.is_table(body, what .. ": not JSON")
+      assert.is_string(body.error, what)
+      assert.is_string(body.code, what)
+    end
+  end)
+
+  it("left no Lua error (nor a crash) in error.log", function()
+    local f = assert(io.open(PREFIX .. "/logs/error.log"))
+    local bad = {}
+    for line in f:lines() do
+      -- nginx logs refused requests ("too large body") at [error]: only
+      -- Lua errors, crashes and worse count
+      if (line:match("%[error%]") and line:lower():match("lua")) or line:match("%[crit%]")
+         or line:match("%[alert%]") or line:match("%[emerg%]") or line:match("stack traceback")
+         or line:match("runtime error") or line:match("exited on signal") then
+        bad[#bad + 1] = line
+      end
+    end
+    f:close()
+    assert.equal(0, #bad, table.concat(bad, "\n"))
+  end)
+end)
