@@ -250,6 +250,8 @@ end
 --- GET  /_admin/stats   counters, the budget, the workers' jitter
 function app.admin()
   local dict = ngx.shared.otskit_gw
+  local bname = ngx.var.uri:match("^/_admin/bench/(%w+)$")
+  if bname then return require("gateway.bench").handle(bname) end
   local what = ngx.var.uri:match("^/_admin/(%w+)$")
   local args = ngx.req.get_uri_args()
   if what == "faults" then
@@ -283,6 +285,14 @@ function app.admin()
     out.key_path = require("otskit.key").path
     out.ffi_why = require("otskit.key").ffi_why
     return reply(200, out)
+  elseif what == "bucket" then
+    -- one bucket read, exactly as the fan-out does it (bench baseline)
+    local id, b = args.id or "", tonumber(args.b or "0")
+    local limit = tonumber(args.limit or "100")
+    if not check_id(id) or not b or not limit then return fail(400, "BadRequest", "id, b, limit") end
+    local rows, msg, code = require("gateway.series").read_bucket(id, b, limit)
+    if not rows then return fail(503, code or "Unavailable", msg) end
+    return reply(200, { rows = #rows })
   elseif what == "reset" then
     for _, k in ipairs(dict:get_keys(0)) do
       if k:match("^n:") then dict:delete(k) end

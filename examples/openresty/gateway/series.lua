@@ -157,6 +157,14 @@ function series.read(q)
   return { rows = out, cursor = cursor or require("dkjson").null }
 end
 
+--- read_bucket(id, b, limit) -> rows | nil, msg, code: one bucket read of
+-- the newest rows, the way a page's fan-out reads each bucket (the bench's
+-- "one bucket read" baseline).
+function series.read_bucket(id, b, limit)
+  local q = { id = id, from = 0, to = 2 ^ 53 - 1, desc = true }
+  return bucket_reader(q)(b, nil, limit)
+end
+
 ---------------------------------------------------------------------------
 -- writes
 
