@@ -27,13 +27,13 @@ make -s build >/dev/null || exit 1
 port=$(OTSKIT_BUILD="$B" sh examples/openresty/run.sh start "$prefix" "" 2) || exit 1
 u="http://127.0.0.1:$port"
 adm() { curl -sf -X POST "$u/_admin/$1" >/dev/null || { echo "bench: admin $1 failed" >&2; exit 1; }; }
-stat() { # counter value from /_admin/stats
-  curl -sf "$u/_admin/stats" | luajit -e '
+stat() { # a counter (or "budget", or "retries": the sum over workers) from /_admin/stats
+  curl -sf "$u/_admin/stats" | K="$1" luajit -e '
     local j = require("dkjson").decode(io.read("*a"))
-    local k = arg[1]
+    local k = os.getenv("K")
     if k == "budget" then print(j.budget) return end
     if k == "retries" then local s = 0 for n, v in pairs(j.counters) do if n:match("^retries:") then s = s + v end end print(s) return end
-    print(j.counters[k] or 0)' "$1"
+    print(j.counters[k] or 0)'
 }
 
 echo "bench: seeding 16000 points" >&2

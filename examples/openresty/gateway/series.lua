@@ -146,9 +146,11 @@ function series.read(q)
   local rows, cursor, code = merge.read {
     sources = sources, fetch = bucket_reader(q), key = "k", limit = q.limit,
     order = q.desc and "desc" or "asc", cursor = q.cursor, secret = bound_secret(q),
-    -- every bucket's first fetch asks for a whole page: one round of
-    -- parallel reads fills any page
-    first_rows = q.limit,
+    -- first fetches ask each bucket for about twice its share of a page
+    -- (merge's default): with ts mod 16 buckets the rows of any time span
+    -- are spread evenly, so one round of parallel reads fills a page; a
+    -- skewed series takes a second round for the buckets that ran out.
+    -- (first_rows = limit would guarantee one round at 16x the rows read.)
     parallel = q.parallel and "ngx" or false,
   }
   if not rows then return nil, cursor, code end
