@@ -55,6 +55,8 @@ build = {
     ["otskit.store.faults"] = "lua/otskit/store/faults.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
+    ["otskit.patterns.common"] = "lua/otskit/patterns/common.lua",
+    ["otskit.patterns.timeseries"] = "lua/otskit/patterns/timeseries.lua",
   },
   install = { bin = { otskit = "bin/otskit" } },
 }
