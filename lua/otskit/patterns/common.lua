@@ -210,4 +210,90 @@ function common.write_batches(acc, rows, extra)
   return true
 end
 
+--- common.range_read(acc, r) -> rows, inner cursor | nil, msg, code
+-- One page of a read over several sources (buckets, month tables, or a
+-- single range), each a get_range in r.direction, merged by otskit.merge
+-- on the packed values of the primary-key columns r.keycols (positions).
+-- r: sources, table_of(src), start(src), stop(src) -> pk value lists;
+-- resume(src, vals) -> pk value list to start at (vals: the key columns
+-- of the cursor's row), or nil to start at start(src); get_range(req,
+-- src); map(row, src) -> the row to return; limit, cursor (inner),
+-- secret, parallel, columns, direction ("FORWARD" | "BACKWARD").
+function common.range_read(acc, r)
+  local key, merge = require "otskit.key", require "otskit.merge"
+  local pack, unpack_ = key.pack, key.unpack
+  local keycols, backward = r.keycols, r.direction == "BACKWARD"
+  local function fetch(src, after, want)
+    local start, drop
+    if after == nil then
+      start = r.start(src)
+    elseif after.resume then
+      local vals = unpack_(after.key)
+      if not vals or #vals ~= #keycols then return nil, acc.mod .. ": bad cursor (key)", "BadCursor" end
+      start = r.resume(src, vals)
+      if start == nil then
+        start = r.start(src)
+      elseif not after.inclusive then
+        drop = after.key; want = want + 1
+      end
+    else
+      start = after
+    end
+    local req = { table = r.table_of(src), start = start, stop = r.stop(src),
+                  direction = r.direction, limit = want, columns = r.columns }
+    local page, msg, code = acc:call("GetRange", function() return r.get_range(req, src) end)
+    if not page then return nil, msg, code end
+    local rows = page.rows or {}
+    acc.stats.rows_read = acc.stats.rows_read + #rows
+    local out = {}
+    for _, row in ipairs(rows) do
+      local pk, vals = row.primary_key, {}
+      for j = 1, #keycols do vals[j] = pk[keycols[j]][2] end
+      local k = pack(vals)
+      if k ~= drop then
+        local o = r.map(row, src)
+        o.k = k
+        out[#out + 1] = o
+      end
+    end
+    return out, page.next_start_primary_key
+  end
+  local rows, cursor, code = merge.read { sources = r.sources, fetch = fetch, key = "k",
+    limit = r.limit, order = backward and "desc" or "asc", cursor = r.cursor,
+    secret = r.secret, parallel = r.parallel }
+  if not rows then return nil, cursor, code end
+  for i = 1, #rows do rows[i].k = nil end
+  return rows, cursor
+end
+
+--- common.check_limit(modname, limit) -> limit | nil, msg, "BadRange"
+function common.check_limit(modname, limit)
+  if limit == nil then return 100 end
+  if not (common.is_int(limit) and limit >= 1 and limit <= 5000) then
+    return common.bad(modname, "BadRange", "limit must be an integer 1..5000")
+  end
+  return limit
+end
+
+--- common.run_jobs(jobs, parallel): runs every job (a function) and
+-- returns when all finished. parallel: a function(jobs) of your own;
+-- "ngx" or nil inside OpenResty (a phase that can yield): ngx.thread per
+-- job; false or nil elsewhere: one after another.
+local YIELDABLE = { rewrite = true, access = true, content = true, timer = true }
+function common.run_jobs(jobs, parallel)
+  if type(parallel) == "function" then return parallel(jobs) end
+  local ngx = rawget(_G, "ngx")
+  local have = type(ngx) == "table" and type(ngx.thread) == "table" and ngx.get_phase
+  if parallel == "ngx" or (parallel == nil and have and YIELDABLE[ngx.get_phase()]) then
+    local threads = {}
+    for i, j in ipairs(jobs) do threads[i] = assert(ngx.thread.spawn(j)) end
+    for i = 1, #threads do
+      local ok, err = ngx.thread.wait(threads[i])
+      if not ok then error(err, 0) end
+    end
+    return
+  end
+  for _, j in ipairs(jobs) do j() end
+end
+
 return common

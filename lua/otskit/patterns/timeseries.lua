@@ -30,7 +30,6 @@
 -- OpenResty gateway issues nginx subrequests). `ts` values are integers
 -- within +-2^53; `id` a string of at most 1024 bytes (default "").
 local key = require "otskit.key"
-local merge = require "otskit.merge"
 local common = require "otskit.patterns.common"
 
 local M = {}
@@ -163,57 +162,30 @@ function TS:read(q)
   if from and to and from >= to then
     return common.bad(MOD, "BadRange", "empty range: from %.0f >= to %.0f", from, to)
   end
-  if not (common.is_int(limit) and limit >= 1 and limit <= 5000) then
-    return common.bad(MOD, "BadRange", "limit must be an integer 1..5000")
-  end
+  local lm, lmsg, lcode = common.check_limit(MOD, limit)
+  if not lm then return nil, lmsg, lcode end
   local inner, cmsg, ccode
   if q.cursor ~= nil then
     inner, cmsg, ccode = common.unwrap_cursor(MOD, self.tag, q.cursor)
     if not inner then return nil, cmsg, ccode end
   end
-  local acc, get_range, tname, columns = self.acc, self.get_range, self.table, q.columns
-  local top = to or INF_MAX
-  local bottom = from or INF_MIN
-
-  -- one page of bucket b, newest first
-  local function fetch(b, after, want)
-    local start, drop
-    if after == nil then
-      start = { b, top, INF_MIN }
-    elseif after.resume then
-      local k = key.unpack(after.key)
-      if not k then return nil, MOD .. ": bad cursor (key)", "BadCursor" end
-      if (to and k[1] >= to) or (from and k[1] < from) then
-        start = { b, top, INF_MIN } -- outside the range: start at its top
-      else
-        start = { b, k[1], k[2] }
-        if not after.inclusive then drop = after.key; want = want + 1 end
-      end
-    else
-      start = after
-    end
-    local req = { table = tname, start = start, stop = { b, bottom, INF_MIN },
-                  direction = "BACKWARD", limit = want, columns = columns }
-    local page, msg, code = acc:call("GetRange", function() return get_range(req, b) end)
-    if not page then return nil, msg, code end
-    local rows = page.rows or {}
-    acc.stats.rows_read = acc.stats.rows_read + #rows
-    local out = {}
-    for _, r in ipairs(rows) do
-      local pk = r.primary_key
-      local ts, id = pk[2][2], pk[3][2]
-      local k = key.pack { ts, id }
-      if k ~= drop then
-        out[#out + 1] = { ts = ts, id = id, bucket = b, columns = r.columns, k = k }
-      end
-    end
-    return out, page.next_start_primary_key
-  end
-
-  local rows, cursor, code = merge.read { sources = self.buckets:all(), fetch = fetch, key = "k",
-    limit = limit, order = "desc", cursor = inner, secret = self.secret, parallel = self.parallel }
+  local top, bottom = to or INF_MAX, from or INF_MIN
+  local rows, cursor, code = common.range_read(self.acc, {
+    sources = self.buckets:all(), keycols = { 2, 3 }, direction = "BACKWARD",
+    table_of = function() return self.table end,
+    start = function(b) return { b, top, INF_MIN } end,
+    stop = function(b) return { b, bottom, INF_MIN } end,
+    resume = function(b, k)
+      if (to and k[1] >= to) or (from and k[1] < from) then return nil end -- outside: from the top
+      return { b, k[1], k[2] }
+    end,
+    get_range = self.get_range,
+    map = function(row, b)
+      local pk = row.primary_key
+      return { ts = pk[2][2], id = pk[3][2], bucket = b, columns = row.columns }
+    end,
+    limit = limit, cursor = inner, secret = self.secret, parallel = self.parallel, columns = q.columns })
   if not rows then return nil, cursor, code end
-  for i = 1, #rows do rows[i].k = nil end
   return rows, common.wrap_cursor(self.tag, cursor)
 end
 
