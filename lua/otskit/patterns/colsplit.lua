@@ -11,7 +11,8 @@
 --   local colsplit = require "otskit.patterns.colsplit"
 --   local p = colsplit.new{ store = db, table = "users",
 --     primary_key = { { "id", "STRING" } }, hot = { "status", "balance" }, retry = {...} }
---   p:create()                         -> true | nil, msg, code (both tables)
+--   p:create([splits])                 -> true | nil, msg, code (both tables, pre-split
+--                                         at the partition-key values splits)
 --   p:put(pk, columns)                 -> true | nil, msg, code (cold, then hot)
 --   p:update(pk, columns)              -> true | nil, msg, code (only the tables touched)
 --   p:get(pk [, names])                -> columns | false | nil, msg, code
@@ -57,9 +58,9 @@ function M.new(opts)
   return self
 end
 
-function P:create()
+function P:create(splits)
   for _, t in ipairs { self.hot_table, self.cold_table } do
-    local ok, msg, code = self.acc:store("create_table", { name = t, primary_key = self.pk }, "CreateTable")
+    local ok, msg, code = self.acc:store("create_table", { name = t, primary_key = self.pk, splits = splits }, "CreateTable")
     if not ok then return nil, msg, code end
   end
   return true
@@ -146,12 +147,15 @@ function P:get(vals, names)
   end
   local out = {}
   -- the hot row says whether the row exists; read it even for cold names
+  local hot_cols -- nil: every column
+  if names ~= nil then hot_cols = want_hot and hn or { self.hot_list[1] } end
   local res, m1, c1 = self.acc:store("get_row", { table = self.hot_table, primary_key = pk,
-    columns = names == nil and nil or (want_hot and hn or { self.hot_list[1] }) }, "GetRow")
+    columns = hot_cols }, "GetRow")
   if not res then return nil, m1, c1 end
   if not res.row then return false end
   self.stats.rows_read = self.stats.rows_read + 1
   if want_hot then for k, v in pairs(res.row.columns) do out[k] = v end end
+  -- (a cold-only read asked the hot row for one column, only to see it exists)
   if want_cold then
     local r2, m2, c2 = self.acc:store("get_row", { table = self.cold_table, primary_key = pk, columns = cn }, "GetRow")
     if not r2 then return nil, m2, c2 end

@@ -14,7 +14,8 @@
 --   local p = hotcold.new{ store = db, prefix = "events",
 --                          first = "2026-01", last = "2026-12",
 --                          secret = "...", retry = {...} }
---   p:create()                       -> true | nil, msg, code (every month's table)
+--   p:create()                       -> true | nil, msg, code (every month's table,
+--                                       pre-split at opts.splits: key values)
 --   p:month(ts)                      -> "2026-03" (UTC)
 --   p:table_of(ts)                   -> "events_202603" | nil, msg, "BadMonth"
 --   p:put(key, ts, id, columns)      -> true | nil, msg, code
@@ -96,7 +97,8 @@ function M.new(opts)
   if opts.secret ~= nil and (type(opts.secret) ~= "string" or #opts.secret < 16) then
     raise("secret must be a string of at least 16 bytes")
   end
-  local self = setmetatable({ prefix = prefix, first = first, last = last,
+  if opts.splits ~= nil and type(opts.splits) ~= "table" then raise("splits must be a list of keys") end
+  local self = setmetatable({ prefix = prefix, first = first, last = last, splits = opts.splits,
     acc = common.access(opts, MOD), tag = "hotcold:" .. prefix, parallel = opts.parallel }, P)
   self.stats = self.acc.stats
   self.secret = common.cursor_secret(opts.secret, self.tag)
@@ -109,7 +111,8 @@ function P:_table(n) return ("%s_%04d%02d"):format(self.prefix, math.floor(n / 1
 function P:create()
   for n = self.first, self.last do
     local ok, msg, code = self.acc:store("create_table", { name = self:_table(n),
-      primary_key = { { "key", "STRING" }, { "ts", "INTEGER" }, { "id", "STRING" } } }, "CreateTable")
+      primary_key = { { "key", "STRING" }, { "ts", "INTEGER" }, { "id", "STRING" } },
+      splits = self.splits }, "CreateTable")
     if not ok then return nil, msg, code end
   end
   return true
