@@ -136,16 +136,17 @@ function P:put(k, value)
     columns = { manifest = store.binary(parts.manifest), live = gen, length = #value, count = parts.count },
     condition = cond }, "PutRow", { conditional = true })
   if not okm then
-    if c2 == "OTSConditionCheckFail" then
-      -- an earlier attempt of ours may have landed (a timeout after apply)
-      local now = self:_manifest(k)
-      if now and now.gen == gen then okm = true
-      else
-        self:_drop_gen(k, gen, parts.count)
+    -- did an attempt land after all (a timeout after apply)? read back
+    local now, m3, c3 = self:_manifest(k)
+    if now == nil then
+      -- unknown: keep our chunks (the manifest may name them); sweep() later
+      return nil, ("%s (and the manifest could not be read back: %s)"):format(m2, m3), c3 or c2
+    end
+    if not (now and now.gen == gen) then
+      self:_drop_gen(k, gen, parts.count)
+      if c2 == "OTSConditionCheckFail" then
         return common.bad(MOD, "Conflict", "another writer replaced %q first", k)
       end
-    else
-      self:_drop_gen(k, gen, parts.count)
       return nil, m2, c2
     end
   end
