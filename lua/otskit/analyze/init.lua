@@ -32,8 +32,9 @@
 -- meter (otskit.analyze.meter) that counts rows written per partition per
 -- second of simulated time and throttles a partition past `capacity`.
 -- env: store (the metered store: pass it to patterns as `store`), retry
--- (options for otskit.retry / the patterns' `retry`: a simulated sleep and
--- a retry counter), rng (seeded: int(lo, hi), float(), shuffle(list)),
+-- (options for otskit.retry / the patterns' `retry`: a simulated sleep, a
+-- retry counter and seeded backoff schedules, so runs repeat exactly),
+-- retry_with(backoff_opts) (the same with other backoff options), rng (seeded: int(lo, hi), float(), shuffle(list)),
 -- now() / set_time(t) (simulated seconds; operation i starts at i / rate),
 -- concurrent(fns) (runs functions as simulated concurrent clients, each
 -- on its own clock: the earliest goes next), yielding (env.store for
@@ -177,6 +178,32 @@ local function make_sim(get_now, set_now, r, latency)
   return sim
 end
 
+-- A schedule for retry.call (opts.schedule) that is reproducible: each
+-- reset (each call) draws a fresh seeded backoff schedule from the
+-- design's PRNG, one per coroutine, so concurrent clients neither share
+-- attempt counts nor draw the same delays.
+local function seeded_schedule(r, base_opts)
+  local by_co = setmetatable({}, { __mode = "k" })
+  local main = {}
+  local sched = {}
+  local function slot() return coroutine.running() or main end
+  function sched.reset(self)
+    local o = {}
+    for k, v in pairs(base_opts or {}) do o[k] = v end
+    o.seed = r.int(1, 2147483646)
+    local s = backoff.new(o)
+    by_co[slot()] = s
+    self.deadline = s.deadline
+  end
+  function sched.next(self, elapsed, throttled)
+    local s = by_co[slot()]
+    self.deadline = s.deadline
+    return s:next(elapsed, throttled)
+  end
+  sched:reset()
+  return sched
+end
+
 local function run_design(sc, d, items, qitems, progress)
   local now = 0
   local db = assert(store.open { clock = function() return now end,
@@ -188,13 +215,21 @@ local function run_design(sc, d, items, qitems, progress)
   local sim = make_sim(function() return now end, function(t) now = t end, r, sc.latency or 0.002)
   local env = {
     store = m, rng = r, secret = "otskit analyze cursor secret",
-    retry = { sleep = function(s) now = now + s; sim.pause() end, clock = function() return now end, budget = budget },
+    retry = { sleep = function(s) now = now + s; sim.pause() end, clock = function() return now end, budget = budget,
+              schedule = seeded_schedule(r) },
     now = function() return now end,
     set_time = function(t) now = t end,
     concurrent = sim.concurrent,
     yielding = sim.yielding(m),
     scenario = sc,
   }
+  -- env.retry with other backoff options (still seeded and counted)
+  function env.retry_with(backoff_opts)
+    local o = {}
+    for k, v in pairs(env.retry) do o[k] = v end
+    o.schedule = seeded_schedule(r, backoff_opts)
+    return o
+  end
   local state = d.setup(env)
   local failed, last = 0, 0
   for i = 1, sc.ops do

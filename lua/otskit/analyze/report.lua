@@ -2,7 +2,8 @@
 -- `otskit analyze`: one column per design, one line per measure.
 local report = {}
 
-local function pct(x) return ("%.0f%%"):format(100 * x) end
+-- rounded here: LuaJIT and C round halves differently in %.0f
+local function pct(x) return ("%d%%"):format(math.floor(100 * x + 0.5)) end
 
 local function bytes(n)
   if n >= 10 * 1024 * 1024 then return ("%.1f MB"):format(n / 1048576) end

@@ -18,7 +18,8 @@ local S = {}
 -- One store request of a naive design, retried the same way the patterns
 -- retry theirs (otskit.retry, Tablestore classification, env's clock).
 local function call(env, method, req, op, extra)
-  local o = { op = op, sleep = env.retry.sleep, clock = env.retry.clock, budget = env.retry.budget }
+  local o = { op = op }
+  for k, v in pairs(env.retry) do o[k] = v end
   for k, v in pairs(extra or {}) do o[k] = v end
   local st = env.store
   return retry.call(function()
@@ -374,7 +375,8 @@ S[#S + 1] = {
       report = function(env) return { ["increments lost"] = 25 * CLIENTS - env.final } end },
     { name = "recommended", label = "update if ver is unchanged, else retry",
       setup = function(env)
-        local c = counter.new { store = env.yielding, table = "counters", retry = env.retry }
+        local c = counter.new { store = env.yielding, table = "counters",
+          retry = env.retry_with { base = 0.005, cap = 0.2, max_attempts = 100, deadline = 30 } }
         assert(c:create())
         return { c = c, env = env }
       end,

@@ -26,7 +26,8 @@ local function esc(s)
   return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
 end
 
-local function pct(x) return ("%.0f%%"):format(100 * x) end
+-- rounded here: LuaJIT and C round halves differently in %.0f
+local function pct(x) return ("%d%%"):format(math.floor(100 * x + 0.5)) end
 
 local PANEL_W, PANEL_H, GAP, LEFT, TOP = 470, 190, 60, 60, 118
 local ROW_H = PANEL_H + 118

@@ -15,18 +15,30 @@ function cmd.configure(p)
   p:flag("-q --quiet", "No progress on stderr.")
 end
 
--- Progress on stderr: one line per design, rewritten in place.
-local function progress_fn(quiet, i, n, name)
+-- Is stderr a terminal? (then progress rewrites one line in place;
+-- otherwise one line per design, so logs stay readable)
+local function stderr_tty()
+  local ok, how, code = os.execute("test -t 2")
+  if type(ok) == "number" then return ok == 0 end -- Lua 5.1 / LuaJIT without 5.2 compat
+  return ok == true and how == "exit" and code == 0
+end
+
+-- Progress on stderr for scenario i of n.
+local function progress_fn(quiet, i, n, name, tty)
   if quiet then return nil end
-  local last = -1
+  local last, t0 = -1, os.clock()
   return function(design, done, total)
     local p = total > 0 and math.floor(100 * done / total) or 100
-    if p ~= last then
+    if tty and p ~= last then
       last = p
       io.stderr:write(("\r%s: [%d/%d] %s, %s design: %3d%% of %d operations"):format(
         cmd.prog or "otskit", i, n, name, design, p, total))
       if done == total then io.stderr:write("\n") end
       io.stderr:flush()
+    elseif not tty and done == total then
+      io.stderr:write(("%s: [%d/%d] %s, %s design: %d operations, %.1f s\n"):format(
+        cmd.prog or "otskit", i, n, name, design, total, os.clock() - t0))
+      t0 = os.clock()
     end
   end
 end
@@ -37,8 +49,9 @@ function cmd.run_all(list, opts)
   cmd.prog = opts.prog
   local results = {}
   local clock0 = os.clock()
+  local tty = not opts.quiet and stderr_tty()
   for i, sc in ipairs(list) do
-    results[i] = analyze.run(sc, { progress = progress_fn(opts.quiet, i, #list, sc.name) })
+    results[i] = analyze.run(sc, { progress = progress_fn(opts.quiet, i, #list, sc.name, tty) })
   end
   for i, r in ipairs(results) do
     print()

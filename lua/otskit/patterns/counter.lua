@@ -51,7 +51,9 @@ end
 
 --- counter.new(opts) -> counter (see the header). opts.retry.backoff
 -- defaults to { base = 0.005, cap = 0.2, max_attempts = 100, deadline = 30 }
--- (contention is expected: many short waits, not three long ones).
+-- (contention is expected: many short waits, not three long ones), and
+-- opts.retry.budget to false (conflicts are not a failing service; pass
+-- a budget, e.g. retry.budget, to count them).
 function M.new(opts)
   if type(opts) ~= "table" then raise("new expects an options table") end
   local name = opts.table
@@ -62,6 +64,9 @@ function M.new(opts)
   if ropts.backoff == nil and ropts.schedule == nil then
     ropts.backoff = { base = 0.005, cap = 0.2, max_attempts = 100, deadline = 30 }
   end
+  -- losing a race is not a failing service: unless told otherwise, the
+  -- retries of a contended counter do not drain the process retry budget
+  if ropts.budget == nil then ropts.budget = false end
   local self = setmetatable({ table = name,
     acc = common.access({ store = opts.store, retry = ropts }, MOD) }, P)
   self.stats = self.acc.stats
