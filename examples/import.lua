@@ -16,6 +16,7 @@ local rep = assert(import.run { store = db, table = "users", rows = rows, seed =
   progress = function(done, total) if done % 5000 == 0 then print(("imported %d of %d"):format(done, total)) end end })
 print(("%d rows in %d batches, %d requests, %d retries, %d failed"):format(
   rep.written, rep.batches, rep.requests, rep.retries, rep.failed))
-for _, p in ipairs(db:partitions("users")) do io.write(p.writes, " ") end
-print("<- rows written per partition")
+local per = {}
+for i, p in ipairs(db:partitions("users")) do per[i] = p.writes end
+print("rows written per partition: " .. table.concat(per, " "))
 print(import.run { store = db, table = "users", rows = { { { 42 } } } })  --> nil  ...must be STRING...  BadKey

@@ -10,10 +10,11 @@ describe("otskit.patterns README examples", function()
   local n = 0
   for code in section:gmatch("```lua\n(.-)```") do
     n = n + 1
-    it("example " .. n .. " runs", function()
+    local i = n
+    it("example " .. i .. " runs", function()
       local env = setmetatable({ print = function() end }, { __index = _G })
-      local chunk = assert((loadstring or load)(code, "=README example " .. n))
-      if setfenv then setfenv(chunk, env) else chunk = assert(load(code, "=README example " .. n, "t", env)) end
+      local chunk = assert((loadstring or load)(code, "=README example " .. i))
+      if setfenv then setfenv(chunk, env) else chunk = assert(load(code, "=README example " .. i, "t", env)) end
       chunk()
     end)
   end
