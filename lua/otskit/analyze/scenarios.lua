@@ -82,14 +82,14 @@ S[#S + 1] = {
   name = "orders",
   title = "Order numbers: sequential vs md5 prefix (4 hex digits)",
   note = "Point reads cost the same; reading orders in number order is what the prefix gives up.",
-  ops = 3000, rate = 100, queries = 20,
+  ops = 2400, rate = 80, queries = 20,
   item = function(i, r) return { n = 90000000 + i, total = r.int(1, 50000) } end,
-  query_item = function(_, r) return 90000000 + r.int(1, 3000) end,
+  query_item = function(_, r) return 90000000 + r.int(1, 2400) end,
   designs = {
     { name = "naive", label = "key: order number, zero-padded",
       setup = function(env)
         create(env, { name = "orders", primary_key = { { "id", "STRING" } },
-          splits = splits(16, function(k) return ("%010d"):format(90000000 + math.floor(k * 3000 / 16)) end) })
+          splits = splits(16, function(k) return ("%010d"):format(90000000 + math.floor(k * 2400 / 16)) end) })
         return env
       end,
       write = function(env, it)
