@@ -334,5 +334,4 @@ function analyze.load(path)
   return list
 end
 
-analyze.backoff = backoff
 return analyze
