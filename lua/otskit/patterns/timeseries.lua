@@ -27,8 +27,15 @@
 -- how one page of one bucket is read; req is a db:get_range request and
 -- page its response ({ rows, next_start_primary_key }). The default calls
 -- store:get_range(req). Swap it to read buckets another way (the
--- OpenResty gateway issues nginx subrequests). `ts` values are integers
--- within +-2^53; `id` a string of at most 1024 bytes (default "").
+-- OpenResty gateway issues nginx subrequests). req.start / req.stop are
+-- {bucket, ts, id} lists whose ts / id may be store.INF_MIN / INF_MAX;
+-- the page's next_start_primary_key comes back unchanged as the next
+-- req.start of that bucket (any form your reader understands); rows need
+-- primary_key = {{"bucket", b}, {"ts", ts}, {"id", id}} (as the store
+-- returns it) and columns. Failures are returned
+-- as nil, message, code and retried by the Tablestore classification.
+-- `ts` values are integers within +-2^53; `id` a string of at most 1024
+-- bytes (default "").
 local key = require "otskit.key"
 local common = require "otskit.patterns.common"
 
