@@ -13,6 +13,15 @@ function cmd.configure(p)
   p:argument("file", "A Lua file returning a scenario (or a list of them).")
   p:option("--svg", "Write the picture to this file (default: <scenario name>.svg; '-' for none).")
   p:flag("-q --quiet", "No progress on stderr.")
+  p:epilog([[The file returns a scenario table:
+  { name, title, ops, rate, queries, capacity, split_rows, seed,
+    item = function(i, rng), query_item = function(q, rng),
+    designs = { { name, label, setup = function(env) -> state,
+                  write = function(state, item, env) -> ok,
+                  query = function(state, q, env) -> rows,
+                  report = function(state, env) -> {measure = value} }, ... } }
+env.store is the metered embedded store, env.retry the retry options.
+See README "The demo and otskit analyze" and examples/scenario_pageviews.lua.]])
 end
 
 -- Is stderr a terminal? (then progress rewrites one line in place;
