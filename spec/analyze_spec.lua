@@ -141,6 +141,8 @@ describe("bin/otskit", function()
     assert.are.equal(0, rc)
     for _, s in ipairs(require "otskit.analyze.scenarios") do assert.matches(s.title, out, 1, true) end
     assert.matches("increments lost%s+475%s+0", out)
+    assert.matches("In short", out, 1, true)
+    assert.matches("increments lost 475 %-> 0", out)
     local f = assert(io.open(path, "rb"))
     local pic = f:read("*a")
     f:close()

@@ -98,4 +98,44 @@ function report.text(r, index)
   return out
 end
 
+-- one measure of the digest: label, value(metrics) -> number or nil, format
+local DIGEST = {
+  { "hottest partition's share of each second", function(m) return m.mean_share end, pct },
+  { "writes throttled", function(m) return m.throttled end, num },
+  { "retries", function(m) return m.retries end, num },
+  { "operations failed", function(m) return m.failed_ops end, num },
+  { "requests per query", function(m) return m.queries > 0 and m.requests_per_query or nil end, num },
+  { "rows read per query", function(m) return m.queries > 0 and m.rows_per_query or nil end, num },
+  { "bytes stored", function(m) return m.bytes_stored end, bytes },
+}
+
+--- report.digest(results) -> lines: per scenario, what changed from its
+-- first design to its second (only the measures that differ).
+function report.digest(results)
+  local out = {}
+  for i, r in ipairs(results) do
+    local a, b = r.designs[1], r.designs[2]
+    if a and b then
+      local parts = {}
+      for _, d in ipairs(DIGEST) do
+        local x, y = d[2](a.metrics), d[2](b.metrics)
+        if x and y and d[3](x) ~= d[3](y) then parts[#parts + 1] = ("%s %s -> %s"):format(d[1], d[3](x), d[3](y)) end
+      end
+      local names = {}
+      for k in pairs(a.metrics.extras) do names[#names + 1] = k end
+      table.sort(names)
+      for _, k in ipairs(names) do
+        local x, y = a.metrics.extras[k], b.metrics.extras[k]
+        if x ~= nil and y ~= nil and tostring(x) ~= tostring(y) then
+          local f = function(v) return type(v) == "number" and ((k:find("bytes") and v >= 1024) and bytes(v) or num(v)) or tostring(v) end
+          parts[#parts + 1] = ("%s %s -> %s"):format(k, f(x), f(y))
+        end
+      end
+      out[#out + 1] = ("%d. %s (%s -> %s):"):format(i, r.name, a.name, b.name)
+      for _, p in ipairs(parts) do out[#out + 1] = "     " .. p end
+    end
+  end
+  return out
+end
+
 return report

@@ -67,6 +67,12 @@ function cmd.run_all(list, opts)
     for _, line in ipairs(report.text(r, #list > 1 and i or nil)) do print(line) end
   end
   print()
+  if #list > 1 or opts.digest then
+    print("In short")
+    print("--------")
+    for _, line in ipairs(report.digest(results)) do print(line) end
+    print()
+  end
   if opts.svg then
     local f, err = io.open(opts.svg, "wb")
     if not f then io.stderr:write(("otskit: cannot write %s: %s\n"):format(opts.svg, err)); return nil end
