@@ -191,6 +191,31 @@ describe("patterns.timeseries", function()
     assert(s:read { limit = 3, cursor = c })
   end)
 
+  it("refuses random and mutated cursors, never crashing (random)", function()
+    local r = helper.rng(77)
+    local db = assert(store.open {})
+    local s = series(db)
+    for t = 1, 50 do assert(s:put(t, "x", {})) end
+    local _, good = s:read { limit = 5 }
+    for _ = 1, helper.trials(300) do
+      local c
+      local kind = r.int(1, 3)
+      if kind == 1 then
+        c = r.bytes(r.int(0, 80))
+      elseif kind == 2 then
+        c = "ts:m." .. r.bytes(r.int(0, 80), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+      else -- one byte of a good cursor changed
+        local i = r.int(1, #good)
+        local b = string.char((good:byte(i) + r.int(1, 255)) % 256)
+        c = good:sub(1, i - 1) .. b .. good:sub(i + 1)
+      end
+      local rows, msg, code = s:read { limit = 5, cursor = c }
+      assert.is_nil(rows)
+      assert.is_string(msg)
+      assert.are.equal("BadCursor", code)
+    end
+  end)
+
   it("raises on bad configuration", function()
     assert.has_error(function() timeseries.new { table = "m" } end)
     assert.has_error(function() timeseries.new { store = {}, table = "bad-name" } end)
