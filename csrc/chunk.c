@@ -7,6 +7,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "chunk.h"
 
 static const char mmagic[4] = {'O', 'T', 'K', 'M'};
@@ -26,20 +27,6 @@ const char *chunk_errcode(chunk_err e) {
   case CHUNK_EDIGEST: return "DigestMismatch";
   }
   return "CorruptChunk";
-}
-
-static void put32(unsigned char *p, uint32_t v) {
-  p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
-}
-static uint32_t get32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static void put64(unsigned char *p, uint64_t v) {
-  put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32));
-}
-static uint64_t get64(const unsigned char *p) {
-  return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
 int chunk_new_generation(unsigned char gen[CHUNK_GEN_SIZE]) {
@@ -106,11 +93,11 @@ void manifest_encode(const manifest *m, unsigned char out[MANIFEST_SIZE]) {
   out[5] = (unsigned char)m->layout;
   out[6] = out[7] = 0;
   memcpy(out + 8, m->gen, CHUNK_GEN_SIZE);
-  put64(out + 24, m->length);
-  put32(out + 32, m->chunk_size);
-  put32(out + 36, m->count);
+  put_le64(out + 24, m->length);
+  put_le32(out + 32, m->chunk_size);
+  put_le32(out + 36, m->count);
   memcpy(out + 40, m->digest, 16);
-  put64(out + 56, (uint64_t)XXH3_64bits(out, 56));
+  put_le64(out + 56, (uint64_t)XXH3_64bits(out, 56));
 }
 
 chunk_err manifest_decode(const void *mp, size_t n, manifest *m) {
@@ -118,14 +105,14 @@ chunk_err manifest_decode(const void *mp, size_t n, manifest *m) {
   if (n < MANIFEST_SIZE)
     return memcmp(p, mmagic, n < 4 ? n : 4) == 0 ? CHUNK_EMTRUNC : CHUNK_EMANIFEST;
   if (n > MANIFEST_SIZE || memcmp(p, mmagic, 4) != 0) return CHUNK_EMANIFEST;
-  if (get64(p + 56) != (uint64_t)XXH3_64bits(p, 56)) return CHUNK_EMANIFEST;
+  if (get_le64(p + 56) != (uint64_t)XXH3_64bits(p, 56)) return CHUNK_EMANIFEST;
   if (p[4] != CHUNK_VERSION || p[6] != 0 || p[7] != 0) return CHUNK_EVERSION;
   if (p[5] > LAYOUT_ROWS) return CHUNK_EVERSION;
   m->layout = (chunk_layout)p[5];
   memcpy(m->gen, p + 8, CHUNK_GEN_SIZE);
-  m->length = get64(p + 24);
-  m->chunk_size = get32(p + 32);
-  m->count = get32(p + 36);
+  m->length = get_le64(p + 24);
+  m->chunk_size = get_le32(p + 32);
+  m->count = get_le32(p + 36);
   memcpy(m->digest, p + 40, 16);
   if (m->chunk_size == 0 || m->chunk_size > CHUNK_MAX_SIZE) return CHUNK_EMANIFEST;
   if (m->length / m->chunk_size >= 0xffffffffu) return CHUNK_EMANIFEST;
@@ -143,9 +130,9 @@ void chunk_header(const manifest *m, uint32_t index, const void *data,
   out[4] = CHUNK_VERSION;
   out[5] = out[6] = out[7] = 0;
   memcpy(out + 8, m->gen, CHUNK_GEN_SIZE);
-  put32(out + 24, index);
-  put32(out + 28, len);
-  put64(out + 32, chunk_check(out, data, len));
+  put_le32(out + 24, index);
+  put_le32(out + 28, len);
+  put_le64(out + 32, chunk_check(out, data, len));
 }
 
 chunk_err chunk_decode(const manifest *m, const void *cp, size_t n,
@@ -155,14 +142,14 @@ chunk_err chunk_decode(const manifest *m, const void *cp, size_t n,
   if (n < CHUNK_HEADER_SIZE)
     return memcmp(p, cmagic, n < 4 ? n : 4) == 0 ? CHUNK_ETRUNCATED : CHUNK_ECORRUPT;
   if (memcmp(p, cmagic, 4) != 0) return CHUNK_ECORRUPT;
-  dlen = get32(p + 28);
+  dlen = get_le32(p + 28);
   /* lengths before the check: a cut chunk is "truncated", not "corrupt" */
   if (n - CHUNK_HEADER_SIZE < dlen) return CHUNK_ETRUNCATED;
   if (n - CHUNK_HEADER_SIZE > dlen) return CHUNK_ECORRUPT;
-  if (get64(p + 32) != chunk_check(p, p + CHUNK_HEADER_SIZE, dlen)) return CHUNK_ECORRUPT;
+  if (get_le64(p + 32) != chunk_check(p, p + CHUNK_HEADER_SIZE, dlen)) return CHUNK_ECORRUPT;
   if (p[4] != CHUNK_VERSION || p[5] || p[6] || p[7]) return CHUNK_EVERSION;
   if (memcmp(p + 8, m->gen, CHUNK_GEN_SIZE) != 0) return CHUNK_ESTALE;
-  *index = get32(p + 24);
+  *index = get_le32(p + 24);
   if (*index >= m->count) return CHUNK_ECORRUPT;
   want = chunk_len(m, *index);
   if (dlen < want) return CHUNK_ETRUNCATED;

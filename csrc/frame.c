@@ -10,6 +10,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "bytes.h"
 #include "frame.h"
 
 #define NCDICT 4 /* compression levels prepared per dictionary */
@@ -54,20 +55,6 @@ const char *frame_errcode(frame_err e) {
 const char *frame_codec_name(int codec) {
   static const char *const names[FRAME_NCODECS] = {"raw", "zstd", "lz4", "zlib"};
   return codec >= 0 && codec < FRAME_NCODECS ? names[codec] : NULL;
-}
-
-static void put32(unsigned char *p, uint32_t v) {
-  p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
-}
-static uint32_t get32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static void put64(unsigned char *p, uint64_t v) {
-  put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32));
-}
-static uint64_t get64(const unsigned char *p) {
-  return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
 uint64_t frame_checksum(frame_sum sum, const void *p, size_t n) {
@@ -268,12 +255,12 @@ frame_err frame_pack(frame_ctx *c, const frame_opts *o, const void *src,
   h[5] = (unsigned char)codec;
   h[6] = (unsigned char)o->sum;
   h[7] = 0;
-  put32(h + 8, dict_id);
-  put32(h + 12, (uint32_t)n);
-  put32(h + 16, (uint32_t)plen);
-  put64(h + 20, frame_checksum(o->sum, src, n));
-  put32(h + 28, (uint32_t)XXH3_64bits(dst + FRAME_HEADER_SIZE, plen));
-  put32(h + 32, (uint32_t)XXH3_64bits(h, 32));
+  put_le32(h + 8, dict_id);
+  put_le32(h + 12, (uint32_t)n);
+  put_le32(h + 16, (uint32_t)plen);
+  put_le64(h + 20, frame_checksum(o->sum, src, n));
+  put_le32(h + 28, (uint32_t)XXH3_64bits(dst + FRAME_HEADER_SIZE, plen));
+  put_le32(h + 32, (uint32_t)XXH3_64bits(h, 32));
   *out_len = FRAME_HEADER_SIZE + plen;
   return FRAME_OK;
 }
@@ -285,20 +272,20 @@ frame_err frame_parse(const void *frame, size_t n, frame_info *info) {
   if (n < FRAME_HEADER_SIZE) /* a prefix of a frame, or not a frame at all */
     return memcmp(p, magic, n < 4 ? n : 4) == 0 ? FRAME_ETRUNCATED : FRAME_ECORRUPT;
   if (memcmp(p, magic, 4) != 0) return FRAME_ECORRUPT;
-  if (get32(p + 32) != (uint32_t)XXH3_64bits(p, 32)) return FRAME_ECORRUPT;
+  if (get_le32(p + 32) != (uint32_t)XXH3_64bits(p, 32)) return FRAME_ECORRUPT;
   if (p[4] != FRAME_VERSION || p[7] != 0) return FRAME_EVERSION;
   if (p[5] >= FRAME_NCODECS || p[6] > FRAME_XXH64) return FRAME_ECODEC;
   info->codec = (frame_codec)p[5];
   info->sum = (frame_sum)p[6];
-  info->dict_id = get32(p + 8);
-  info->length = get32(p + 12);
-  info->payload_len = get32(p + 16);
-  info->checksum = get64(p + 20);
+  info->dict_id = get_le32(p + 8);
+  info->length = get_le32(p + 12);
+  info->payload_len = get_le32(p + 16);
+  info->checksum = get_le64(p + 20);
   if (info->dict_id != 0 && info->codec != FRAME_ZSTD) return FRAME_ECORRUPT;
   if (info->codec == FRAME_RAW && info->payload_len != info->length) return FRAME_ECORRUPT;
   if (n - FRAME_HEADER_SIZE < info->payload_len) return FRAME_ETRUNCATED;
   if (n - FRAME_HEADER_SIZE > info->payload_len) return FRAME_ECORRUPT;
-  if (get32(p + 28) != (uint32_t)XXH3_64bits(p + FRAME_HEADER_SIZE, info->payload_len))
+  if (get_le32(p + 28) != (uint32_t)XXH3_64bits(p + FRAME_HEADER_SIZE, info->payload_len))
     return FRAME_ECORRUPT;
   return FRAME_OK;
 }

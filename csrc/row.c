@@ -1,6 +1,7 @@
 /* row.c -- the store's encoding of attribute columns (see row.h). */
 #include <string.h>
 
+#include "bytes.h"
 #include "row.h"
 
 static size_t varint_size(uint64_t v) {
@@ -35,18 +36,6 @@ static int get_varint(const unsigned char *buf, size_t len, size_t *pos, uint64_
   *pos = p;
   *v = r;
   return 0;
-}
-
-static void put_be64(unsigned char *out, uint64_t v) {
-  int k;
-  for (k = 7; k >= 0; k--) { out[k] = (unsigned char)v; v >>= 8; }
-}
-
-static uint64_t get_be64(const unsigned char *in) {
-  uint64_t v = 0;
-  int k;
-  for (k = 0; k < 8; k++) v = (v << 8) | in[k];
-  return v;
 }
 
 size_t row_cell_size(const row_cell *c) {

@@ -5,7 +5,7 @@ describe("otskit.store README examples", function()
   local text = f:read("*a")
   f:close()
   local a = assert(text:find("### otskit.store", 1, true))
-  local b = text:find("\n## ", a, true) or #text
+  local b = math.min(text:find("\n## ", a, true) or #text, text:find("\n### ", a + 1, true) or #text)
   local section = text:sub(a, b)
   local n = 0
   for code in section:gmatch("```lua\n(.-)```") do

@@ -6,7 +6,9 @@ local cli = {}
 -- Each command: a module under otskit.cmd with configure(parser) and
 -- run(args) -> exit status.
 local commands = {
-  { name = "demo", summary = "Show the key designs of the best practices on example data." },
+  { name = "demo", summary = "Run every access pattern beside its naive design: tables and a hot-spot picture." },
+  { name = "analyze", summary = "Run your own scenario file (naive vs recommended designs) the same way." },
+  { name = "keys", summary = "Show the key designs of the best practices on example data." },
 }
 
 function cli.main(argv)

@@ -1,0 +1,337 @@
+--- otskit.analyze -- runs a workload against several table designs on the
+-- embedded store and measures each: the engine behind `otskit demo` and
+-- `otskit analyze FILE.lua`.
+--
+-- A scenario (what `otskit analyze` loads: the file returns it) is a table:
+--
+--   return {
+--     name = "orders",                 -- short id (letters, digits, _ -)
+--     title = "Order numbers: sequential vs hash-prefixed",
+--     ops = 3000,                      -- write operations (default 1000)
+--     rate = 100,                      -- operations per simulated second (default 100)
+--     queries = 10,                    -- queries after the writes (default 10)
+--     capacity = 25,                   -- rows a partition takes per second before it
+--                                      -- throttles (OTSServerBusy); false: never (default 25)
+--     split_rows = 250,                -- a partition splits above this many rows (default 250)
+--     split_bytes = nil,               -- ... or above this many bytes (default 64 MB)
+--     split_load = false,              -- ... or past this many reads + writes in one
+--                                      -- second, at the median key it served (default: never)
+--     seed = 1,
+--     item = function(i, rng) ... end, -- the i-th operation's data (the same for every design)
+--     query_item = function(q, rng) ... end,   -- the q-th query's parameters
+--     designs = {
+--       { name = "naive", label = "sequential order numbers",
+--         setup = function(env) ... return state end,          -- create tables, build patterns
+--         write = function(state, item, env) return true end,  -- one operation (nil, msg, code: failed)
+--         query = function(state, q, env) return rows end,     -- one query (a list or a count of rows)
+--         report = function(state, env) return { ["name"] = value, ... } end }, -- optional extras
+--       { name = "recommended", ... } },
+--   }
+--
+-- Each design runs alone on a fresh embedded store (in memory) behind a
+-- meter (otskit.analyze.meter) that counts rows written per partition per
+-- second of simulated time and throttles a partition past `capacity`.
+-- env: store (the metered store: pass it to patterns as `store`), retry
+-- (options for otskit.retry / the patterns' `retry`: a simulated sleep, a
+-- retry counter and seeded backoff schedules, so runs repeat exactly),
+-- retry_with(backoff_opts) (the same with other backoff options), rng (seeded: int(lo, hi), float(), shuffle(list)),
+-- now() / set_time(t) (simulated seconds; operation i starts at i / rate),
+-- concurrent(fns) (runs functions as simulated concurrent clients, each
+-- on its own clock: the earliest goes next), yielding (env.store for
+-- those clients: each request lets the others go first and takes
+-- scenario.latency seconds, default 0.002), secret (a cursor secret).
+--
+-- analyze.run(scenario, opts) -> result: per design { name, label,
+-- metrics = { hottest_writes, hottest_share, mean_share and peak_share (of
+-- the hottest partition in each second with >= 10 rows written; nil when
+-- no second had that many), partitions_used,
+-- partitions, requests_per_query, rows_per_query, bytes_per_query,
+-- bytes_stored, retries, throttled, failed_ops, ops, rows_written,
+-- seconds, extras = {...} }, heat = { windows, ids, load, born } }.
+-- Raises "otskit.analyze: ..." for a malformed scenario.
+local store = require "otskit.store"
+local backoff = require "otskit.backoff"
+local meter = require "otskit.analyze.meter"
+
+local analyze = {}
+
+local function raise(fmt, ...) error("otskit.analyze: " .. fmt:format(...), 3) end
+
+-- a deterministic PRNG (Park-Miller), the same on both interpreters
+local function rng(seed)
+  local s = math.floor(seed or 1) % 2147483647
+  if s <= 0 then s = s + 2147483646 end
+  local r = {}
+  local function step() s = (s * 48271) % 2147483647; return s end
+  function r.int(lo, hi) return lo + step() % (hi - lo + 1) end
+  function r.float() return (step() - 1) / 2147483646 end
+  function r.shuffle(a)
+    for i = #a, 2, -1 do local j = r.int(1, i); a[i], a[j] = a[j], a[i] end
+    return a
+  end
+  function r.pick(a) return a[r.int(1, #a)] end
+  return r
+end
+analyze.rng = rng
+
+--- analyze.check(scenario) -> scenario with defaults filled; raises on a
+-- malformed one, naming what is wrong.
+function analyze.check(sc)
+  if type(sc) ~= "table" then raise("a scenario must be a table (the file must return one)") end
+  if type(sc.name) ~= "string" or not sc.name:match("^[%w_%-]+$") then raise("scenario.name must be a short id") end
+  local function int(field, def, lo, hi)
+    local v = sc[field]
+    if v == nil then v = def end
+    if type(v) ~= "number" or v ~= math.floor(v) or v < lo or v > hi then
+      raise("scenario %s: %s must be an integer %d..%d", sc.name, field, lo, hi)
+    end
+    sc[field] = v
+  end
+  int("ops", 1000, 0, 10000000)
+  int("queries", 10, 0, 1000000)
+  int("split_rows", 250, 1, 1e12)
+  int("seed", 1, 0, 2147483646)
+  if sc.split_bytes ~= nil then int("split_bytes", nil, 1, 1e15) end
+  if sc.split_load == nil then sc.split_load = false end
+  if sc.split_load ~= false then int("split_load", nil, 1, 1e12) end
+  if sc.rate == nil then sc.rate = 100 end
+  if type(sc.rate) ~= "number" or not (sc.rate > 0) then raise("scenario %s: rate must be > 0", sc.name) end
+  if sc.capacity == nil then sc.capacity = 25 end
+  if sc.capacity ~= false and (type(sc.capacity) ~= "number" or sc.capacity < 1) then
+    raise("scenario %s: capacity must be a number >= 1 or false", sc.name)
+  end
+  sc.title = sc.title or sc.name
+  if sc.item ~= nil and type(sc.item) ~= "function" then raise("scenario %s: item must be a function", sc.name) end
+  if sc.query_item ~= nil and type(sc.query_item) ~= "function" then raise("scenario %s: query_item must be a function", sc.name) end
+  if type(sc.designs) ~= "table" or #sc.designs < 1 then raise("scenario %s: designs must list at least one design", sc.name) end
+  for i, d in ipairs(sc.designs) do
+    if type(d) ~= "table" or type(d.name) ~= "string" then raise("scenario %s: design %d needs a name", sc.name, i) end
+    for _, f in ipairs { "setup", "write" } do
+      if type(d[f]) ~= "function" then raise("scenario %s: design %s needs a %s function", sc.name, d.name, f) end
+    end
+    for _, f in ipairs { "query", "report" } do
+      if d[f] ~= nil and type(d[f]) ~= "function" then raise("scenario %s: design %s: %s must be a function", sc.name, d.name, f) end
+    end
+  end
+  return sc
+end
+
+-- a budget that counts the retries it grants (it never refuses)
+local function counting_budget()
+  local b = { retries = 0 }
+  function b.acquire(_, kind) if kind ~= "request" then b.retries = b.retries + 1 end return true end
+  function b.success() end
+  function b.available() return math.huge end
+  return b
+end
+
+-- Concurrent clients, simulated: each client is a coroutine with its own
+-- clock. The scheduler always resumes the client whose clock is earliest
+-- (ties in a seeded random order) and sets the shared clock to it; a
+-- client yields before each request of env.yielding (so others may go
+-- first), and each request takes `latency` seconds; a retry sleep moves
+-- the client's clock forward and yields. So backoff really spreads the
+-- clients out, as it does in a real deployment.
+local function make_sim(get_now, set_now, r, latency)
+  local sim = { running = nil }
+  function sim.concurrent(fns)
+    local clients = {}
+    local t0 = get_now()
+    for i, f in ipairs(fns) do clients[i] = { co = coroutine.create(f), t = t0 } end
+    local last = t0
+    while true do
+      local best, ties = nil, {}
+      for _, c in ipairs(clients) do
+        if coroutine.status(c.co) ~= "dead" then
+          if best == nil or c.t < best.t then best, ties = c, { c }
+          elseif c.t == best.t then ties[#ties + 1] = c end
+        end
+      end
+      if not best then break end
+      local c = #ties > 1 and ties[r.int(1, #ties)] or best
+      set_now(c.t)
+      sim.running = c
+      local ok, err = coroutine.resume(c.co)
+      sim.running = nil
+      if not ok then error(err, 0) end
+      c.t = get_now()
+      if c.t > last then last = c.t end
+    end
+    set_now(last)
+  end
+  -- called by the yielding store and by sleep, inside a client
+  function sim.pause()
+    if sim.running and coroutine.running() == sim.running.co then coroutine.yield() end
+  end
+  function sim.yielding(inner)
+    return setmetatable({}, { __index = function(_, k)
+      local f = inner[k]
+      if type(f) ~= "function" then return f end
+      return function(_, ...)
+        sim.pause()
+        local a, b, c = f(inner, ...)
+        if sim.running then set_now(get_now() + latency) end
+        return a, b, c
+      end
+    end })
+  end
+  return sim
+end
+
+-- A schedule for retry.call (opts.schedule) that is reproducible: each
+-- reset (each call) draws a fresh seeded backoff schedule from the
+-- design's PRNG, one per coroutine, so concurrent clients neither share
+-- attempt counts nor draw the same delays.
+local function seeded_schedule(r, base_opts)
+  local by_co = setmetatable({}, { __mode = "k" })
+  local main = {}
+  local sched = {}
+  local function slot() return coroutine.running() or main end
+  function sched.reset(self)
+    local o = {}
+    for k, v in pairs(base_opts or {}) do o[k] = v end
+    o.seed = r.int(1, 2147483646)
+    local s = backoff.new(o)
+    by_co[slot()] = s
+    self.deadline = s.deadline
+  end
+  function sched.next(self, elapsed, throttled)
+    local s = by_co[slot()]
+    self.deadline = s.deadline
+    return s:next(elapsed, throttled)
+  end
+  sched:reset()
+  return sched
+end
+
+local function run_design(sc, d, items, qitems, progress)
+  local now = 0
+  local db = assert(store.open { clock = function() return now end,
+    partition = { split_rows = sc.split_rows, split_bytes = sc.split_bytes,
+                  split_load = sc.split_load or nil, window = 1 } })
+  local m = meter.new(db, { clock = function() return now end, capacity = sc.capacity, window = sc.window or 1 })
+  local budget = counting_budget()
+  local r = rng(sc.seed + 7)
+  local sim = make_sim(function() return now end, function(t) now = t end, r, sc.latency or 0.002)
+  local env = {
+    store = m, rng = r, secret = "otskit analyze cursor secret",
+    retry = { sleep = function(s) now = now + s; sim.pause() end, clock = function() return now end, budget = budget,
+              schedule = seeded_schedule(r) },
+    now = function() return now end,
+    set_time = function(t) now = t end,
+    concurrent = sim.concurrent,
+    yielding = sim.yielding(m),
+    scenario = sc,
+  }
+  -- env.retry with other backoff options (still seeded and counted)
+  function env.retry_with(backoff_opts)
+    local o = {}
+    for k, v in pairs(env.retry) do o[k] = v end
+    o.schedule = seeded_schedule(r, backoff_opts)
+    return o
+  end
+  local state = d.setup(env)
+  local failed, last = 0, 0
+  for i = 1, sc.ops do
+    now = (i - 1) / sc.rate
+    local ok = d.write(state, items[i], env)
+    if not ok then failed = failed + 1 end
+    if now > last then last = now end
+    if progress and (i % 100 == 0 or i == sc.ops) then progress(i, sc.ops) end
+  end
+  m.phase = "query"
+  now = math.max(last, sc.ops / sc.rate) + 1
+  local qrows, nq, qfailed = 0, 0, 0
+  if d.query then
+    for q = 1, sc.queries do
+      local rows = d.query(state, qitems[q], env)
+      nq = nq + 1
+      if rows == nil then qfailed = qfailed + 1
+      elseif type(rows) == "table" then qrows = qrows + #rows
+      elseif type(rows) == "number" then qrows = qrows + rows end
+    end
+  end
+  local extras = d.report and d.report(state, env) or {}
+  -- metrics
+  local ids = m:partition_order()
+  local hottest, total = 0, 0
+  local used = 0
+  for _, id in ipairs(ids) do
+    local n = m.totals[id] or 0
+    total = total + n
+    if n > hottest then hottest = n end
+    if n > 0 then used = used + 1 end
+  end
+  local peak, sum_share, nwin = 0, 0, 0
+  for w = 0, m.max_window do
+    local l = m.load[w]
+    if l then
+      local tot, top = 0, 0
+      for _, n in pairs(l) do tot = tot + n; if n > top then top = n end end
+      if tot >= 10 then
+        local s = top / tot
+        if s > peak then peak = s end
+        sum_share, nwin = sum_share + s, nwin + 1
+      end
+    end
+  end
+  local qr = m.reads.query
+  local metrics = {
+    ops = sc.ops, failed_ops = failed, rows_written = total,
+    hottest_writes = hottest, hottest_share = total > 0 and hottest / total or 0,
+    peak_share = nwin > 0 and peak or nil, mean_share = nwin > 0 and sum_share / nwin or nil,
+    partitions_used = used, partitions = #ids,
+    queries = nq, failed_queries = qfailed,
+    requests_per_query = nq > 0 and qr.requests / nq or 0,
+    rows_per_query = nq > 0 and qr.rows / nq or 0,
+    bytes_per_query = nq > 0 and qr.bytes / nq or 0,
+    results_per_query = nq > 0 and qrows / nq or 0,
+    bytes_stored = m:bytes_stored(),
+    retries = budget.retries, throttled = m.writes.throttled,
+    write_requests = m.writes.requests,
+    seconds = last,
+    extras = extras,
+  }
+  local heat = { windows = m.max_window + 1, ids = ids, load = m.load, born = m.born,
+                 capacity = sc.capacity, window = sc.window or 1 }
+  db:close()
+  return { name = d.name, label = d.label or d.name, metrics = metrics, heat = heat }
+end
+
+--- analyze.run(scenario, opts) -> result (see the header). opts.progress:
+-- function(design_name, done, total) called as operations complete.
+function analyze.run(sc, opts)
+  opts = opts or {}
+  analyze.check(sc)
+  local r = rng(sc.seed)
+  local items, qitems = {}, {}
+  for i = 1, sc.ops do items[i] = sc.item and sc.item(i, r) or i end
+  for q = 1, sc.queries do qitems[q] = sc.query_item and sc.query_item(q, r) or q end
+  local res = { name = sc.name, title = sc.title, capacity = sc.capacity, rate = sc.rate,
+                note = sc.note, picture = sc.picture, designs = {} }
+  for _, d in ipairs(sc.designs) do
+    local p = opts.progress and function(i, n) opts.progress(d.name, i, n) end
+    res.designs[#res.designs + 1] = run_design(sc, d, items, qitems, p)
+  end
+  return res
+end
+
+--- analyze.load(path) -> scenario(s) | nil, msg: runs a scenario file in
+-- its own environment (globals readable, writes stay in the file) and
+-- checks what it returns: one scenario, or a list of them.
+function analyze.load(path)
+  local chunk, err = loadfile(path)
+  if not chunk then return nil, err end
+  local ok, sc = pcall(chunk)
+  if not ok then return nil, tostring(sc) end
+  if type(sc) ~= "table" then return nil, path .. ": must return a scenario table (see `otskit analyze --help`)" end
+  local list = sc.designs and { sc } or sc
+  for _, s in ipairs(list) do
+    local ok2, e = pcall(analyze.check, s)
+    if not ok2 then return nil, path .. ": " .. tostring(e) end
+  end
+  if #list == 0 then return nil, path .. ": no scenario" end
+  return list
+end
+
+return analyze

@@ -1,0 +1,173 @@
+-- otskit.analyze, `otskit demo` and `otskit analyze`: the scenario
+-- contract, the meter's counting and throttling, the table, the picture.
+local analyze = require "otskit.analyze"
+local meter = require "otskit.analyze.meter"
+local report = require "otskit.analyze.report"
+local svg = require "otskit.analyze.svg"
+local store = require "otskit.store"
+
+local LUA = jit and "luajit" or "lua5.4"
+
+local function sh(cmd)
+  local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
+  local out = p:read("*a")
+  p:close()
+  return out, tonumber(out:match("rc=(%d+)%s*$"))
+end
+
+-- a minimal XML check: tags balance, attributes are quoted
+local function well_formed(text)
+  local stack = {}
+  for close, name, rest in text:gmatch("<(/?)([%w:_%-]+)([^>]*)>") do
+    if close == "/" then
+      if stack[#stack] ~= name then return false, "unbalanced </" .. name .. ">" end
+      stack[#stack] = nil
+    elseif not rest:match("/%s*$") then
+      stack[#stack + 1] = name
+    end
+    if rest:find("=[^\"]") then return false, "unquoted attribute in <" .. name .. ">" end
+  end
+  if #stack > 0 then return false, "unclosed <" .. stack[#stack] .. ">" end
+  return true
+end
+
+-- a tiny scenario: sequential keys vs a hash of them, on a throttled store
+local function tiny(opts)
+  local function d(name, keyf)
+    return { name = name, label = name .. " keys",
+      setup = function(env)
+        local sp = {}
+        for k = 1, 15 do sp[k] = ("%x"):format(k) end
+        assert(env.store:create_table { name = "t", primary_key = { { "k", "STRING" } }, splits = sp })
+        return env
+      end,
+      write = function(env, i)
+        return require("otskit.retry").call(function()
+          local r, m, c = env.store:put_row { table = "t", primary_key = { keyf(i) } }
+          if not r then return nil, { code = c, message = m } end
+          return r
+        end, (function() local o = { op = "PutRow" }; for k, v in pairs(env.retry) do o[k] = v end; return o end)())
+      end,
+      query = function(env)
+        return env.store:get_range { table = "t", start = { store.INF_MIN }, stop = { store.INF_MAX }, limit = 10 }.rows
+      end }
+  end
+  local sc = { name = "tiny", title = "tiny", ops = 400, rate = 100, queries = 2, capacity = 20,
+    designs = { d("naive", function(i) return ("%08d"):format(i) end),
+                d("recommended", function(i) return require("otskit.hash").md5(tostring(i), true):sub(1, 6) end) } }
+  for k, v in pairs(opts or {}) do sc[k] = v end
+  return sc
+end
+
+describe("otskit.analyze", function()
+  it("measures the hot spot of sequential keys and its absence with hashed ones", function()
+    local res = analyze.run(tiny())
+    local naive, rec = res.designs[1].metrics, res.designs[2].metrics
+    assert.are.equal(1, naive.partitions_used)           -- "0000...." sorts below "1"
+    assert.is_true(naive.throttled > 0 and naive.retries > 0)
+    assert.is_true(naive.failed_ops > 0)
+    assert.are.equal(16, rec.partitions_used)
+    assert.are.equal(0, rec.throttled)
+    assert.are.equal(400, rec.rows_written)
+    assert.are.equal(400 - naive.failed_ops, naive.rows_written)
+    assert.is_true(naive.mean_share > 0.99)
+    assert.is_true(rec.mean_share < 0.5)
+    assert.are.equal(1, rec.requests_per_query)
+    assert.are.equal(10, rec.rows_per_query)
+    -- every row of the heat map adds up to what was written
+    local sum = 0
+    for _, l in pairs(res.designs[2].heat.load) do for _, n in pairs(l) do sum = sum + n end end
+    assert.are.equal(400, sum)
+  end)
+
+  it("repeats exactly (seeded backoff), and capacity = false never throttles", function()
+    local a, b = analyze.run(tiny()), analyze.run(tiny())
+    assert.are.same(a.designs[1].metrics, b.designs[1].metrics)
+    local free = analyze.run(tiny { capacity = false })
+    assert.are.equal(0, free.designs[1].metrics.throttled)
+    assert.are.equal(0, free.designs[1].metrics.failed_ops)
+  end)
+
+  it("refuses malformed scenarios, naming what is wrong", function()
+    assert.has_error(function() analyze.check(42) end)
+    assert.has_error(function() analyze.check { name = "x y", designs = {} } end, "otskit.analyze: scenario.name must be a short id")
+    assert.has_error(function() analyze.check { name = "x", designs = {} } end)
+    assert.has_error(function() analyze.check { name = "x", designs = { { name = "a", setup = print } } } end,
+      "otskit.analyze: scenario x: design a needs a write function")
+    assert.has_error(function() analyze.check { name = "x", rate = 0, designs = { { name = "a", setup = print, write = print } } } end)
+  end)
+
+  it("the meter throttles per partition per second and fails batch rows alone", function()
+    local now = 0
+    local db = assert(store.open { clock = function() return now end })
+    local m = meter.new(db, { clock = function() return now end, capacity = 3 })
+    assert(m:create_table { name = "t", primary_key = { { "k", "INTEGER" } }, splits = { 100 } })
+    for i = 1, 3 do assert(m:put_row { table = "t", primary_key = { i } }) end
+    local ok, _, code = m:put_row { table = "t", primary_key = { 4 } }
+    assert.is_nil(ok); assert.are.equal("OTSServerBusy", code)
+    assert(m:put_row { table = "t", primary_key = { 150 } })       -- the other partition
+    local res = assert(m:batch_write_row { tables = { { table = "t", rows = {
+      { type = "PUT", primary_key = { 5 } }, { type = "PUT", primary_key = { 151 } },
+      { type = "PUT", primary_key = { 152 } }, { type = "PUT", primary_key = { 153 } } } } } })
+    local codes = {}
+    for i, r in ipairs(res.tables[1].rows) do codes[i] = r.ok and "ok" or r.code end
+    assert.are.same({ "OTSServerBusy", "ok", "ok", "OTSServerBusy" }, codes)
+    assert.is_nil(db:get_row { table = "t", primary_key = { 5 } }.row)
+    now = 1 -- a new second: capacity again
+    assert(m:put_row { table = "t", primary_key = { 4 } })
+    assert.are.equal(3, m.writes.throttled)
+    assert.are.equal(7, m.writes.rows)
+    -- unmetered methods pass through
+    assert.are.equal("t", m:describe_table { name = "t" }.table_meta.table)
+  end)
+
+  it("prints a side-by-side table and a well-formed picture", function()
+    local res = analyze.run(tiny())
+    local text = table.concat(report.text(res, 1), "\n")
+    assert.matches("writes on the hottest partition", text, 1, true)
+    assert.matches("naive%s+recommended", text)
+    assert.matches("retries", text, 1, true)
+    local pic = svg.render({ res })
+    assert.matches("^<svg", pic)
+    assert.is_true(well_formed(pic))
+    assert.matches("naive: naive keys", pic, 1, true)
+  end)
+end)
+
+describe("bin/otskit", function()
+  it("demo runs every scenario and writes the picture", function()
+    local path = os.tmpname()
+    local out, rc = sh(LUA .. " bin/otskit demo -q --svg " .. path)
+    assert.are.equal(0, rc)
+    for _, s in ipairs(require "otskit.analyze.scenarios") do assert.matches(s.title, out, 1, true) end
+    assert.matches("increments lost%s+475%s+0", out)
+    assert.matches("In short", out, 1, true)
+    assert.matches("increments lost 475 %-> 0", out)
+    local f = assert(io.open(path, "rb"))
+    local pic = f:read("*a")
+    f:close()
+    os.remove(path)
+    assert.is_true(select(1, well_formed(pic)))
+    assert.is_true(#pic > 10000)
+  end)
+
+  it("analyze runs a scenario file; a bad file is a clear error", function()
+    local out, rc = sh(LUA .. " bin/otskit analyze examples/scenario_pageviews.lua -q --svg -")
+    assert.are.equal(0, rc)
+    assert.matches("Page views: day first vs URL hash first", out, 1, true)
+    local bad = os.tmpname()
+    local f = assert(io.open(bad, "wb"))
+    f:write("return { name = 'x', designs = { { name = 'a' } } }")
+    f:close()
+    out, rc = sh(LUA .. " bin/otskit analyze " .. bad .. " -q")
+    assert.are.equal(2, rc)
+    assert.matches("needs a setup function", out, 1, true)
+    f = assert(io.open(bad, "wb")); f:write("this is not lua"); f:close()
+    out, rc = sh(LUA .. " bin/otskit analyze " .. bad .. " -q")
+    assert.are.equal(2, rc)
+    os.remove(bad)
+    out, rc = sh(LUA .. " bin/otskit keys")
+    assert.are.equal(0, rc)
+    assert.matches("Spliced partition key", out, 1, true)
+  end)
+end)
