@@ -12,4 +12,7 @@ for _, t in ipairs {
   local ok, msg, code = db:create_table(t)
   if not ok and code ~= "OTSObjectAlreadyExist" then error(msg) end
 end
+-- the event stream of /events: otskit.patterns.timeseries's own table
+local ok, msg, code = require("otskit.patterns.timeseries").new { store = db, table = "events" }:create()
+if not ok and code ~= "OTSObjectAlreadyExist" then error(msg) end
 db:close()

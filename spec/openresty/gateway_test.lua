@@ -232,6 +232,67 @@ describe("the otskit gateway in nginx", function()
     assert.equal(200, status)
   end)
 
+  it("serves /events through otskit.patterns.timeseries: pages newest first, exact", function()
+    admin("faults?rate=0")
+    local evs, all = {}, {}
+    for j = 1, 400 do
+      local e = { ts = 1600000000000 + r.int(0, 300), id = "d" .. r.int(1, 9), v = r.int(-1000, 1000) }
+      evs[#evs + 1] = e
+      all[e.ts .. "/" .. e.id] = e    -- (ts, id) is the key: the last write wins
+      if #evs == 200 then
+        local status, doc = post("/events", { events = evs })
+        assert.equal(200, status, json.encode(doc))
+        evs = {}
+      end
+    end
+    local function want(from, to)
+      local t = {}
+      for _, e in pairs(all) do
+        if (not from or e.ts >= from) and (not to or e.ts < to) then t[#t + 1] = e end
+      end
+      table.sort(t, function(a, b)
+        if a.ts ~= b.ts then return a.ts > b.ts end
+        return a.id > b.id
+      end)
+      return t
+    end
+    for _, c in ipairs { { nil, nil, 33 }, { 1600000000100, 1600000000200, 10 }, { nil, 1600000000050, 500 } } do
+      local q = (c[1] and ("&from=" .. c[1]) or "") .. (c[2] and ("&to=" .. c[2]) or "")
+      local got, cursor, pages = {}, nil, 0
+      repeat
+        local status, doc = get(("/events?limit=%d%s%s"):format(c[3], q, cursor and ("&cursor=" .. cursor) or ""))
+        assert.equal(200, status, json.encode(doc))
+        for _, row in ipairs(doc.rows) do got[#got + 1] = row end
+        cursor, pages = doc.cursor, pages + 1
+      until cursor == nil or pages > 1000
+      local w = want(c[1], c[2])
+      assert.equal(#w, #got)
+      for i = 1, #w do
+        assert.is_true(w[i].ts == got[i].ts and w[i].id == got[i].id and w[i].v == got[i].v,
+          ("row %d: %s, want %s"):format(i, json.encode(got[i]), json.encode(w[i])))
+      end
+    end
+    local _, doc = get("/events?limit=5")
+    local _, sdoc = get("/series/dev-1?limit=5")
+    for what, path in pairs {
+      forged = "/events?limit=5&cursor=" .. doc.cursor:sub(1, -3) .. "AA",
+      ["a /series cursor"] = "/events?limit=5&cursor=" .. sdoc.cursor,
+    } do
+      local status, body = get(path)
+      assert.equal(400, status, what)
+      assert.equal("BadCursor", body.code, what)
+    end
+    local status, body = get("/events?from=10&to=10")
+    assert.equal(400, status)
+    assert.equal("BadRange", body.code)
+    for _, bad in ipairs { '{"events":[{"ts":1,"id":"a b","v":1}]}', '{"events":[{"ts":1,"id":"a"}]}',
+                           '{"events":[]}', '{"events":[{"ts":-5,"id":"a","v":1}]}' } do
+      local st, b = post("/events", bad)
+      assert.is_true(st == 400, bad .. " -> " .. tostring(st))
+      assert.is_string(b.code)
+    end
+  end)
+
   it("stores and returns blobs compressed in chunks", function()
     local parts = {}
     for i = 1, 30000 do parts[i] = ('{"i":%d,"tag":"t%d"}'):format(i, i % 7) end

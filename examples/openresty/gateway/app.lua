@@ -220,6 +220,70 @@ local function blob_post(id)
   return reply(200, res)
 end
 
+-- GET /events?from&to&limit&cursor: every id, newest first (the
+-- timeseries pattern); POST /events {"events": [{"ts", "id", "v"}, ...]}
+local function events_get()
+  local args, err = ngx.req.get_uri_args(32)
+  if err == "truncated" then return fail(400, "BadRequest", "too many query arguments") end
+  for k, v in pairs(args) do
+    if type(v) == "table" then return fail(400, "BadRequest", "argument " .. k .. " given twice") end
+  end
+  local from, e1 = int_arg(args, "from", 0, MAX_TS, false)
+  if from == nil then return fail(400, "BadRequest", e1) end
+  local to, e2 = int_arg(args, "to", 1, MAX_TS + 1, false)
+  if to == nil then return fail(400, "BadRequest", e2) end
+  local limit, e3 = int_arg(args, "limit", 1, cfg.max_limit, cfg.default_limit)
+  if not limit then return fail(400, "BadRequest", e3) end
+  local cursor = args.cursor
+  if cursor ~= nil and (type(cursor) ~= "string" or #cursor > 2048) then
+    return fail(400, "BadCursor", "cursor is not one this gateway issued")
+  end
+  local rows, c, code = require("gateway.events").read {
+    from = from or nil, to = to or nil, limit = limit, cursor = cursor }
+  if not rows then
+    if code == "BadCursor" or code == "BadRange" then return fail(400, code, c) end
+    if code == "RetryBudgetExhausted" then
+      return fail(503, code, "retry budget exhausted: the store is failing and this gateway stopped retrying; try later")
+    end
+    return fail(503, code or "Unavailable", c)
+  end
+  local out = {}
+  for i, p in ipairs(rows) do out[i] = { ts = p.ts, id = p.id, v = p.columns.v } end
+  return reply(200, { rows = out, cursor = c or json.null })
+end
+
+local function events_post()
+  local body, err = read_body()
+  if not body then return fail(413, "RequestBodyTooLarge", err) end
+  local doc = json.decode(body, 1, json.null)
+  if type(doc) ~= "table" or type(doc.events) ~= "table" or #doc.events < 1
+     or #doc.events > cfg.max_points then
+    return fail(400, "BadRequest", ("body must be JSON {\"events\": [{\"ts\": int, \"id\": string, \"v\": number|string}, ...]} with 1..%d events"):format(cfg.max_points))
+  end
+  local pts, at = {}, {}
+  for i, e in ipairs(doc.events) do
+    if type(e) ~= "table" or type(e.ts) ~= "number" or e.ts ~= math.floor(e.ts) or e.ts < 0
+       or e.ts > MAX_TS then
+      return fail(400, "BadRequest", ("event %d: ts must be an integer 0..%d"):format(i, MAX_TS))
+    end
+    if type(e.id) ~= "string" or not check_id(e.id) then
+      return fail(400, "BadId", ("event %d: id must be 1..%d characters of [A-Za-z0-9_-]"):format(i, cfg.max_id))
+    end
+    if (type(e.v) ~= "number" and type(e.v) ~= "string") or e.v ~= e.v
+       or e.v == math.huge or e.v == -math.huge or (type(e.v) == "string" and #e.v > 65536) then
+      return fail(400, "BadRequest", ("event %d: v must be a finite number or a string up to 64 KB"):format(i))
+    end
+    -- one row per (ts, id), the last one winning: a batch may not hold a
+    -- row twice, and put_many sends the list as it is
+    local k = ("%d/%s"):format(e.ts, e.id)
+    if at[k] then pts[at[k]] = { e.ts, e.id, { v = e.v } }
+    else pts[#pts + 1] = { e.ts, e.id, { v = e.v } }; at[k] = #pts end
+  end
+  local ok, msg, code = require("gateway.events").put_many(pts)
+  if not ok then return fail(503, code or "Unavailable", msg) end
+  return reply(200, { written = #pts, events = #doc.events })
+end
+
 local routes = {
   series = { GET = series_get, POST = series_post },
   blobs = { GET = blob_get, POST = blob_post },
@@ -227,14 +291,23 @@ local routes = {
 
 --- handle (content_by_lua of location /)
 function app.handle()
+  -- writes reach the store from here: apply the current fault settings
+  require("gateway.bucket").sync_faults(ngx.shared.otskit_gw)
   local uri = ngx.var.uri
   if uri == "/healthz" then return reply(200, { ok = true, pid = ngx.worker.pid() }) end
+  if uri == "/events" then
+    local m = ngx.req.get_method()
+    if m == "GET" then return events_get() end
+    if m == "POST" then return events_post() end
+    ngx.header["Allow"] = "GET, POST"
+    return fail(405, "MethodNotAllowed", "use GET or POST")
+  end
   local kind, id = uri:match("^/(%a+)/([^/]*)$")
   local r = kind and routes[kind]
   if not r then return fail(404, "NotFound", "no such endpoint: " .. uri:sub(1, 100)) end
   local h = r[ngx.req.get_method()]
   if not h then
-    ngx.header["Allow"] = kind == "series" and "GET, POST" or "GET, POST"
+    ngx.header["Allow"] = "GET, POST"
     return fail(405, "MethodNotAllowed", "use GET or POST")
   end
   local ok, err = check_id(id)

@@ -73,4 +73,13 @@ function bucket.handle()
   ngx.print(key.pack(out))
 end
 
+--- handle_range (the internal location /_range, for gateway.events)
+function bucket.handle_range()
+  local dict = ngx.shared.otskit_gw
+  sync_faults(dict)
+  local lat = dict:get("latency")
+  if lat and lat > 0 then ngx.sleep(lat) end
+  return require("gateway.events").serve_range(series.db())
+end
+
 return bucket

@@ -36,14 +36,6 @@ series.backoff = { strategy = "full", base = 0.005, cap = 0.05, throttle_base = 
 local function dict() return ngx.shared.otskit_gw end
 local function count(name, n) dict():incr("n:" .. name, n or 1, 0) end
 
---- open(cfg) (init_worker): this worker's connection to the file db.
-function series.open(c)
-  cfg = c
-  db = assert(store.open { path = cfg.db })
-  buckets = key.buckets { n = cfg.buckets }
-  sources = buckets:all()
-end
-
 function series.db() return db end
 
 -- The shared budget object; rebuilt when /_admin/budget changed the
@@ -66,6 +58,15 @@ end
 
 function series.budget_available() return get_budget():available() end
 
+-- The shared budget as one object whose capacity follows /_admin/budget
+-- (for code that keeps its retry options, like the timeseries pattern).
+local budget_proxy = {
+  acquire = function(_, ...) return get_budget():acquire(...) end,
+  success = function(_, ...) return get_budget():success(...) end,
+  available = function(_, ...) return get_budget():available(...) end,
+  type = function() return "bucket" end,
+}
+
 -- ngx.sleep has millisecond resolution and warns on a 0 ms sleep ("without
 -- delayed events patch"): round the small jittered delays up to 1 ms.
 local function sleep(d) ngx.sleep(d < 0.001 and 0.001 or d) end
@@ -73,6 +74,16 @@ local function sleep(d) ngx.sleep(d < 0.001 and 0.001 or d) end
 local function retry_opts(op)
   return { op = op, idempotent = true, budget = get_budget(), backoff = series.backoff,
            sleep = sleep }
+end
+
+--- open(cfg) (init_worker): this worker's connection to the file db.
+function series.open(c)
+  cfg = c
+  db = assert(store.open { path = cfg.db })
+  buckets = key.buckets { n = cfg.buckets }
+  sources = buckets:all()
+  require("gateway.events").open(cfg, db, { budget = budget_proxy, sleep = sleep,
+                                             backoff = series.backoff })
 end
 
 ---------------------------------------------------------------------------
