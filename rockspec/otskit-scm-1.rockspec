@@ -27,12 +27,12 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/backoff.c", "csrc/chunk.c", "csrc/cursor.c", "csrc/ffi.c", "csrc/frame.c",
-        "csrc/hash.c", "csrc/kv.c", "csrc/laux.c", "csrc/lbackoff.c",
-        "csrc/lchunk.c", "csrc/lframe.c", "csrc/lhash.c", "csrc/lkey.c",
-        "csrc/lkv.c", "csrc/lmerge.c", "csrc/lprefix.c", "csrc/lsplice.c",
-        "csrc/ltuple.c", "csrc/merge.c", "csrc/otskit.c", "csrc/row.c",
-        "csrc/splice.c", "csrc/tuple.c",
+        "csrc/backoff.c", "csrc/chunk.c", "csrc/cursor.c", "csrc/ffi.c",
+        "csrc/frame.c", "csrc/hash.c", "csrc/kv.c", "csrc/laux.c",
+        "csrc/lbackoff.c", "csrc/lchunk.c", "csrc/lframe.c", "csrc/lhash.c",
+        "csrc/lkey.c", "csrc/lkv.c", "csrc/lmerge.c", "csrc/lprefix.c",
+        "csrc/lsplice.c", "csrc/ltuple.c", "csrc/merge.c", "csrc/otskit.c",
+        "csrc/row.c", "csrc/splice.c", "csrc/tuple.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
