@@ -414,11 +414,11 @@ describe("otskit.blob chunks", function()
     for _, w in ipairs(p.rows) do
       for _, col in ipairs(w.columns) do row[col[1]] = col[2] end
     end
-    assert.truthy(row["body"] and row["body.0"] and row["body.1"] and row["body.2"])
-    assert.is_nil(row["body.3"])
+    assert.truthy(row["body"] and row["body_0"] and row["body_1"] and row["body_2"])
+    assert.is_nil(row["body_3"])
     local m, chunks = blob.from_columns(row, "body")
     assert.equal(v, blob.join(m, chunks))
-    row["body.1"] = nil
+    row["body_1"] = nil
     m, chunks = blob.from_columns(row, "body")
     assert.equal("MissingChunk", select(3, blob.join(m, chunks)))
     assert.equal("MissingManifest", select(3, blob.from_columns({}, "body")))
@@ -495,7 +495,7 @@ describe("otskit.blob plan", function()
     local pl = blob.plan(new, { previous = old.manifest })
     local cols = {}
     for i, c in ipairs(pl.cleanup) do cols[i] = c.column end
-    assert.same({ "body.4", "body.5", "body.6", "body.7", "body.8", "body.9" }, cols)
+    assert.same({ "body_4", "body_5", "body_6", "body_7", "body_8", "body_9" }, cols)
     -- layout change: every old chunk row is stale
     local oldrows = blob.split(("o"):rep(300), { chunk_size = 100, layout = "rows", name = "body", key = "k" })
     local pl2 = blob.plan(new, { previous = oldrows.manifest })
@@ -504,5 +504,37 @@ describe("otskit.blob plan", function()
     -- a rewrite of the same generation has nothing to clean
     assert.same({}, blob.plan(new, { previous = new.manifest }).cleanup)
     assert.equal("CorruptManifest", select(3, blob.plan(new, { previous = "junk" })))
+  end)
+end)
+
+describe("otskit.blob column layout and Tablestore names", function()
+  local blob = require "otskit.blob"
+  local store = require "otskit.store"
+
+  it("names chunk columns so the embedded store (Tablestore's rules) accepts the write", function()
+    local value = ("0123456789abcdef"):rep(4096) -- 64 KiB, 5 chunks of 16 KiB
+    local parts = assert(blob.split(value, { chunk_size = 16 * 1024, name = "body" }))
+    local db = assert(store.open { path = ":memory:" })
+    assert(db:create_table { name = "docs", primary_key = { { "id", "STRING" } } })
+    for _, row in ipairs(parts.rows) do
+      local put = {}
+      for _, c in ipairs(row.columns) do
+        assert.truthy(c[1]:match("^[A-Za-z_][A-Za-z0-9_]*$"), c[1])
+        put[c[1]] = store.binary(c[2])
+      end
+      -- several writes to one row: UpdateRow adds columns, PutRow would replace
+      assert(db:update_row { table = "docs", primary_key = { "d1" }, update = { PUT = put } })
+    end
+    local got = assert(db:get_row { table = "docs", primary_key = { "d1" } })
+    local manifest, chunks = assert(blob.from_columns(got.row.columns, "body"))
+    assert.equal(value, assert(blob.join(manifest, chunks)))
+    db:close()
+  end)
+
+  it("refuses an attribute name that cannot form column names", function()
+    for _, bad in ipairs { "body.x", "1body", "", "bo dy", ("a"):rep(245) } do
+      assert.has_error(function() blob.split("x", { name = bad }) end)
+    end
+    assert.truthy(blob.split("x", { name = ("a"):rep(244) }))
   end)
 end)

@@ -75,6 +75,33 @@ describe("patterns.timeseries", function()
     end
   end)
 
+  it("put_many writes a repeated point once, the later columns winning (random)", function()
+    local rng = helper.rng(77)
+    for _ = 1, helper.trials(20) do
+      local db = assert(store.open {})
+      local s = series(db)
+      local points, last = {}, {}
+      for i = 1, rng.int(1, 300) do
+        local ts, id = 1700000000 + rng.int(0, 40), rng.bytes(rng.int(0, 2), "ab")
+        points[i] = { ts, id, { v = i } }
+        last[ts .. "/" .. id] = i
+      end
+      assert(s:put_many(points))
+      local want = {}
+      for _, p in ipairs(points) do
+        if last[p[1] .. "/" .. p[2]] == p[3].v then want[#want + 1] = p end
+      end
+      local got = read_all(s, { limit = 50 })
+      local m = model(want)
+      assert.equal(#m, #got)
+      for i, p in ipairs(m) do
+        assert.equal(p[1], got[i].ts); assert.equal(p[2], got[i].id)
+        assert.equal(p[3].v, got[i].columns.v)
+      end
+      db:close()
+    end
+  end)
+
   it("spreads sequential writes over every bucket's partition", function()
     local now = 0
     local db = assert(store.open { clock = function() return now end, partition = { window = 10 } })

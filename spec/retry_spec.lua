@@ -238,6 +238,18 @@ describe("otskit.retry", function()
       assert.same({ 0.002 }, slept)
     end)
 
+    it("never hands ngx.sleep less than its 1 ms resolution", function()
+      local slept = {}
+      _G.ngx = { sleep = function(d) slept[#slept + 1] = d end, get_phase = function() return "content" end }
+      local ok, err = pcall(retry.call, failing { "OTSServerBusy", "OTSServerBusy", "OTSServerBusy" }, {
+        budget = false, backoff = { strategy = "full", base = 0.0004, cap = 0.0008,
+                                     throttle_base = 0.0004, max_attempts = 4, seed = 3 } })
+      _G.ngx = nil
+      assert.is_true(ok, err)
+      assert.equal(3, #slept)
+      for _, d in ipairs(slept) do assert.equal(0.001, d) end
+    end)
+
     it("refuses to block an nginx phase that cannot yield", function()
       _G.ngx = { sleep = function() end, get_phase = function() return "log" end }
       local ok, err = pcall(retry.call, failing { "OTSServerBusy" }, {

@@ -116,10 +116,12 @@ end
 
 -- ---- chunking -----------------------------------------------------------
 
-local function chunk_name(name, i) return name .. "." .. i end
+-- Chunk columns must be valid Tablestore column names ([A-Za-z0-9_],
+-- 1..255 bytes, first a letter or _), so the index joins with "_".
+local function chunk_name(name, i) return name .. "_" .. i end
 
 --- blob.chunk_column(name, i) -> the column holding chunk i (0-based) of
--- attribute name in the column layout: "body.0", "body.1", ...
+-- attribute name in the column layout: "body_0", "body_1", ...
 blob.chunk_column = chunk_name
 
 local function split_opts(o)
@@ -132,6 +134,11 @@ local function split_opts(o)
   if layout ~= "columns" and layout ~= "rows" then raise("layout must be \"columns\" or \"rows\"") end
   local name = o.name or "value"
   check_string(name, "name")
+  -- the manifest column is name, chunk columns name_<i>: both must be valid
+  -- column names (a 10-digit index leaves 244 bytes for the name)
+  if not name:match("^[A-Za-z_][A-Za-z0-9_]*$") or #name > 244 then
+    raise("name must be a Tablestore column name ([A-Za-z_][A-Za-z0-9_]*, at most 244 bytes): %q", name)
+  end
   if o.generation ~= nil and (type(o.generation) ~= "string" or #o.generation ~= 16) then
     raise("generation must be a 16-byte string")
   end

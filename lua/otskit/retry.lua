@@ -122,7 +122,11 @@ local function default_sleep()
   local ngx = rawget(_G, "ngx")
   if type(ngx) ~= "table" or not ngx.get_phase then return backoff.sleep end
   local phase = ngx.get_phase()
-  if YIELDABLE[phase] then return ngx.sleep end
+  -- ngx.sleep has millisecond resolution and logs a warning for 0: a
+  -- jittered delay under 1 ms waits 1 ms
+  if YIELDABLE[phase] then
+    return function(d) return ngx.sleep(d < 0.001 and 0.001 or d) end
+  end
   if phase == "init" or phase == "init_worker" then return backoff.sleep end
   return function()
     error("otskit.retry: cannot sleep in the nginx '" .. tostring(phase)

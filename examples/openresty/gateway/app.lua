@@ -260,7 +260,7 @@ local function events_post()
      or #doc.events > cfg.max_points then
     return fail(400, "BadRequest", ("body must be JSON {\"events\": [{\"ts\": int, \"id\": string, \"v\": number|string}, ...]} with 1..%d events"):format(cfg.max_points))
   end
-  local pts, at = {}, {}
+  local pts = {}
   for i, e in ipairs(doc.events) do
     if type(e) ~= "table" or type(e.ts) ~= "number" or e.ts ~= math.floor(e.ts) or e.ts < 0
        or e.ts > MAX_TS then
@@ -273,15 +273,11 @@ local function events_post()
        or e.v == math.huge or e.v == -math.huge or (type(e.v) == "string" and #e.v > 65536) then
       return fail(400, "BadRequest", ("event %d: v must be a finite number or a string up to 64 KB"):format(i))
     end
-    -- one row per (ts, id), the last one winning: a batch may not hold a
-    -- row twice, and put_many sends the list as it is
-    local k = ("%d/%s"):format(e.ts, e.id)
-    if at[k] then pts[at[k]] = { e.ts, e.id, { v = e.v } }
-    else pts[#pts + 1] = { e.ts, e.id, { v = e.v } }; at[k] = #pts end
+    pts[#pts + 1] = { e.ts, e.id, { v = e.v } } -- put_many: the last of a repeated (ts, id) wins
   end
   local ok, msg, code = require("gateway.events").put_many(pts)
   if not ok then return fail(503, code or "Unavailable", msg) end
-  return reply(200, { written = #pts, events = #doc.events })
+  return reply(200, { events = #doc.events })
 end
 
 local routes = {

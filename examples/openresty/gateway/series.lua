@@ -67,13 +67,8 @@ local budget_proxy = {
   type = function() return "bucket" end,
 }
 
--- ngx.sleep has millisecond resolution and warns on a 0 ms sleep ("without
--- delayed events patch"): round the small jittered delays up to 1 ms.
-local function sleep(d) ngx.sleep(d < 0.001 and 0.001 or d) end
-
 local function retry_opts(op)
-  return { op = op, idempotent = true, budget = get_budget(), backoff = series.backoff,
-           sleep = sleep }
+  return { op = op, idempotent = true, budget = get_budget(), backoff = series.backoff }
 end
 
 --- open(cfg) (init_worker): this worker's connection to the file db.
@@ -82,8 +77,7 @@ function series.open(c)
   db = assert(store.open { path = cfg.db })
   buckets = key.buckets { n = cfg.buckets }
   sources = buckets:all()
-  require("gateway.events").open(cfg, db, { budget = budget_proxy, sleep = sleep,
-                                             backoff = series.backoff })
+  require("gateway.events").open(cfg, db, { budget = budget_proxy, backoff = series.backoff })
 end
 
 ---------------------------------------------------------------------------
@@ -219,19 +213,10 @@ end
 
 ---------------------------------------------------------------------------
 -- blobs: table "blobs", primary key (id STRING); the value compressed
--- into a frame, split over columns body.0 .. body.N-1 and the manifest in
+-- into a frame, split over columns body_0 .. body_N-1 and the manifest in
 -- column body, written last (the commit point).
 
 local CHUNK = 64 * 1024
-
--- blob names chunk columns "body.0", "body.1", ...; Tablestore (and the
--- store) allow only [A-Za-z0-9_] in column names: store them as body_0.
-local function column_name(name) return (name:gsub("%.", "_")) end
-local function blob_columns(cols)
-  local out = {}
-  for k, v in pairs(cols) do out[(k:gsub("^(body)_(%d+)$", "%1.%2"))] = v end
-  return out
-end
 
 local function call(fn, op)
   return retry.call(fn, retry_opts(op))
@@ -249,7 +234,7 @@ function series.blob_put(id, value)
   for _, req in ipairs(plan.requests) do
     for _, row in ipairs(req.rows) do
       local put = {}
-      for _, c in ipairs(row.columns) do put[column_name(c[1])] = store.binary(c[2]) end
+      for _, c in ipairs(row.columns) do put[c[1]] = store.binary(c[2]) end
       local ok, m, c = call(function()
         return db:update_row { table = "blobs", primary_key = { id }, update = { PUT = put } }
       end, "UpdateRow")
@@ -257,7 +242,7 @@ function series.blob_put(id, value)
     end
   end
   local stale = {}
-  for _, c in ipairs(plan.cleanup) do stale[#stale + 1] = column_name(c.column) end
+  for _, c in ipairs(plan.cleanup) do stale[#stale + 1] = c.column end
   if #stale > 0 then
     call(function()
       return db:update_row { table = "blobs", primary_key = { id }, update = { DELETE_ALL = stale } }
@@ -271,7 +256,7 @@ function series.blob_get(id)
   local res, msg, code = call(function() return db:get_row { table = "blobs", primary_key = { id } } end, "GetRow")
   if not res then return nil, msg, code end
   if not res.row then return nil, "no blob " .. id, "NotFound" end
-  local manifest, chunks = blob.from_columns(blob_columns(res.row.columns), "body")
+  local manifest, chunks = blob.from_columns(res.row.columns, "body")
   if not manifest then return nil, chunks, "NotFound" end
   local frame, jmsg, jcode = blob.join(manifest, chunks)
   if not frame then return nil, jmsg, jcode end

@@ -134,14 +134,16 @@ end
 -- that still failed are reported with the first failure's message/code.
 function TS:put_many(points)
   if type(points) ~= "table" then raise("put_many expects a list of points") end
-  local rows = {}
+  local rows, slot = {}, {}
   for i, p in ipairs(points) do
     if type(p) ~= "table" then return common.bad(MOD, "BadKey", "point %d is not a table", i) end
     local idv, msg, code = check_point(p[1], p[2])
     if not idv then return nil, ("point %d: %s"):format(i, msg), code end
     local cols = p[3] or {}
     if type(cols) ~= "table" then return common.bad(MOD, "BadValue", "point %d: columns must be a table", i) end
-    rows[i] = { table = self.table, row = { type = "PUT", primary_key = self:_pk(p[1], idv), columns = cols } }
+    local row = { table = self.table, row = { type = "PUT", primary_key = self:_pk(p[1], idv), columns = cols } }
+    local k = key.pack { p[1], idv }
+    if slot[k] then rows[slot[k]] = row else rows[#rows + 1] = row; slot[k] = #rows end
   end
   return common.write_batches(self.acc, rows)
 end
