@@ -159,6 +159,77 @@ static const char *encode_pk(lua_State *L, lmerge *u) {
   return NULL;
 }
 
+/* The error for row i of the batch at index 3 whose key was not a string. */
+static const char *row_error(lua_State *L, const lmerge *u, size_t i) {
+  lua_rawgeti(L, 3, (lua_Integer)i);
+  if (lua_type(L, -1) != LUA_TTABLE) return lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
+  if (u->mode == K_FIELD) {
+    lua_pushvalue(L, 6);
+    lua_rawget(L, -2);
+  } else {
+    lua_rawgeti(L, -1, u->index);
+  }
+  if (lua_isnil(L, -1)) return "has no key";
+  return lua_pushfstring(L, "key must be a string, got %s", luaL_typename(L, -1));
+}
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* Byte keys, WIN rows at a time: first every key onto the stack with its
+ * string prefetched (the rows' strings are scattered in memory: fetching
+ * them one after another would wait on each), then into the merge. */
+#define WIN 64
+static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t *bad) {
+  size_t i0, j;
+  for (i0 = 1; i0 <= n; i0 += WIN) {
+    size_t cnt = n - i0 + 1 < WIN ? n - i0 + 1 : WIN;
+    for (j = 0; j < cnt; j++) {
+      lua_rawgeti(L, 3, (lua_Integer)(i0 + j));
+      if (lua_type(L, -1) == LUA_TTABLE) {
+        if (u->mode == K_FIELD) {
+          lua_pushvalue(L, 6);
+          lua_rawget(L, -2);
+        } else {
+          lua_rawgeti(L, -1, u->index);
+        }
+        lua_replace(L, -2);
+        {
+          /* the string's header and the bytes after it: not dereferenced here */
+          const char *p = (const char *)lua_topointer(L, -1);
+          if (p) {
+            PREFETCH(p);
+            PREFETCH(p + 48);
+          }
+        }
+      } else {
+        lua_pushnil(L); /* row_error tells what it was */
+        lua_replace(L, -2);
+      }
+    }
+    for (j = 0; j < cnt; j++) {
+      const char *key;
+      size_t len;
+      int rc;
+      if (lua_type(L, 7 + (int)j) != LUA_TSTRING) {
+        *bad = i0 + j;
+        return row_error(L, u, i0 + j);
+      }
+      key = lua_tolstring(L, 7 + (int)j, &len);
+      rc = merge_add(u->m, src, key, len);
+      if (rc != MERGE_OK) {
+        *bad = i0 + j;
+        return rc == MERGE_EORDER ? "is out of order in its source" : "out of memory";
+      }
+    }
+    lua_settop(L, 6);
+  }
+  return NULL;
+}
+
 /* m:push(i, rows, done): hands source i its next batch (a Lua array of
  * rows in the merge order) and whether the source ends with it. */
 static int l_push(lua_State *L) {
@@ -166,46 +237,39 @@ static int l_push(lua_State *L) {
   int src = checksrc(L, 2, u), rc, st;
   int done = lua_toboolean(L, 4);
   size_t i, n;
+  const char *why = NULL;
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 4);
   n = (size_t)lua_rawlen(L, 3);
   st = merge_state(u->m, src);
   if (st == MERGE_S_DONE) return otsk_error(L, "merge", "source %d pushed after done", src + 1);
   if (st == MERGE_S_ROWS) return otsk_error(L, "merge", "source %d pushed before its rows were merged", src + 1);
+  if (!lua_checkstack(L, WIN + 8)) return otsk_error(L, "merge", "stack overflow");
   get_uv(L, 1);          /* 5: uv */
   lua_rawgeti(L, 5, 0);  /* 6: field name (K_FIELD) */
   if (merge_begin(u->m, src, n) != MERGE_OK) return otsk_error(L, "merge", "out of memory");
-  for (i = 1; i <= n; i++) {
-    const char *why = NULL, *key = NULL;
-    size_t len = 0;
-    lua_rawgeti(L, 3, (lua_Integer)i);
-    if (lua_type(L, -1) != LUA_TTABLE) {
-      why = lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
-    } else if (u->mode == K_PK) {
-      why = encode_pk(L, u);
-      key = (const char *)u->tb.p;
-      len = u->tb.len;
-    } else {
-      if (u->mode == K_FIELD) {
-        lua_pushvalue(L, 6);
-        lua_rawget(L, -2);
+  if (u->mode != K_PK) {
+    why = push_bytes(L, u, src, n, &i);
+  } else {
+    for (i = 1; i <= n && !why; i++) {
+      lua_rawgeti(L, 3, (lua_Integer)i);
+      if (lua_type(L, -1) != LUA_TTABLE) {
+        why = lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
       } else {
-        lua_rawgeti(L, -1, u->index);
+        why = encode_pk(L, u);
+        if (!why) {
+          rc = merge_add(u->m, src, u->tb.p, u->tb.len);
+          if (rc == MERGE_EORDER) why = "is out of order in its source";
+          else if (rc != MERGE_OK) why = "out of memory";
+        }
       }
-      if (lua_type(L, -1) == LUA_TSTRING) key = lua_tolstring(L, -1, &len);
-      else if (lua_isnil(L, -1)) why = "has no key";
-      else why = lua_pushfstring(L, "key must be a string, got %s", luaL_typename(L, -1));
+      if (!why) lua_settop(L, 6);
     }
-    if (!why) {
-      rc = merge_add(u->m, src, key, len);
-      if (rc == MERGE_EORDER) why = "is out of order in its source";
-      else if (rc != MERGE_OK) why = "out of memory";
-    }
-    if (why) {
-      merge_abort(u->m, src);
-      return otsk_error(L, "merge", "source %d row %d %s", src + 1, (int)i, why);
-    }
-    lua_settop(L, 6);
+    i--;
+  }
+  if (why) {
+    merge_abort(u->m, src);
+    return otsk_error(L, "merge", "source %d row %d %s", src + 1, (int)i, why);
   }
   merge_end(u->m, src, done);
   lua_pushvalue(L, 3);
