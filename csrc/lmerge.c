@@ -179,46 +179,44 @@ static const char *row_error(lua_State *L, const lmerge *u, size_t i) {
 #define PREFETCH(p) ((void)(p))
 #endif
 
-/* Byte keys, WIN rows at a time: first every key onto the stack with its
- * string prefetched (the rows' strings are scattered in memory: fetching
- * them one after another would wait on each), then into the merge. */
+/* Byte keys, WIN rows at a time: first every row and its key onto the
+ * stack with the key's string prefetched (the rows' strings may be
+ * scattered in memory: reading them one after another would wait on each),
+ * then the keys into the merge. */
 #define WIN 64
 static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t *bad) {
   size_t i0, j;
   for (i0 = 1; i0 <= n; i0 += WIN) {
     size_t cnt = n - i0 + 1 < WIN ? n - i0 + 1 : WIN;
     for (j = 0; j < cnt; j++) {
+      const char *p;
       lua_rawgeti(L, 3, (lua_Integer)(i0 + j));
-      if (lua_type(L, -1) == LUA_TTABLE) {
-        if (u->mode == K_FIELD) {
-          lua_pushvalue(L, 6);
-          lua_rawget(L, -2);
-        } else {
-          lua_rawgeti(L, -1, u->index);
-        }
-        lua_replace(L, -2);
-        {
-          /* the string's header and the bytes after it: not dereferenced here */
-          const char *p = (const char *)lua_topointer(L, -1);
-          if (p) {
-            PREFETCH(p);
-            PREFETCH(p + 48);
-          }
-        }
+      if (lua_type(L, -1) != LUA_TTABLE) {
+        lua_pushnil(L); /* row_error tells what the row was */
+        continue;
+      }
+      if (u->mode == K_FIELD) {
+        lua_pushvalue(L, 6);
+        lua_rawget(L, -2);
       } else {
-        lua_pushnil(L); /* row_error tells what it was */
-        lua_replace(L, -2);
+        lua_rawgeti(L, -1, u->index);
+      }
+      /* a string's header and the bytes after it; not dereferenced here */
+      p = (const char *)lua_topointer(L, -1);
+      if (p) {
+        PREFETCH(p);
+        PREFETCH(p + 48);
       }
     }
     for (j = 0; j < cnt; j++) {
+      int idx = 8 + 2 * (int)j, rc;
       const char *key;
       size_t len;
-      int rc;
-      if (lua_type(L, 7 + (int)j) != LUA_TSTRING) {
+      if (lua_type(L, idx) != LUA_TSTRING) {
         *bad = i0 + j;
         return row_error(L, u, i0 + j);
       }
-      key = lua_tolstring(L, 7 + (int)j, &len);
+      key = lua_tolstring(L, idx, &len);
       rc = merge_add(u->m, src, key, len);
       if (rc != MERGE_OK) {
         *bad = i0 + j;
@@ -244,7 +242,7 @@ static int l_push(lua_State *L) {
   st = merge_state(u->m, src);
   if (st == MERGE_S_DONE) return otsk_error(L, "merge", "source %d pushed after done", src + 1);
   if (st == MERGE_S_ROWS) return otsk_error(L, "merge", "source %d pushed before its rows were merged", src + 1);
-  if (!lua_checkstack(L, WIN + 8)) return otsk_error(L, "merge", "stack overflow");
+  if (!lua_checkstack(L, 2 * WIN + 8)) return otsk_error(L, "merge", "stack overflow");
   get_uv(L, 1);          /* 5: uv */
   lua_rawgeti(L, 5, 0);  /* 6: field name (K_FIELD) */
   if (merge_begin(u->m, src, n) != MERGE_OK) return otsk_error(L, "merge", "out of memory");
