@@ -33,6 +33,7 @@ typedef struct lmerge {
   int pk[MAX_PK];             /* K_PK: primary-key column positions */
   tuple_buf tb;               /* K_PK: the encoding of one row's key */
   merge_item items[CHUNK];
+  int slot[MERGE_MAX_SOURCES]; /* l_pull: stack index of source i's batch, 0 = not pushed */
 } lmerge;
 
 static lmerge *check(lua_State *L) {
@@ -283,7 +284,7 @@ static int l_pull(lua_State *L) {
   lmerge *u = check(L);
   int64_t max = lua_isnoneornil(L, 2) ? INT64_MAX : otsk_checkint64(L, 2, "merge", "max");
   int64_t total = 0, at = 0;
-  int base, out, s;
+  int base, out;
   merge_status st;
   if (max < 0) return otsk_error(L, "merge", "max must be >= 0");
   if (!lua_isnoneornil(L, 3)) {
@@ -294,7 +295,6 @@ static int l_pull(lua_State *L) {
   get_uv(L, 1);
   base = lua_gettop(L);
   if (!lua_checkstack(L, u->k + 8)) return otsk_error(L, "merge", "stack overflow");
-  for (s = 1; s <= u->k; s++) lua_rawgeti(L, base, s);
   if (lua_istable(L, 3)) {
     lua_pushvalue(L, 3);
   } else {
@@ -302,16 +302,25 @@ static int l_pull(lua_State *L) {
     lua_createtable(L, (int)(est < (uint64_t)max ? (est < 1u << 20 ? est : 1u << 20) : (uint64_t)max), 0);
   }
   out = lua_gettop(L);
+  /* the batches go onto the stack as their rows come out: a pull of a few
+   * rows over many sources touches only those it emits from */
+  memset(u->slot, 0, (size_t)u->k * sizeof *u->slot);
   for (;;) {
     size_t got, j, want = max - total < CHUNK ? (size_t)(max - total) : CHUNK;
     st = merge_pull(u->m, u->items, want, &got);
     for (j = 0; j < got; j++) {
-      lua_rawgeti(L, base + 1 + (int)u->items[j].src, (lua_Integer)u->items[j].row + 1);
+      int src = (int)u->items[j].src;
+      if (!u->slot[src]) {
+        lua_rawgeti(L, base, src + 1);
+        u->slot[src] = lua_gettop(L);
+      }
+      lua_rawgeti(L, u->slot[src], (lua_Integer)u->items[j].row + 1);
       lua_rawseti(L, out, (lua_Integer)(at + ++total));
     }
     if (st == MERGE_ENOMEM) return otsk_error(L, "merge", "out of memory");
     if (st != MERGE_MORE || total >= max) break;
   }
+  lua_pushvalue(L, out);
   if (st == MERGE_NEED) lua_pushinteger(L, merge_need(u->m) + 1);
   else lua_pushstring(L, st == MERGE_END ? "done" : "more");
   return 2;
