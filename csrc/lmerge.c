@@ -541,11 +541,15 @@ static int l_bench_keys(lua_State *L) {
 }
 
 /* h:run(page [, collect]) -> rows merged [, array of keys in order]:
- * feeds each source page keys at a time, as the merge asks for them. */
+ * feeds each source page keys at a time, as the merge asks for them.
+ * h:run(page, false, "ingest") -> rows: only what feeding costs (every
+ * page of every source through merge_begin/merge_add, then dropped), so
+ * the bench can tell ingest and merge apart. */
 static int l_bench_run(lua_State *L) {
   bkeys *b = (bkeys *)luaL_checkudata(L, 1, BENCH_MT);
   int64_t page = otsk_checkint64(L, 2, "merge", "page");
-  int collect = lua_toboolean(L, 3), k = b->k;
+  int collect = lua_toboolean(L, 3), k = b->k, si;
+  int ingest = !lua_isnoneornil(L, 4) && strcmp(luaL_checkstring(L, 4), "ingest") == 0;
   size_t *next, *off, total = 0;
   merge_item items[CHUNK];
   merge *m;
@@ -559,7 +563,23 @@ static int l_bench_run(lua_State *L) {
     return otsk_error(L, "merge", "out of memory");
   }
   off = next + k;
-  for (;;) {
+  if (ingest) {
+    for (si = 0; si < k; si++) {
+      size_t r, cnt;
+      for (r = 0; r < b->n[si]; r += cnt) {
+        size_t j;
+        cnt = b->n[si] - r < (size_t)page ? b->n[si] - r : (size_t)page;
+        merge_begin(m, si, cnt);
+        for (j = r; j < r + cnt; j++) {
+          size_t st0 = j ? b->ends[si][j - 1] : 0;
+          merge_add(m, si, b->arena[si] + st0, b->ends[si][j] - st0);
+        }
+        merge_abort(m, si);
+        total += cnt;
+      }
+    }
+  }
+  while (!ingest) {
     size_t got, j;
     merge_status st = merge_pull(m, items, CHUNK, &got);
     if (collect)
