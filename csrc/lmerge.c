@@ -185,39 +185,59 @@ static const char *row_error(lua_State *L, const lmerge *u, size_t i) {
  * scattered in memory: reading them one after another would wait on each),
  * then the keys into the merge. */
 #define WIN 64
+
+/* lua_rawgeti / lua_rawget returning the type of the value pushed, as
+ * they do from Lua 5.3 on (one API call less per row) */
+#if OTSKIT_LUA51
+static int rawgeti_t(lua_State *L, int idx, lua_Integer n) {
+  lua_rawgeti(L, idx, (int)n);
+  return lua_type(L, -1);
+}
+static int rawget_t(lua_State *L, int idx) {
+  lua_rawget(L, idx);
+  return lua_type(L, -1);
+}
+#else
+#define rawgeti_t(L, idx, n) lua_rawgeti((L), (idx), (n))
+#define rawget_t(L, idx) lua_rawget((L), (idx))
+#endif
+
 static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t *bad) {
   size_t i0, j;
+  unsigned char isstr[WIN];
   for (i0 = 1; i0 <= n; i0 += WIN) {
     size_t cnt = n - i0 + 1 < WIN ? n - i0 + 1 : WIN;
     for (j = 0; j < cnt; j++) {
       const char *p;
-      lua_rawgeti(L, 3, (lua_Integer)(i0 + j));
-      if (lua_type(L, -1) != LUA_TTABLE) {
-        lua_pushnil(L); /* row_error tells what the row was */
+      int t;
+      if (rawgeti_t(L, 3, (lua_Integer)(i0 + j)) != LUA_TTABLE) {
+        lua_pushnil(L);
+        isstr[j] = 0; /* row_error tells what the row was */
         continue;
       }
       if (u->mode == K_FIELD) {
         lua_pushvalue(L, 6);
-        lua_rawget(L, -2);
+        t = rawget_t(L, -2);
       } else {
-        lua_rawgeti(L, -1, u->index);
+        t = rawgeti_t(L, -1, u->index);
       }
-      /* a string's header and the bytes after it; not dereferenced here */
-      p = (const char *)lua_topointer(L, -1);
+      isstr[j] = t == LUA_TSTRING;
+      /* the string's header and the bytes after it; not dereferenced here */
+      p = isstr[j] ? (const char *)lua_topointer(L, -1) : NULL;
       if (p) {
         PREFETCH(p);
         PREFETCH(p + 48);
       }
     }
     for (j = 0; j < cnt; j++) {
-      int idx = 8 + 2 * (int)j, rc;
       const char *key;
       size_t len;
-      if (lua_type(L, idx) != LUA_TSTRING) {
+      int rc;
+      if (!isstr[j]) {
         *bad = i0 + j;
         return row_error(L, u, i0 + j);
       }
-      key = lua_tolstring(L, idx, &len);
+      key = lua_tolstring(L, 8 + 2 * (int)j, &len);
       rc = merge_add(u->m, src, key, len);
       if (rc != MERGE_OK) {
         *bad = i0 + j;
