@@ -1,8 +1,12 @@
 /* merge.c -- loser-tree k-way merge over batches of byte-string keys.
  *
- * The tree compares 64-bit "order prefixes": the first 8 key bytes
- * big-endian (inverted for desc, so smaller always goes out first), with a
- * pending source at 0 and an exhausted one at UINT64_MAX. That order agrees
+ * The tree compares 64-bit "order prefixes": 8 key bytes big-endian
+ * (inverted for desc, so smaller always goes out first), with a pending
+ * source at 0 and an exhausted one at UINT64_MAX. The 8 bytes are those
+ * after the leading bytes every key added so far shares ("skip": keys such
+ * as zero-padded numbers or timestamps often share their first bytes, which
+ * would make every prefix equal); when a key breaks that run, skip shrinks
+ * and every stored prefix is recomputed. That order agrees
  * with the full order wherever prefixes differ; equal prefixes (rare with
  * real keys) fall back to the source states, then the whole keys, then the
  * source index. The replay of a path is branch-free but for that fallback. */
@@ -45,8 +49,13 @@ typedef struct mnode {
   uint32_t src;
 } mnode;
 
+#define MAX_SKIP 64
+
 struct merge {
   int k, desc, dedup;
+  size_t skip;                 /* leading bytes every key added shares */
+  int have_ref;
+  unsigned char ref[MAX_SKIP]; /* the first key's first bytes */
   uint64_t limit, emitted;
   mnode *tree;                 /* tree[0] winner, tree[1..k-1] losers */
   int built, need;
@@ -80,6 +89,12 @@ static uint64_t prefix8(const unsigned char *p, size_t n) {
 #endif
   for (i = 0; i < 8; i++) v = (v << 8) | (i < n ? p[i] : 0);
   return v;
+}
+
+/* The order prefix of a key (its bytes after the shared skip). */
+static uint64_t order_pre(const merge *m, const unsigned char *key, size_t len) {
+  uint64_t pre = prefix8(key + m->skip, len - m->skip);
+  return m->desc ? ~pre : pre;
 }
 
 /* Key i of source s (valid until the source's next merge_begin). */
@@ -240,13 +255,41 @@ int merge_begin(merge *m, int src, size_t nrows) {
   return MERGE_OK;
 }
 
-int merge_add(merge *m, int src, const void *key, size_t len) {
+/* Key (key, len) breaks the run of shared leading bytes: shrink skip to
+ * what it shares and recompute every stored prefix; the tree is rebuilt at
+ * the next merge_pull. */
+static void reskip(merge *m, const unsigned char *key, size_t len) {
+  size_t n = 0, i;
+  int j;
+  while (n < m->skip && n < len && key[n] == m->ref[n]) n++;
+  m->skip = n;
+  for (j = 0; j < m->k; j++) {
+    msrc *s = &m->s[j];
+    for (i = 0; i < s->n; i++) {
+      size_t kl;
+      const unsigned char *k = key_at(s, i, &kl);
+      s->pre[i] = order_pre(m, k, kl);
+    }
+    if (s->has_prev) s->prevpre = order_pre(m, s->prev, s->prevlen);
+  }
+  m->built = 0;
+}
+
+int merge_add(merge *m, int src, const void *kv, size_t len) {
+  const unsigned char *key = (const unsigned char *)kv;
   msrc *s;
-  uint64_t pre = prefix8((const unsigned char *)key, len);
+  uint64_t pre;
   if (src < 0 || src >= m->k) return MERGE_ESRC;
   s = &m->s[src];
   if (!s->open) return MERGE_ESTATE;
-  if (m->desc) pre = ~pre;
+  if (UNLIKELY(!m->have_ref)) {
+    m->skip = len < MAX_SKIP ? len : MAX_SKIP;
+    if (m->skip) memcpy(m->ref, key, m->skip);
+    m->have_ref = 1;
+  } else if (m->skip && (len < m->skip || memcmp(key, m->ref, m->skip) != 0)) {
+    reskip(m, key, len);
+  }
+  pre = order_pre(m, key, len);
   if (s->n > 0 || s->has_prev) {
     uint64_t ppre = s->n > 0 ? s->pre[s->n - 1] : s->prevpre;
     if (ppre > pre) return MERGE_EORDER;

@@ -15,7 +15,7 @@ static unsigned rnd(unsigned n) { /* [0, n) */
   return (unsigned)((rs >> 33) % n);
 }
 
-typedef struct row { unsigned char key[10]; size_t len; int src, idx; } row;
+typedef struct row { unsigned char key[16]; size_t len; int src, idx; } row;
 static int g_desc;
 
 static int row_cmp(const void *a, const void *b) {
@@ -31,8 +31,11 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
   size_t *n, *next, *off, total = 0, got = 0, want, i;
   merge *m = merge_new(k, desc, dedup, limit);
   merge_item items[37];
-  int s, ok = 1, wide = (int)rnd(2);
+  int s, ok = 1, mode = (int)rnd(3);
+  unsigned char shared[12];
+  size_t nshared = rnd(13);
   g_desc = desc;
+  for (i = 0; i < nshared; i++) shared[i] = (unsigned char)(rnd(3) * 127);
   src = (row **)calloc((size_t)k, sizeof *src);
   n = (size_t *)calloc((size_t)k * 3, sizeof *n);
   next = n + k;
@@ -42,12 +45,20 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
     src[s] = (row *)calloc(n[s] + 1, sizeof(row));
     for (i = 0; i < n[s]; i++) {
       row *r = &src[s][i];
-      /* short keys over {0, 127, 254}, or up to 10 bytes over {0, 255}:
-       * the tree's 8-byte prefixes tie, and hit 0 and all-ones (the
-       * values of pending and exhausted sources) in both orders */
-      r->len = wide ? rnd(11) : rnd(4);
-      for (want = 0; want < r->len; want++)
-        r->key[want] = (unsigned char)(wide ? rnd(2) * 255 : rnd(3) * 127);
+      /* short keys over {0, 127, 254}; up to 10 bytes over {0, 255}: the
+       * tree's 8-byte prefixes tie, and hit 0 and all-ones (the values of
+       * pending and exhausted sources) in both orders; or a run of leading
+       * bytes most keys share (the merge skips it) that some keys break */
+      if (mode == 2) {
+        size_t c = rnd(8) ? nshared : rnd((unsigned)nshared + 1), t = rnd(4);
+        memcpy(r->key, shared, c);
+        for (want = 0; want < t; want++) r->key[c + want] = (unsigned char)(rnd(3) * 127);
+        r->len = c + t;
+      } else {
+        r->len = mode ? rnd(11) : rnd(4);
+        for (want = 0; want < r->len; want++)
+          r->key[want] = (unsigned char)(mode ? rnd(2) * 255 : rnd(3) * 127);
+      }
       r->src = s;
     }
     qsort(src[s], n[s], sizeof(row), row_cmp);
