@@ -93,7 +93,7 @@ static uint64_t prefix8(const unsigned char *p, size_t n) {
 
 /* The order prefix of a key (its bytes after the shared skip). */
 static uint64_t order_pre(const merge *m, const unsigned char *key, size_t len) {
-  uint64_t pre = prefix8(key + m->skip, len - m->skip);
+  uint64_t pre = len > m->skip ? prefix8(key + m->skip, len - m->skip) : 0;
   return m->desc ? ~pre : pre;
 }
 
