@@ -15,7 +15,7 @@ static unsigned rnd(unsigned n) { /* [0, n) */
   return (unsigned)((rs >> 33) % n);
 }
 
-typedef struct row { unsigned char key[16]; size_t len; int src, idx; } row;
+typedef struct row { unsigned char key[40]; size_t len; int src, idx; } row;
 static int g_desc;
 
 static int row_cmp(const void *a, const void *b) {
@@ -32,8 +32,8 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
   merge *m = merge_new(k, desc, dedup, limit);
   merge_item items[37];
   int s, ok = 1, mode = (int)rnd(3);
-  unsigned char shared[12];
-  size_t nshared = rnd(13);
+  unsigned char shared[34];
+  size_t nshared = rnd(35);
   g_desc = desc;
   for (i = 0; i < nshared; i++) shared[i] = (unsigned char)(rnd(3) * 127);
   src = (row **)calloc((size_t)k, sizeof *src);
