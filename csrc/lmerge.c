@@ -207,19 +207,24 @@ static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t
   unsigned char isstr[WIN];
   for (i0 = 1; i0 <= n; i0 += WIN) {
     size_t cnt = n - i0 + 1 < WIN ? n - i0 + 1 : WIN;
+    int keys = 7 + (int)cnt; /* rows at 7.., keys at keys.. */
+    for (j = 0; j < cnt; j++) {
+      /* the row's table header; not dereferenced here */
+      if (rawgeti_t(L, 3, (lua_Integer)(i0 + j)) == LUA_TTABLE) PREFETCH(lua_topointer(L, -1));
+    }
     for (j = 0; j < cnt; j++) {
       const char *p;
-      int t;
-      if (rawgeti_t(L, 3, (lua_Integer)(i0 + j)) != LUA_TTABLE) {
+      int t, row = 7 + (int)j;
+      if (lua_type(L, row) != LUA_TTABLE) {
         lua_pushnil(L);
         isstr[j] = 0; /* row_error tells what the row was */
         continue;
       }
       if (u->mode == K_FIELD) {
         lua_pushvalue(L, 6);
-        t = rawget_t(L, -2);
+        t = rawget_t(L, row);
       } else {
-        t = rawgeti_t(L, -1, u->index);
+        t = rawgeti_t(L, row, u->index);
       }
       isstr[j] = t == LUA_TSTRING;
       /* the string's header and the bytes after it; not dereferenced here */
@@ -237,7 +242,7 @@ static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t
         *bad = i0 + j;
         return row_error(L, u, i0 + j);
       }
-      key = lua_tolstring(L, 8 + 2 * (int)j, &len);
+      key = lua_tolstring(L, keys + (int)j, &len);
       rc = merge_add(u->m, src, key, len);
       if (rc != MERGE_OK) {
         *bad = i0 + j;
