@@ -33,6 +33,7 @@ typedef struct lmerge {
   int pk[MAX_PK];             /* K_PK: primary-key column positions */
   tuple_buf tb;               /* K_PK: the encoding of one row's key */
   merge_item items[CHUNK];
+  int slot[MERGE_MAX_SOURCES]; /* l_pull: stack index of source i's batch, 0 = not pushed */
 } lmerge;
 
 static lmerge *check(lua_State *L) {
@@ -159,6 +160,100 @@ static const char *encode_pk(lua_State *L, lmerge *u) {
   return NULL;
 }
 
+/* The error for row i of the batch at index 3 whose key was not a string. */
+static const char *row_error(lua_State *L, const lmerge *u, size_t i) {
+  lua_rawgeti(L, 3, (lua_Integer)i);
+  if (lua_type(L, -1) != LUA_TTABLE) return lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
+  if (u->mode == K_FIELD) {
+    lua_pushvalue(L, 6);
+    lua_rawget(L, -2);
+  } else {
+    lua_rawgeti(L, -1, u->index);
+  }
+  if (lua_isnil(L, -1)) return "has no key";
+  return lua_pushfstring(L, "key must be a string, got %s", luaL_typename(L, -1));
+}
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* Byte keys, WIN rows at a time: first every row and its key onto the
+ * stack with the key's string prefetched (the rows' strings may be
+ * scattered in memory: reading them one after another would wait on each),
+ * then the keys into the merge. */
+#define WIN 64
+
+/* lua_rawgeti / lua_rawget returning the type of the value pushed, as
+ * they do from Lua 5.3 on (one API call less per row) */
+#if OTSKIT_LUA51
+static int rawgeti_t(lua_State *L, int idx, lua_Integer n) {
+  lua_rawgeti(L, idx, (int)n);
+  return lua_type(L, -1);
+}
+static int rawget_t(lua_State *L, int idx) {
+  lua_rawget(L, idx);
+  return lua_type(L, -1);
+}
+#else
+#define rawgeti_t(L, idx, n) lua_rawgeti((L), (idx), (n))
+#define rawget_t(L, idx) lua_rawget((L), (idx))
+#endif
+
+static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t *bad) {
+  size_t i0, j;
+  unsigned char isstr[WIN];
+  for (i0 = 1; i0 <= n; i0 += WIN) {
+    size_t cnt = n - i0 + 1 < WIN ? n - i0 + 1 : WIN;
+    int keys = 7 + (int)cnt; /* rows at 7.., keys at keys.. */
+    for (j = 0; j < cnt; j++) {
+      /* the row's table header; not dereferenced here */
+      if (rawgeti_t(L, 3, (lua_Integer)(i0 + j)) == LUA_TTABLE) PREFETCH(lua_topointer(L, -1));
+    }
+    for (j = 0; j < cnt; j++) {
+      const char *p;
+      int t, row = 7 + (int)j;
+      if (lua_type(L, row) != LUA_TTABLE) {
+        lua_pushnil(L);
+        isstr[j] = 0; /* row_error tells what the row was */
+        continue;
+      }
+      if (u->mode == K_FIELD) {
+        lua_pushvalue(L, 6);
+        t = rawget_t(L, row);
+      } else {
+        t = rawgeti_t(L, row, u->index);
+      }
+      isstr[j] = t == LUA_TSTRING;
+      /* the string's header and the bytes after it; not dereferenced here */
+      p = isstr[j] ? (const char *)lua_topointer(L, -1) : NULL;
+      if (p) {
+        PREFETCH(p);
+        PREFETCH(p + 48);
+      }
+    }
+    for (j = 0; j < cnt; j++) {
+      const char *key;
+      size_t len;
+      int rc;
+      if (!isstr[j]) {
+        *bad = i0 + j;
+        return row_error(L, u, i0 + j);
+      }
+      key = lua_tolstring(L, keys + (int)j, &len);
+      rc = merge_add(u->m, src, key, len);
+      if (rc != MERGE_OK) {
+        *bad = i0 + j;
+        return rc == MERGE_EORDER ? "is out of order in its source" : "out of memory";
+      }
+    }
+    lua_settop(L, 6);
+  }
+  return NULL;
+}
+
 /* m:push(i, rows, done): hands source i its next batch (a Lua array of
  * rows in the merge order) and whether the source ends with it. */
 static int l_push(lua_State *L) {
@@ -166,46 +261,39 @@ static int l_push(lua_State *L) {
   int src = checksrc(L, 2, u), rc, st;
   int done = lua_toboolean(L, 4);
   size_t i, n;
+  const char *why = NULL;
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 4);
   n = (size_t)lua_rawlen(L, 3);
   st = merge_state(u->m, src);
   if (st == MERGE_S_DONE) return otsk_error(L, "merge", "source %d pushed after done", src + 1);
   if (st == MERGE_S_ROWS) return otsk_error(L, "merge", "source %d pushed before its rows were merged", src + 1);
+  if (!lua_checkstack(L, 2 * WIN + 8)) return otsk_error(L, "merge", "stack overflow");
   get_uv(L, 1);          /* 5: uv */
   lua_rawgeti(L, 5, 0);  /* 6: field name (K_FIELD) */
   if (merge_begin(u->m, src, n) != MERGE_OK) return otsk_error(L, "merge", "out of memory");
-  for (i = 1; i <= n; i++) {
-    const char *why = NULL, *key = NULL;
-    size_t len = 0;
-    lua_rawgeti(L, 3, (lua_Integer)i);
-    if (lua_type(L, -1) != LUA_TTABLE) {
-      why = lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
-    } else if (u->mode == K_PK) {
-      why = encode_pk(L, u);
-      key = (const char *)u->tb.p;
-      len = u->tb.len;
-    } else {
-      if (u->mode == K_FIELD) {
-        lua_pushvalue(L, 6);
-        lua_rawget(L, -2);
+  if (u->mode != K_PK) {
+    why = push_bytes(L, u, src, n, &i);
+  } else {
+    for (i = 1; i <= n && !why; i++) {
+      lua_rawgeti(L, 3, (lua_Integer)i);
+      if (lua_type(L, -1) != LUA_TTABLE) {
+        why = lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
       } else {
-        lua_rawgeti(L, -1, u->index);
+        why = encode_pk(L, u);
+        if (!why) {
+          rc = merge_add(u->m, src, u->tb.p, u->tb.len);
+          if (rc == MERGE_EORDER) why = "is out of order in its source";
+          else if (rc != MERGE_OK) why = "out of memory";
+        }
       }
-      if (lua_type(L, -1) == LUA_TSTRING) key = lua_tolstring(L, -1, &len);
-      else if (lua_isnil(L, -1)) why = "has no key";
-      else why = lua_pushfstring(L, "key must be a string, got %s", luaL_typename(L, -1));
+      if (!why) lua_settop(L, 6);
     }
-    if (!why) {
-      rc = merge_add(u->m, src, key, len);
-      if (rc == MERGE_EORDER) why = "is out of order in its source";
-      else if (rc != MERGE_OK) why = "out of memory";
-    }
-    if (why) {
-      merge_abort(u->m, src);
-      return otsk_error(L, "merge", "source %d row %d %s", src + 1, (int)i, why);
-    }
-    lua_settop(L, 6);
+    i--;
+  }
+  if (why) {
+    merge_abort(u->m, src);
+    return otsk_error(L, "merge", "source %d row %d %s", src + 1, (int)i, why);
   }
   merge_end(u->m, src, done);
   lua_pushvalue(L, 3);
@@ -221,7 +309,7 @@ static int l_pull(lua_State *L) {
   lmerge *u = check(L);
   int64_t max = lua_isnoneornil(L, 2) ? INT64_MAX : otsk_checkint64(L, 2, "merge", "max");
   int64_t total = 0, at = 0;
-  int base, out, s;
+  int base, out;
   merge_status st;
   if (max < 0) return otsk_error(L, "merge", "max must be >= 0");
   if (!lua_isnoneornil(L, 3)) {
@@ -232,7 +320,6 @@ static int l_pull(lua_State *L) {
   get_uv(L, 1);
   base = lua_gettop(L);
   if (!lua_checkstack(L, u->k + 8)) return otsk_error(L, "merge", "stack overflow");
-  for (s = 1; s <= u->k; s++) lua_rawgeti(L, base, s);
   if (lua_istable(L, 3)) {
     lua_pushvalue(L, 3);
   } else {
@@ -240,16 +327,25 @@ static int l_pull(lua_State *L) {
     lua_createtable(L, (int)(est < (uint64_t)max ? (est < 1u << 20 ? est : 1u << 20) : (uint64_t)max), 0);
   }
   out = lua_gettop(L);
+  /* the batches go onto the stack as their rows come out: a pull of a few
+   * rows over many sources touches only those it emits from */
+  memset(u->slot, 0, (size_t)u->k * sizeof *u->slot);
   for (;;) {
     size_t got, j, want = max - total < CHUNK ? (size_t)(max - total) : CHUNK;
     st = merge_pull(u->m, u->items, want, &got);
     for (j = 0; j < got; j++) {
-      lua_rawgeti(L, base + 1 + (int)u->items[j].src, (lua_Integer)u->items[j].row + 1);
+      int src = (int)u->items[j].src;
+      if (!u->slot[src]) {
+        lua_rawgeti(L, base, src + 1);
+        u->slot[src] = lua_gettop(L);
+      }
+      lua_rawgeti(L, u->slot[src], (lua_Integer)u->items[j].row + 1);
       lua_rawseti(L, out, (lua_Integer)(at + ++total));
     }
     if (st == MERGE_ENOMEM) return otsk_error(L, "merge", "out of memory");
     if (st != MERGE_MORE || total >= max) break;
   }
+  lua_pushvalue(L, out);
   if (st == MERGE_NEED) lua_pushinteger(L, merge_need(u->m) + 1);
   else lua_pushstring(L, st == MERGE_END ? "done" : "more");
   return 2;
@@ -470,11 +566,15 @@ static int l_bench_keys(lua_State *L) {
 }
 
 /* h:run(page [, collect]) -> rows merged [, array of keys in order]:
- * feeds each source page keys at a time, as the merge asks for them. */
+ * feeds each source page keys at a time, as the merge asks for them.
+ * h:run(page, false, "ingest") -> rows: only what feeding costs (every
+ * page of every source through merge_begin/merge_add, then dropped), so
+ * the bench can tell ingest and merge apart. */
 static int l_bench_run(lua_State *L) {
   bkeys *b = (bkeys *)luaL_checkudata(L, 1, BENCH_MT);
   int64_t page = otsk_checkint64(L, 2, "merge", "page");
-  int collect = lua_toboolean(L, 3), k = b->k;
+  int collect = lua_toboolean(L, 3), k = b->k, si;
+  int ingest = !lua_isnoneornil(L, 4) && strcmp(luaL_checkstring(L, 4), "ingest") == 0;
   size_t *next, *off, total = 0;
   merge_item items[CHUNK];
   merge *m;
@@ -488,7 +588,23 @@ static int l_bench_run(lua_State *L) {
     return otsk_error(L, "merge", "out of memory");
   }
   off = next + k;
-  for (;;) {
+  if (ingest) {
+    for (si = 0; si < k; si++) {
+      size_t r, cnt;
+      for (r = 0; r < b->n[si]; r += cnt) {
+        size_t j;
+        cnt = b->n[si] - r < (size_t)page ? b->n[si] - r : (size_t)page;
+        merge_begin(m, si, cnt);
+        for (j = r; j < r + cnt; j++) {
+          size_t st0 = j ? b->ends[si][j - 1] : 0;
+          merge_add(m, si, b->arena[si] + st0, b->ends[si][j] - st0);
+        }
+        merge_abort(m, si);
+        total += cnt;
+      }
+    }
+  }
+  while (!ingest) {
     size_t got, j;
     merge_status st = merge_pull(m, items, CHUNK, &got);
     if (collect)

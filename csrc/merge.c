@@ -1,40 +1,66 @@
-/* merge.c -- loser-tree k-way merge over batches of byte-string keys. */
+/* merge.c -- loser-tree k-way merge over batches of byte-string keys.
+ *
+ * The tree compares 64-bit "order prefixes": 8 key bytes big-endian
+ * (inverted for desc, so smaller always goes out first), with a pending
+ * source at 0 and an exhausted one at UINT64_MAX. The 8 bytes are those
+ * after the leading bytes every key added so far shares ("skip": keys such
+ * as zero-padded numbers or timestamps often share their first bytes, which
+ * would make every prefix equal); when a key breaks that run, skip shrinks
+ * and every stored prefix is recomputed. That order agrees
+ * with the full order wherever prefixes differ; equal prefixes (rare with
+ * real keys) fall back to the source states, then the whole keys, then the
+ * source index. The replay of a path is branch-free but for that fallback. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "merge.h"
 
-/* A source's rank: a pending source sorts before every key (the merge
- * must stop and ask for it), an exhausted one after every key. */
+#if defined(__GNUC__)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define UNLIKELY(x) (x)
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* A source's state; the values are MERGE_S_PENDING/ROWS/DONE and sort the
+ * way the sources go out: pending first (the merge must stop and ask for
+ * it), exhausted last. */
 enum { R_PENDING = 0, R_KEY = 1, R_DONE = 2 };
+
+#define PRE_PENDING ((uint64_t)0)
+#define PRE_DONE (~(uint64_t)0)
 
 typedef struct msrc {
   unsigned char *arena;        /* key bytes of the current batch */
   size_t alen, acap;
   size_t *ends;                /* ends[i]: end offset of key i in arena */
-  uint64_t *pre;               /* pre[i]: prefix8 of key i */
+  uint64_t *pre;               /* pre[i]: order prefix of key i */
   size_t n, cap, pos;          /* rows in batch, capacity, next row */
   unsigned char *prev;         /* last key of the previous batch */
   size_t prevlen, prevcap;
+  uint64_t prevpre;
   int done, open, has_prev;
 } msrc;
 
-/* What the tree compares, kept small and apart from the batches: rank,
- * the first 8 key bytes big-endian (decides most comparisons), the key. */
-typedef struct mleaf {
+/* A tree entry: a source and the order prefix of its current key. */
+typedef struct mnode {
   uint64_t pre;
-  const unsigned char *cur;
-  size_t len;
-  int rank;
-} mleaf;
+  uint32_t src;
+} mnode;
+
+#define MAX_SKIP 64
 
 struct merge {
   int k, desc, dedup;
+  size_t skip;                 /* leading bytes every key added shares */
+  int have_ref;
+  unsigned char ref[MAX_SKIP]; /* the first key's first bytes */
   uint64_t limit, emitted;
-  struct mnode *tree;          /* tree[0] winner, tree[1..k-1] losers */
+  mnode *tree;                 /* tree[0] winner, tree[1..k-1] losers */
   int built, need;
   msrc *s;
-  mleaf *leaf;
+  unsigned char *rank;         /* R_* of each source */
   unsigned char *last;         /* copy of the last emitted key */
   size_t lastlen, lastcap;
   int lastsrc;
@@ -51,48 +77,66 @@ int merge_keycmp(const void *a, size_t an, const void *b, size_t bn) {
   return keycmp((const unsigned char *)a, an, (const unsigned char *)b, bn);
 }
 
+/* The first 8 bytes big-endian, zero-padded. */
 static uint64_t prefix8(const unsigned char *p, size_t n) {
   uint64_t v = 0;
   size_t i;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n >= 8) {
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+  }
+#endif
   for (i = 0; i < 8; i++) v = (v << 8) | (i < n ? p[i] : 0);
   return v;
 }
 
-/* A tree entry: a source with a copy of its rank and prefix, so replaying
- * a path compares mostly within the tree array. */
-typedef struct mnode {
-  uint64_t pre;
-  int src, rank;
-} mnode;
-
-static mnode entry(const merge *m, int src) {
-  mnode e;
-  e.pre = m->leaf[src].pre;
-  e.src = src;
-  e.rank = m->leaf[src].rank;
-  return e;
+/* The order prefix of a key (its bytes after the shared skip). */
+static uint64_t order_pre(const merge *m, const unsigned char *key, size_t len) {
+  uint64_t pre = len > m->skip ? prefix8(key + m->skip, len - m->skip) : 0;
+  return m->desc ? ~pre : pre;
 }
 
-/* Whether entry a goes out before entry b. Prefixes are stored inverted
- * for desc; equal prefixes fall back to the full comparison (zero padding
- * makes "a" and "a\0" equal there). */
-static inline int beats(const merge *m, const mnode *a, const mnode *b) {
-  if (a->rank != b->rank) return a->rank < b->rank;
-  if (a->rank == R_KEY) {
-    const mleaf *x, *y;
-    int c;
-    if (a->pre != b->pre) return a->pre < b->pre;
-    x = &m->leaf[a->src];
-    y = &m->leaf[b->src];
-    c = keycmp(x->cur, x->len, y->cur, y->len);
+/* Key i of source s (valid until the source's next merge_begin). */
+static const unsigned char *key_at(const msrc *s, size_t i, size_t *len) {
+  size_t st = i ? s->ends[i - 1] : 0;
+  *len = s->ends[i] - st;
+  return s->arena + st;
+}
+
+static uint64_t cur_pre(const merge *m, int src) {
+  const msrc *s = &m->s[src];
+  if (m->rank[src] == R_KEY) return s->pre[s->pos];
+  return m->rank[src] == R_PENDING ? PRE_PENDING : PRE_DONE;
+}
+
+/* Whether source a goes out before source b when their order prefixes
+ * are equal. */
+static int beats_slow(const merge *m, uint32_t a, uint32_t b) {
+  int ra = m->rank[a], rb = m->rank[b];
+  if (ra != rb) return ra < rb;
+  if (ra == R_KEY) {
+    const msrc *x = &m->s[a], *y = &m->s[b];
+    size_t xl, yl;
+    const unsigned char *xk = key_at(x, x->pos, &xl), *yk = key_at(y, y->pos, &yl);
+    int c = keycmp(xk, xl, yk, yl);
     if (c) return m->desc ? c > 0 : c < 0;
   }
-  return a->src < b->src;
+  return a < b;
+}
+
+static int beats(const merge *m, const mnode *a, const mnode *b) {
+  if (a->pre != b->pre) return a->pre < b->pre;
+  return beats_slow(m, a->src, b->src);
 }
 
 static mnode build(merge *m, int node) {
   mnode l, r;
-  if (node >= m->k) return entry(m, node - m->k);
+  if (node >= m->k) {
+    l.src = (uint32_t)(node - m->k);
+    l.pre = cur_pre(m, (int)l.src);
+    return l;
+  }
   l = build(m, 2 * node);
   r = build(m, 2 * node + 1);
   if (beats(m, &l, &r)) { m->tree[node] = r; return l; }
@@ -100,19 +144,28 @@ static mnode build(merge *m, int node) {
   return r;
 }
 
-/* Source w's key changed and w was the winner: replay its path. */
-static void replay(merge *m, int w) {
-  mnode cur = entry(m, w);
-  int node;
-  for (node = (w + m->k) >> 1; node > 0; node >>= 1) {
-    mnode *t = &m->tree[node];
-    if (beats(m, t, &cur)) {
-      mnode x = *t;
-      *t = cur;
-      cur = x;
-    }
+/* Source w was the winner and its prefix is now pre: replay its path. The
+ * loser of each match stays; selects, not branches, so random keys cost
+ * no mispredictions. */
+static void replay(merge *m, uint32_t w, uint64_t pre) {
+  mnode *t = m->tree;
+  uint32_t src = w;
+  size_t node;
+  for (node = (w + (size_t)m->k) >> 1; node > 0; node >>= 1) {
+    uint64_t tp = t[node].pre, mask, d;
+    uint32_t ts = t[node].src, ds;
+    int tw = tp < pre; /* the entry at node beats the climbing one */
+    if (UNLIKELY(tp == pre)) tw = beats_slow(m, ts, src);
+    mask = (uint64_t)0 - (uint64_t)tw;
+    d = (tp ^ pre) & mask;
+    ds = (ts ^ src) & (uint32_t)mask;
+    t[node].pre = tp ^ d;
+    t[node].src = ts ^ ds;
+    pre ^= d;
+    src ^= ds;
   }
-  m->tree[0] = cur;
+  t[0].pre = pre;
+  t[0].src = src;
 }
 
 static int grow(void *pp, size_t *cap, size_t need, size_t elem) {
@@ -146,7 +199,6 @@ static int reserve_rows(msrc *s, size_t n) {
 
 merge *merge_new(int k, int desc, int dedup, uint64_t limit) {
   merge *m;
-  int i;
   if (k < 1 || k > MERGE_MAX_SOURCES) return NULL;
   m = (merge *)calloc(1, sizeof *m);
   if (!m) return NULL;
@@ -156,11 +208,10 @@ merge *merge_new(int k, int desc, int dedup, uint64_t limit) {
   m->limit = limit;
   m->need = -1;
   m->lastsrc = -1;
-  m->tree = (struct mnode *)calloc((size_t)k, sizeof *m->tree);
+  m->tree = (mnode *)calloc((size_t)k, sizeof *m->tree);
   m->s = (msrc *)calloc((size_t)k, sizeof *m->s);
-  m->leaf = (mleaf *)calloc((size_t)k, sizeof *m->leaf);
-  if (!m->tree || !m->s || !m->leaf) { merge_free(m); return NULL; }
-  for (i = 0; i < k; i++) m->leaf[i].rank = R_PENDING;
+  m->rank = (unsigned char *)calloc((size_t)k, 1); /* all R_PENDING */
+  if (!m->tree || !m->s || !m->rank) { merge_free(m); return NULL; }
   return m;
 }
 
@@ -175,7 +226,7 @@ void merge_free(merge *m) {
       free(m->s[i].prev);
     }
   free(m->s);
-  free(m->leaf);
+  free(m->rank);
   free(m->tree);
   free(m->last);
   free(m);
@@ -185,13 +236,15 @@ int merge_begin(merge *m, int src, size_t nrows) {
   msrc *s;
   if (src < 0 || src >= m->k) return MERGE_ESRC;
   s = &m->s[src];
-  if (m->leaf[src].rank != R_PENDING || s->open) return MERGE_ESTATE;
+  if (m->rank[src] != R_PENDING || s->open) return MERGE_ESTATE;
   /* keep the last key of the batch being dropped, to check order across batches */
   if (s->n > 0) {
-    size_t st = s->n > 1 ? s->ends[s->n - 2] : 0, len = s->ends[s->n - 1] - st;
+    size_t len;
+    const unsigned char *k = key_at(s, s->n - 1, &len);
     if (grow(&s->prev, &s->prevcap, len ? len : 1, 1)) return MERGE_EOOM;
-    if (len) memcpy(s->prev, s->arena + st, len);
+    if (len) memcpy(s->prev, k, len);
     s->prevlen = len;
+    s->prevpre = s->pre[s->n - 1];
     s->has_prev = 1;
   }
   s->n = s->pos = s->alen = 0;
@@ -202,45 +255,88 @@ int merge_begin(merge *m, int src, size_t nrows) {
   return MERGE_OK;
 }
 
-int merge_add(merge *m, int src, const void *key, size_t len) {
+/* memcpy of a key; keys of 8..32 bytes with fixed-size moves the compiler
+ * inlines (a call to memcpy costs more than the copy) */
+static void copy_key(unsigned char *d, const unsigned char *k, size_t n) {
+  if (n >= 16 && n <= 32) {
+    memcpy(d, k, 16);
+    memcpy(d + n - 16, k + n - 16, 16);
+  } else if (n >= 8 && n < 16) {
+    memcpy(d, k, 8);
+    memcpy(d + n - 8, k + n - 8, 8);
+  } else if (n) {
+    memcpy(d, k, n);
+  }
+}
+
+/* Key (key, len) breaks the run of shared leading bytes: shrink skip to
+ * what it shares and recompute every stored prefix; the tree is rebuilt at
+ * the next merge_pull. */
+static void reskip(merge *m, const unsigned char *key, size_t len) {
+  size_t n = 0, i;
+  int j;
+  while (n < m->skip && n < len && key[n] == m->ref[n]) n++;
+  m->skip = n;
+  for (j = 0; j < m->k; j++) {
+    msrc *s = &m->s[j];
+    for (i = 0; i < s->n; i++) {
+      size_t kl;
+      const unsigned char *k = key_at(s, i, &kl);
+      s->pre[i] = order_pre(m, k, kl);
+    }
+    if (s->has_prev) s->prevpre = order_pre(m, s->prev, s->prevlen);
+  }
+  m->built = 0;
+}
+
+int merge_add(merge *m, int src, const void *kv, size_t len) {
+  const unsigned char *key = (const unsigned char *)kv;
   msrc *s;
-  uint64_t pre = prefix8((const unsigned char *)key, len);
+  uint64_t pre;
   if (src < 0 || src >= m->k) return MERGE_ESRC;
   s = &m->s[src];
   if (!s->open) return MERGE_ESTATE;
+  if (UNLIKELY(!m->have_ref)) {
+    m->skip = len < MAX_SKIP ? len : MAX_SKIP;
+    if (m->skip) memcpy(m->ref, key, m->skip);
+    m->have_ref = 1;
+  } else if (m->skip && (len < m->skip || memcmp(key, m->ref, m->skip) != 0)) {
+    reskip(m, key, len);
+  }
+  pre = order_pre(m, key, len);
   if (s->n > 0 || s->has_prev) {
-    const unsigned char *pk;
-    size_t plen;
-    uint64_t ppre;
-    int c;
-    if (s->n > 0) {
-      size_t st = s->n > 1 ? s->ends[s->n - 2] : 0;
-      pk = s->arena + st;
-      plen = s->ends[s->n - 1] - st;
-      ppre = s->pre[s->n - 1];
-    } else {
-      pk = s->prev;
-      plen = s->prevlen;
-      ppre = prefix8(pk, plen);
+    uint64_t ppre = s->n > 0 ? s->pre[s->n - 1] : s->prevpre;
+    if (ppre > pre) return MERGE_EORDER;
+    if (ppre == pre) {
+      size_t plen;
+      const unsigned char *pk;
+      int c;
+      if (s->n > 0) pk = key_at(s, s->n - 1, &plen);
+      else pk = s->prev, plen = s->prevlen;
+      c = keycmp(pk, plen, (const unsigned char *)key, len);
+      if (m->desc ? c < 0 : c > 0) return MERGE_EORDER;
     }
-    c = ppre != pre ? (ppre < pre ? -1 : 1) : keycmp(pk, plen, (const unsigned char *)key, len);
-    if (m->desc ? c < 0 : c > 0) return MERGE_EORDER;
   }
   if (s->n == s->cap && reserve_rows(s, s->n + 1)) return MERGE_EOOM;
   if (len > ((size_t)-1) - s->alen) return MERGE_EOOM;
   if (s->alen + len > s->acap && grow(&s->arena, &s->acap, s->alen + len, 1)) return MERGE_EOOM;
-  if (len) memcpy(s->arena + s->alen, key, len);
+  copy_key(s->arena + s->alen, key, len);
   s->alen += len;
   s->pre[s->n] = pre;
   s->ends[s->n++] = s->alen;
   return MERGE_OK;
 }
 
-static void set_current(const msrc *s, mleaf *l, int desc) {
-  size_t st = s->pos ? s->ends[s->pos - 1] : 0;
-  l->cur = s->arena + st;
-  l->len = s->ends[s->pos] - st;
-  l->pre = desc ? ~s->pre[s->pos] : s->pre[s->pos];
+int merge_add_n(merge *m, int src, const char *const *keys, const size_t *lens, size_t n, size_t *added) {
+  size_t i;
+  int rc = MERGE_OK;
+  for (i = 0; i < n; i++) {
+    if (i + 8 < n) PREFETCH(keys[i + 8]);
+    rc = merge_add(m, src, keys[i], lens[i]);
+    if (rc != MERGE_OK) break;
+  }
+  if (added) *added = i;
+  return rc;
 }
 
 void merge_end(merge *m, int src, int done) {
@@ -251,14 +347,10 @@ void merge_end(merge *m, int src, int done) {
   s->open = 0;
   s->done = done != 0;
   s->pos = 0;
-  if (s->n > 0) {
-    m->leaf[src].rank = R_KEY;
-    set_current(s, &m->leaf[src], m->desc);
-  } else {
-    m->leaf[src].rank = s->done ? R_DONE : R_PENDING;
-  }
+  if (s->n > 0) m->rank[src] = R_KEY;
+  else m->rank[src] = s->done ? R_DONE : R_PENDING;
   /* the winner can replay its path; any other change needs a rebuild */
-  if (m->built && m->tree[0].src == src) replay(m, src);
+  if (m->built && m->tree[0].src == (uint32_t)src) replay(m, (uint32_t)src, cur_pre(m, src));
   else m->built = 0;
 }
 
@@ -269,7 +361,7 @@ void merge_abort(merge *m, int src) {
   if (!s->open) return;
   s->open = 0;
   s->n = s->pos = s->alen = 0;
-  m->leaf[src].rank = R_PENDING;
+  m->rank[src] = R_PENDING;
 }
 
 static int keep_last(merge *m, int src, const unsigned char *key, size_t len) {
@@ -281,10 +373,9 @@ static int keep_last(merge *m, int src, const unsigned char *key, size_t len) {
 }
 
 merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n) {
-  size_t got = 0;
-  int lsrc = m->lastsrc, moved = 0, w;
-  const unsigned char *lkey = m->last;
-  size_t llen = m->lastlen;
+  size_t got = 0, lrow = 0;
+  int lsrc = -1;
+  uint64_t stop = m->limit ? m->limit : ~(uint64_t)0;
   merge_status st;
   *n = 0;
   m->need = -1;
@@ -294,36 +385,51 @@ merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n) {
   }
   for (;;) {
     msrc *s;
-    mleaf *l;
-    if (m->limit && m->emitted >= m->limit) { st = MERGE_END; break; }
-    w = m->tree[0].src;
-    l = &m->leaf[w];
-    if (l->rank == R_PENDING) { m->need = w; st = MERGE_NEED; break; }
-    if (l->rank == R_DONE) { st = MERGE_END; break; }
+    uint32_t w = m->tree[0].src;
+    uint64_t pre = m->tree[0].pre;
+    size_t pos;
+    if (m->emitted >= stop) { st = MERGE_END; break; }
+    if (UNLIKELY(pre == PRE_PENDING || pre == PRE_DONE) && m->rank[w] != R_KEY) {
+      if (m->rank[w] == R_PENDING) { m->need = (int)w; st = MERGE_NEED; }
+      else st = MERGE_END;
+      break;
+    }
     s = &m->s[w];
-    if (m->dedup && lsrc >= 0 && keycmp(lkey, llen, l->cur, l->len) == 0) {
+    pos = s->pos;
+    if (m->dedup) {
       /* equal to the last emitted key: skip it */
-    } else {
-      if (got == max) { st = MERGE_MORE; break; }
-      out[got].src = (uint32_t)w;
-      out[got].row = (uint32_t)s->pos;
-      got++;
-      m->emitted++;
-      lsrc = w;
-      lkey = l->cur;
-      llen = l->len;
-      moved = 1;
+      size_t cl, ll;
+      const unsigned char *ck = key_at(s, pos, &cl), *lk;
+      int have = 1;
+      if (lsrc >= 0) lk = key_at(&m->s[lsrc], lrow, &ll);
+      else if (m->lastsrc >= 0) lk = m->last, ll = m->lastlen;
+      else have = 0;
+      if (have && keycmp(lk, ll, ck, cl) == 0) goto next;
     }
-    if (++s->pos < s->n) {
-      set_current(s, l, m->desc);
+    if (got == max) { st = MERGE_MORE; break; }
+    out[got].src = w;
+    out[got].row = (uint32_t)pos;
+    got++;
+    m->emitted++;
+    lsrc = (int)w;
+    lrow = pos;
+  next:
+    if (++pos < s->n) {
+      pre = s->pre[pos];
     } else {
-      /* the batch's arena stays valid until the next merge_begin */
-      l->rank = s->done ? R_DONE : R_PENDING;
+      /* the batch's keys stay valid until the next merge_begin */
+      m->rank[w] = s->done ? R_DONE : R_PENDING;
+      pre = s->done ? PRE_DONE : PRE_PENDING;
     }
-    replay(m, w);
+    s->pos = pos;
+    replay(m, w, pre);
   }
   /* copy the last key out of its arena: it must survive a refill */
-  if (moved && keep_last(m, lsrc, lkey, llen)) { *n = got; return MERGE_ENOMEM; }
+  if (lsrc >= 0) {
+    size_t len;
+    const unsigned char *k = key_at(&m->s[lsrc], lrow, &len);
+    if (keep_last(m, lsrc, k, len)) { *n = got; return MERGE_ENOMEM; }
+  }
   *n = got;
   return st;
 }
@@ -332,7 +438,7 @@ int merge_need(const merge *m) { return m->need; }
 
 int merge_state(const merge *m, int src) {
   if (src < 0 || src >= m->k) return -1;
-  return m->leaf[src].rank; /* R_* equal MERGE_S_* */
+  return m->rank[src]; /* R_* equal MERGE_S_* */
 }
 
 uint64_t merge_emitted(const merge *m) { return m->emitted; }
@@ -341,14 +447,14 @@ uint64_t merge_ready(const merge *m) {
   uint64_t r = 0;
   int i;
   for (i = 0; i < m->k; i++)
-    if (m->leaf[i].rank == R_KEY) r += m->s[i].n - m->s[i].pos;
+    if (m->rank[i] == R_KEY) r += m->s[i].n - m->s[i].pos;
   return r;
 }
 
 int merge_exhausted(const merge *m) {
   int i;
   for (i = 0; i < m->k; i++)
-    if (m->leaf[i].rank != R_DONE) return 0;
+    if (m->rank[i] != R_DONE) return 0;
   return 1;
 }
 

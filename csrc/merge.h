@@ -57,6 +57,10 @@ MERGE_API int merge_begin(merge *m, int src, size_t nrows);
 /* Appends the next row's key. Keys must be in the merge order within the
  * source (and after its previous batch): MERGE_EORDER otherwise. */
 MERGE_API int merge_add(merge *m, int src, const void *key, size_t len);
+/* merge_add of n keys (keys[i], lens[i] bytes) in one call; *added gets
+ * the number added before an error (the failing row's index). */
+MERGE_API int merge_add_n(merge *m, int src, const char *const *keys, const size_t *lens, size_t n,
+                          size_t *added);
 /* Ends the batch; done says the source has no rows after it. A batch of 0
  * rows with done = 0 leaves the source pending. */
 MERGE_API void merge_end(merge *m, int src, int done);

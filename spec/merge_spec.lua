@@ -182,6 +182,81 @@ describe("otskit.merge", function()
     assert.has_error(function() m:pull() end, "otskit.merge: merge is closed")
   end)
 
+  it("big batches pushed and pulled directly give the sorted union (property)", function()
+    -- batches of up to 2500 rows: the push reads keys in chunks (64 rows
+    -- through the C API, 1024 through LuaJIT's FFI), so cross those edges;
+    -- keys up to 12 bytes so the merge's 8-byte prefixes often tie
+    local r = helper.rng(777)
+    for trial = 1, helper.trials(20) do
+      local k = r.int(1, 6)
+      local desc = r.int(0, 1) == 1
+      local dedup = r.int(1, 3) == 1
+      local by_index = r.int(0, 1) == 1
+      local buckets = {}
+      -- half the trials: keys mostly share leading bytes (the merge skips
+      -- those), and now and then one does not
+      local shared = r.int(0, 1) == 1 and r.bytes(r.int(1, 70), "\0\255ab") or ""
+      for i = 1, k do
+        local seen, keys = {}, {}
+        for _ = 1, r.int(0, 1) == 1 and r.int(0, 3000) or r.int(0, 70) do
+          local key = shared:sub(1, r.int(1, 200) == 1 and r.int(0, #shared) or #shared) ..
+            r.bytes(r.int(0, 12), "\0\255ab")
+          if not seen[key] then seen[key] = true; keys[#keys + 1] = key end
+        end
+        table.sort(keys, desc and function(a, b) return bytes_lt(b, a) end or bytes_lt)
+        local rows = {}
+        for j, key in ipairs(keys) do rows[j] = { key, k = key, s = i, n = j } end
+        buckets[i] = rows
+      end
+      local want = expected(buckets, desc, dedup)
+      local m = merge.new { sources = k, key = by_index and 1 or "k", order = desc and "desc" or "asc", dedup = dedup }
+      local pos, got = {}, {}
+      for i = 1, k do pos[i] = 1 end
+      while true do
+        local _, state = m:pull(r.int(1, 4) == 1 and r.int(0, 3000) or nil, got)
+        if state == "done" then break end
+        if state ~= "more" then
+          local i, b = state, {}
+          local n = math.min(r.int(0, 2500), #buckets[i] - pos[i] + 1)
+          for j = 1, n do b[j] = buckets[i][pos[i] + j - 1] end
+          pos[i] = pos[i] + n
+          m:push(i, b, pos[i] > #buckets[i] and r.int(1, 3) > 1)
+        end
+      end
+      local ok, err = pcall(same_rows, want, got)
+      if not ok then error(("trial %d (k=%d desc=%s dedup=%s): %s"):format(trial, k, tostring(desc), tostring(dedup), err)) end
+    end
+  end)
+
+  it("a bad row anywhere in a big batch is named, and the source stays usable (property)", function()
+    local r = helper.rng(4242)
+    local kinds = { "no key", "number key", "not a table", "out of order" }
+    for _ = 1, helper.trials(40) do
+      local n = r.int(1, 3000)
+      local bad = r.int(1, n)
+      local kind = kinds[r.int(1, #kinds)]
+      if kind == "out of order" and bad == 1 then bad = 2; n = math.max(n, 2) end
+      local by_index = r.int(0, 1) == 1
+      local function row(key) if by_index then return { key } end return { k = key } end
+      local rows = {}
+      for j = 1, n do rows[j] = row(("%06d"):format(j)) end
+      if kind == "no key" then rows[bad] = {}
+      elseif kind == "number key" then rows[bad] = row(7)
+      elseif kind == "not a table" then rows[bad] = true
+      else rows[bad] = row("000000") end -- before row 1's key
+      local m = merge.new { sources = 2, key = by_index and 1 or "k" }
+      local msg = ({ ["no key"] = "has no key", ["number key"] = "key must be a string, got number",
+        ["not a table"] = "is a boolean, not a table", ["out of order"] = "is out of order in its source" })[kind]
+      assert.has_error(function() m:push(2, rows, true) end, ("otskit.merge: source 2 row %d %s"):format(bad, msg))
+      assert.equal("pending", m:state(2))
+      m:push(2, { row("b") }, true)
+      m:push(1, { row("a") }, true)
+      local out, state = m:pull()
+      assert.equal("done", state)
+      assert.equal(2, #out)
+    end
+  end)
+
   it("pull(max) stops at max, limit stops the merge, both orders", function()
     local m = merge.new { sources = 2, key = 1, order = "desc", limit = 3 }
     m:push(1, { { "z" }, { "m" }, { "a" } }, true)

@@ -55,6 +55,8 @@ if jit then
         typedef struct otsk_merge_item { uint32_t src, row; } otsk_merge_item;
         int merge_begin(otsk_merge *m, int src, size_t nrows);
         int merge_add(otsk_merge *m, int src, const char *key, size_t len);
+        int merge_add_n(otsk_merge *m, int src, const char **keys, const size_t *lens, size_t n,
+                        size_t *added);
         void merge_end(otsk_merge *m, int src, int done);
         void merge_abort(otsk_merge *m, int src);
         int merge_pull(otsk_merge *m, otsk_merge_item *out, size_t max, size_t *n);
@@ -76,6 +78,7 @@ local function ffi_merge(ud, k, key)
   return setmetatable({
     ud = ud, p = ffi.cast("otsk_merge *", ud:_ptr()), k = k, key = key, batches = {},
     items = ffi.new("otsk_merge_item[?]", CHUNK), got = ffi.new("size_t[1]"),
+    keys = ffi.new("const char *[?]", CHUNK), lens = ffi.new("size_t[?]", CHUNK),
   }, FM)
 end
 
@@ -98,26 +101,36 @@ function FM:push(i, rows, done)
   if st == 1 then error(("otskit.merge: source %d pushed before its rows were merged"):format(i), 2) end
   local n = #rows
   if lib.merge_begin(p, src, n) ~= 0 then error("otskit.merge: out of memory", 2) end
-  local key = self.key
-  for r = 1, n do
-    local row = rows[r]
-    local why
-    if type(row) ~= "table" then
-      why = "is a " .. type(row) .. ", not a table"
-    else
-      local v = rawget(row, key)
-      if type(v) == "string" then
-        local rc = lib.merge_add(p, src, v, #v)
-        if rc ~= 0 then why = rc == -4 and "is out of order in its source" or "out of memory" end
-      elseif v == nil then
-        why = "has no key"
-      else
-        why = "key must be a string, got " .. type(v)
+  local key, keys, lens, got = self.key, self.keys, self.lens, self.got
+  -- CHUNK rows at a time: first every key's pointer and length (the loads
+  -- of scattered strings overlap), then one C call adds them all
+  for r0 = 1, n, CHUNK do
+    local cnt = n - r0 + 1
+    if cnt > CHUNK then cnt = CHUNK end
+    local why, bad
+    for j = 0, cnt - 1 do
+      local row = rows[r0 + j]
+      if type(row) ~= "table" then
+        why, bad = "is a " .. type(row) .. ", not a table", r0 + j
+        break
       end
+      local v = rawget(row, key)
+      if type(v) ~= "string" then
+        why = v == nil and "has no key" or "key must be a string, got " .. type(v)
+        bad = r0 + j
+        break
+      end
+      keys[j], lens[j] = v, #v
+    end
+    -- rows before a bad one still go in: a key out of order among them wins
+    local upto = bad and bad - r0 or cnt
+    local rc = lib.merge_add_n(p, src, keys, lens, upto, got)
+    if rc ~= 0 then
+      why, bad = rc == -4 and "is out of order in its source" or "out of memory", r0 + tonumber(got[0])
     end
     if why then
       lib.merge_abort(p, src)
-      error(("otskit.merge: source %d row %d %s"):format(i, r, why), 2)
+      error(("otskit.merge: source %d row %d %s"):format(i, bad, why), 2)
     end
   end
   lib.merge_end(p, src, done and 1 or 0)

@@ -1,5 +1,6 @@
 /* merge_test.c -- the loser tree against qsort on random sources fed in
- * random batches (both orders, dedup, limits, k up to 1024), and cursor
+ * random batches (both orders, dedup, limits, k up to 1024, keys whose
+ * 8-byte prefixes tie), and cursor
  * round trips, tampering and truncation. */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@ static unsigned rnd(unsigned n) { /* [0, n) */
   return (unsigned)((rs >> 33) % n);
 }
 
-typedef struct row { unsigned char key[4]; size_t len; int src, idx; } row;
+typedef struct row { unsigned char key[40]; size_t len; int src, idx; } row;
 static int g_desc;
 
 static int row_cmp(const void *a, const void *b) {
@@ -30,8 +31,11 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
   size_t *n, *next, *off, total = 0, got = 0, want, i;
   merge *m = merge_new(k, desc, dedup, limit);
   merge_item items[37];
-  int s, ok = 1;
+  int s, ok = 1, mode = (int)rnd(3);
+  unsigned char shared[34];
+  size_t nshared = rnd(35);
   g_desc = desc;
+  for (i = 0; i < nshared; i++) shared[i] = (unsigned char)(rnd(3) * 127);
   src = (row **)calloc((size_t)k, sizeof *src);
   n = (size_t *)calloc((size_t)k * 3, sizeof *n);
   next = n + k;
@@ -41,8 +45,20 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
     src[s] = (row *)calloc(n[s] + 1, sizeof(row));
     for (i = 0; i < n[s]; i++) {
       row *r = &src[s][i];
-      r->len = rnd(4);
-      for (want = 0; want < r->len; want++) r->key[want] = (unsigned char)(rnd(3) * 127);
+      /* short keys over {0, 127, 254}; up to 10 bytes over {0, 255}: the
+       * tree's 8-byte prefixes tie, and hit 0 and all-ones (the values of
+       * pending and exhausted sources) in both orders; or a run of leading
+       * bytes most keys share (the merge skips it) that some keys break */
+      if (mode == 2) {
+        size_t c = rnd(8) ? nshared : rnd((unsigned)nshared + 1), t = rnd(4);
+        memcpy(r->key, shared, c);
+        for (want = 0; want < t; want++) r->key[c + want] = (unsigned char)(rnd(3) * 127);
+        r->len = c + t;
+      } else {
+        r->len = mode ? rnd(11) : rnd(4);
+        for (want = 0; want < r->len; want++)
+          r->key[want] = (unsigned char)(mode ? rnd(2) * 255 : rnd(3) * 127);
+      }
       r->src = s;
     }
     qsort(src[s], n[s], sizeof(row), row_cmp);
@@ -76,8 +92,18 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
       if (cnt > n[s] - next[s]) cnt = n[s] - next[s];
       off[s] = next[s];
       if (merge_begin(m, s, cnt) != MERGE_OK) ok = 0;
-      for (j = next[s]; j < next[s] + cnt; j++)
-        if (merge_add(m, s, src[s][j].key, src[s][j].len) != MERGE_OK) ok = 0;
+      if (rnd(2)) {
+        for (j = next[s]; j < next[s] + cnt; j++)
+          if (merge_add(m, s, src[s][j].key, src[s][j].len) != MERGE_OK) ok = 0;
+      } else { /* the same through merge_add_n */
+        const char *kp[9];
+        size_t kl[9], added = 99;
+        for (j = 0; j < cnt; j++) {
+          kp[j] = (const char *)src[s][next[s] + j].key;
+          kl[j] = src[s][next[s] + j].len;
+        }
+        if (merge_add_n(m, s, kp, kl, cnt, &added) != MERGE_OK || added != cnt) ok = 0;
+      }
       next[s] += cnt;
       merge_end(m, s, next[s] == n[s] && rnd(4));
     } else if (st == MERGE_END) {
@@ -111,6 +137,13 @@ static void test_errors(void) {
   CHECK(merge_add(m, 0, "b", 1) == MERGE_OK);
   CHECK(merge_add(m, 0, "a", 1) == MERGE_EORDER);
   merge_abort(m, 0);
+  {
+    const char *kp[3] = {"a", "c", "b"};
+    size_t kl[3] = {1, 1, 1}, added = 0;
+    CHECK(merge_begin(m, 0, 3) == MERGE_OK);
+    CHECK(merge_add_n(m, 0, kp, kl, 3, &added) == MERGE_EORDER && added == 2);
+    merge_abort(m, 0);
+  }
   CHECK(merge_state(m, 0) == MERGE_S_PENDING);
   CHECK(merge_begin(m, 0, 2) == MERGE_OK);
   CHECK(merge_add(m, 0, "a", 1) == MERGE_OK);
