@@ -26,16 +26,21 @@ start)
   case $build in /*) ;; *) build=$root/$build ;; esac
   mkdir -p "$prefix/conf" "$prefix/logs" "$prefix/data"
   # workers run as nobody when nginx starts as root: they must read the
-  # code and the module, and write the db directory (nothing else)
-  user=""
+  # code and the module, and write the db directory (nothing else). The
+  # checkout may sit where nobody cannot read (/root is 0700 on Debian), so
+  # they load a world-readable copy staged in the prefix.
+  user=""; croot=$root; cpath=$build/jit
   if [ "$(id -u)" = 0 ]; then
     user="user nobody nogroup;"
     chmod 755 "$prefix"
-    for f in "$root/lua/otskit/key.lua" "$build/jit/otskit/core.so" "$here/gateway/app.lua"; do
-      su -s /bin/sh nobody -c "test -r '$f'" || { echo "run.sh: $f is not readable by nobody" >&2; exit 1; }
-    done
+    mkdir -p "$prefix/code/examples/openresty" "$prefix/code/jit/otskit"
+    cp -R "$root/lua" "$prefix/code/"
+    cp -R "$here/gateway" "$prefix/code/examples/openresty/"
+    cp "$build/jit/otskit/core.so" "$prefix/code/jit/otskit/"
+    chmod -R a+rX "$prefix/code"
+    croot=$prefix/code; cpath=$prefix/code/jit
   fi
-  sed -e "s|@ROOT@|$root|g" -e "s|@CPATH@|$build/jit|g" -e "s|@PREFIX@|$prefix|g" \
+  sed -e "s|@ROOT@|$croot|g" -e "s|@CPATH@|$cpath|g" -e "s|@PREFIX@|$prefix|g" \
       -e "s|@PORT@|$port|g" -e "s|@WORKERS@|$workers|g" -e "s|@USER@|$user|g" \
       "$here/nginx.conf.in" > "$prefix/conf/nginx.conf"
   LD_PRELOAD="$preload" LUA_PATH="$root/lua/?.lua;$root/lua/?/init.lua;;" LUA_CPATH="$build/jit/?.so;;" \
