@@ -161,10 +161,13 @@ describe("otskit.key FFI fast paths", function()
     for _ = 1, helper.trials(300) do
       local spec = { sep = "," }
       for i = 1, r.int(1, 4) do
+        -- the FFI path generates Lua source naming each field: names with
+        -- any bytes but NUL (quotes, newlines, "]]", high bytes) must work
+        local name = ({ "f" .. i, "a\"b\n]]--'" .. i, r.bytes(r.int(1, 10), "ab\"'\\\n]=[-\255\1") .. "#" .. i })[r.int(1, 3)]
         if r.int(1, 2) == 1 then
-          spec[i] = { "f" .. i, "int", width = r.int(1, 19), min = r.int(1, 3) == 1 and -r.int(0, 1000) or nil }
+          spec[i] = { name, "int", width = r.int(1, 19), min = r.int(1, 3) == 1 and -r.int(0, 1000) or nil }
         else
-          spec[i] = { "f" .. i, "string", charset = charsets[r.int(1, #charsets)] }
+          spec[i] = { name, "string", charset = charsets[r.int(1, #charsets)] }
         end
       end
       local enc = key.splice(spec)
@@ -199,6 +202,8 @@ describe("otskit.key FFI fast paths", function()
     for _, c in ipairs { "OutOfCharset", "IntTooWide", "NotInteger", "KeyTooLong" } do
       assert.is_true(codes[c], c)
     end
+    assert.has_error(function() key.splice { { "a\0b", "string" } } end,
+      "otskit.key: splice: field 1 needs a name (1..255 bytes, no NUL)")
     local enc = key.splice { { "a", "string" } }
     agree("splice (not a table)", capi.splice.encode, ffi.splice.encode, enc, 5)
     agree("splice (bad self)", capi.splice.encode, ffi.splice.encode, {}, {})

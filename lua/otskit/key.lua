@@ -125,8 +125,8 @@ function key.splice(spec)
   for i, f in ipairs(spec) do
     if type(f) ~= "table" then raise("splice: field %d must be a table", i) end
     local name, kind = f[1] or f.name, f[2] or f.type
-    if type(name) ~= "string" or name == "" or #name > 255 then
-      raise("splice: field %d needs a name (1..255 bytes)", i)
+    if type(name) ~= "string" or name == "" or #name > 255 or name:find("\0", 1, true) then
+      raise("splice: field %d needs a name (1..255 bytes, no NUL)", i)
     end
     if seen[name] then raise("splice: field '%s' appears twice", name) end
     seen[name] = true
