@@ -100,14 +100,9 @@ function P:put(vals, columns)
   if not pk then return nil, msg, code end
   local h, c = self:_split(columns or {})
   if not h then return common.bad(MOD, "BadValue", "columns must be a table of name = value") end
-  local ok, m1, c1 = self.acc:store("put_row", { table = self.cold_table, primary_key = pk, columns = c },
-    "PutRow", { idempotent = true })
+  local ok, m1, c1 = common.put_row(self, self.cold_table, pk, c)
   if not ok then return nil, m1, c1 end
-  ok, m1, c1 = self.acc:store("put_row", { table = self.hot_table, primary_key = pk, columns = h },
-    "PutRow", { idempotent = true })
-  if not ok then return nil, m1, c1 end
-  self.stats.rows_written = self.stats.rows_written + 2
-  return true
+  return common.put_row(self, self.hot_table, pk, h)
 end
 
 --- p:update(pk, columns) -> true | nil, msg, code. Puts the given

@@ -188,6 +188,17 @@ function common.batches(rows, max_rows, max_bytes)
   return out
 end
 
+--- common.put_row(p, tbl, pk, columns) -> true | nil, msg, code
+-- One PutRow through pattern p's accounted, retried store (a put is
+-- idempotent: written twice, the row is the same); counted in p.stats.
+function common.put_row(p, tbl, pk, columns)
+  local ok, m, c = p.acc:store("put_row", { table = tbl, primary_key = pk, columns = columns or {} },
+    "PutRow", { idempotent = true })
+  if not ok then return nil, m, c end
+  p.stats.rows_written = p.stats.rows_written + 1
+  return true
+end
+
 --- common.write_batches(acc, rows, extra) -> true | nil, msg, code, nfailed
 -- Writes rows ({table, row}) in batches within the request limits, each
 -- batch retried (failed rows alone). Puts are idempotent.

@@ -78,11 +78,7 @@ function P:put(id, columns)
   local k, msg, code = self:key(id)
   if not k then return nil, msg, code end
   if columns ~= nil and type(columns) ~= "table" then return common.bad(MOD, "BadValue", "columns must be a table") end
-  local ok, m, c = self.acc:store("put_row", { table = self.table, primary_key = { { self.pk_name, k } },
-    columns = columns or {} }, "PutRow", { idempotent = true })
-  if not ok then return nil, m, c end
-  self.stats.rows_written = self.stats.rows_written + 1
-  return true
+  return common.put_row(self, self.table, { { self.pk_name, k } }, columns)
 end
 
 --- p:put_many{ {id, columns}, ... } -> true | nil, msg, code, nfailed

@@ -156,11 +156,7 @@ end
 function P:put(k, ts, id, columns)
   local t, pk, code = self:_row(k, ts, id)
   if not t then return nil, pk, code end
-  local ok, m, c = self.acc:store("put_row", { table = t, primary_key = pk, columns = columns or {} },
-    "PutRow", { idempotent = true })
-  if not ok then return nil, m, c end
-  self.stats.rows_written = self.stats.rows_written + 1
-  return true
+  return common.put_row(self, t, pk, columns)
 end
 
 --- p:put_many{ {key, ts, id, columns}, ... } -> true | nil, msg, code, nfailed

@@ -130,11 +130,7 @@ function P:put(fields, rest, columns)
   local pk, msg, code = self:_pk(fields, rest)
   if not pk then return nil, msg, code end
   if columns ~= nil and type(columns) ~= "table" then return common.bad(MOD, "BadValue", "columns must be a table") end
-  local ok, m, c = self.acc:store("put_row", { table = self.table, primary_key = pk, columns = columns or {} },
-    "PutRow", { idempotent = true })
-  if not ok then return nil, m, c end
-  self.stats.rows_written = self.stats.rows_written + 1
-  return true
+  return common.put_row(self, self.table, pk, columns)
 end
 
 --- p:put_many(list of {fields, rest, columns}) -> true | nil, msg, code,

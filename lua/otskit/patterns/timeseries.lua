@@ -120,11 +120,7 @@ function TS:put(ts, id, columns)
   if columns ~= nil and type(columns) ~= "table" then
     return common.bad(MOD, "BadValue", "columns must be a table")
   end
-  local ok, m, c = self.acc:store("put_row", { table = self.table, primary_key = self:_pk(ts, idv),
-    columns = columns or {} }, "PutRow", { idempotent = true })
-  if not ok then return nil, m, c end
-  self.stats.rows_written = self.stats.rows_written + 1
-  return true
+  return common.put_row(self, self.table, self:_pk(ts, idv), columns)
 end
 
 --- s:put_many(points) -> true | nil, msg, code, nfailed. points: a list of
