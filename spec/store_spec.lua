@@ -855,3 +855,38 @@ describe("otskit.store", function()
     end)
   end)
 end)
+
+describe("otskit.store open of a locked file", function()
+  it("says OTSServerBusy (retryable), never raises, and opens once the lock is gone", function()
+    if not os.execute("command -v python3 >/dev/null 2>&1") then
+      pending("needs python3's sqlite3 to hold a lock from another process")
+      return
+    end
+    local store = require "otskit.store"
+    local path = os.tmpname()
+    os.remove(path)
+    local db = assert(store.open { path = path })
+    assert(db:create_table { name = "t", primary_key = { { "id", "STRING" } } })
+    db:close()
+    -- another process holds an exclusive lock for 2 s
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write("import sqlite3, time, sys\n",
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n",
+            "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n",
+            "c.execute('CREATE TABLE IF NOT EXISTS x(a)'); print('locked'); sys.stdout.flush()\n",
+            "time.sleep(2); c.execute('COMMIT'); c.close()\n")
+    f:close()
+    local holder = io.popen(("python3 '%s' '%s'"):format(script, path))
+    assert.equal("locked", holder:read("*l"))
+    local d, msg, code = store.open { path = path }
+    assert.is_nil(d)
+    assert.equal("OTSServerBusy", code)
+    assert.matches("locked", msg)
+    holder:close() -- waits for the holder to commit and exit
+    d = assert(store.open { path = path })
+    assert.truthy(d:describe_table { name = "t" })
+    d:close()
+    os.remove(script); os.remove(path); os.remove(path .. "-wal"); os.remove(path .. "-shm")
+  end)
+end)

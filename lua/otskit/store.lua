@@ -141,9 +141,17 @@ function store.open(opts)
   if not h then return nil, msg, code end
   local db = setmetatable({ h = h, tables = {}, clock = opts.clock or os.time, offset = 0,
     accounting = opts.partitions ~= false, popts = part_opts(opts.partition) }, DB)
+  -- Another connection may hold the file (or be recovering its WAL) as we
+  -- open: "database is locked" is worth retrying, so it says OTSServerBusy.
+  local function failed(err)
+    h:close()
+    local busy = tostring(err):find("locked", 1, true) or tostring(err):find("busy", 1, true)
+    return nil, tostring(err), busy and "OTSServerBusy" or "OTSInternalServerError"
+  end
   local ok, err = h:create("meta")
-  if not ok then h:close(); return nil, err, "OTSInternalServerError" end
-  local cur = assert(h:scan("meta"))
+  if not ok then return failed(err) end
+  local cur, serr = h:scan("meta")
+  if not cur then return failed(serr) end
   for name, text in cur.next, cur do
     local pk, bounds, po = {}, {}, {}
     for line in text:gmatch("[^\n]+") do

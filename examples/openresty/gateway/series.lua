@@ -74,7 +74,14 @@ end
 --- open(cfg) (init_worker): this worker's connection to the file db.
 function series.open(c)
   cfg = c
-  db = assert(store.open { path = cfg.db })
+  -- Both workers open the same WAL file at once: one may find it locked
+  -- while the other recovers it (OTSServerBusy). Retry; init_worker may
+  -- block briefly, no request is being served yet.
+  local d, msg, code = retry.call(function() return store.open { path = cfg.db } end,
+    { op = "DescribeTable", budget = false,
+      backoff = { strategy = "full", base = 0.01, cap = 0.2, max_attempts = 30 } })
+  if not d then error(("gateway: cannot open %s: %s (%s)"):format(cfg.db, tostring(msg), tostring(code))) end
+  db = d
   buckets = key.buckets { n = cfg.buckets }
   sources = buckets:all()
   require("gateway.events").open(cfg, db, { budget = budget_proxy, backoff = series.backoff })
