@@ -58,7 +58,7 @@ const char *frame_codec_name(int codec) {
 }
 
 uint64_t frame_checksum(frame_sum sum, const void *p, size_t n) {
-  return sum == FRAME_XXH64 ? (uint64_t)XXH64(p, n, 0) : (uint64_t)XXH3_64bits(p, n);
+  return sum == FRAME_XXH64 ? (uint64_t)XXH64(p, n, 0) : (uint64_t)otsk_xxh3_64(p, n);
 }
 
 /* ---- context ---------------------------------------------------------- */
@@ -259,7 +259,7 @@ frame_err frame_pack(frame_ctx *c, const frame_opts *o, const void *src,
   put_le32(h + 12, (uint32_t)n);
   put_le32(h + 16, (uint32_t)plen);
   put_le64(h + 20, frame_checksum(o->sum, src, n));
-  put_le32(h + 28, (uint32_t)XXH3_64bits(dst + FRAME_HEADER_SIZE, plen));
+  put_le32(h + 28, (uint32_t)otsk_xxh3_64(dst + FRAME_HEADER_SIZE, plen));
   put_le32(h + 32, (uint32_t)XXH3_64bits(h, 32));
   *out_len = FRAME_HEADER_SIZE + plen;
   return FRAME_OK;
@@ -285,7 +285,7 @@ frame_err frame_parse(const void *frame, size_t n, frame_info *info) {
   if (info->codec == FRAME_RAW && info->payload_len != info->length) return FRAME_ECORRUPT;
   if (n - FRAME_HEADER_SIZE < info->payload_len) return FRAME_ETRUNCATED;
   if (n - FRAME_HEADER_SIZE > info->payload_len) return FRAME_ECORRUPT;
-  if (get_le32(p + 28) != (uint32_t)XXH3_64bits(p + FRAME_HEADER_SIZE, info->payload_len))
+  if (get_le32(p + 28) != (uint32_t)otsk_xxh3_64(p + FRAME_HEADER_SIZE, info->payload_len))
     return FRAME_ECORRUPT;
   return FRAME_OK;
 }

@@ -23,6 +23,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <xxhash.h>
+
+/* XXH3 through libxxhash's run-time dispatch (AVX2 / AVX-512 when the CPU
+ * has them; the plain entry points of a distribution build are SSE2 only):
+ * the same values, 2-4x faster on long inputs. Used for every XXH3 over
+ * data (frames and chunks); short headers keep the plain calls. */
+#if defined(__x86_64__) && defined(__has_include)
+#if __has_include(<xxh_x86dispatch.h>)
+#include <xxh_x86dispatch.h>
+#define OTSK_XXH_DISPATCH 1
+#endif
+#endif
+#ifdef OTSK_XXH_DISPATCH
+#define otsk_xxh3_64 XXH3_64bits_dispatch
+#define otsk_xxh3_64_seed XXH3_64bits_withSeed_dispatch
+#define otsk_xxh3_128 XXH3_128bits_dispatch
+#define otsk_xxh3_128_update XXH3_128bits_update_dispatch
+#else
+#define otsk_xxh3_64 XXH3_64bits
+#define otsk_xxh3_64_seed XXH3_64bits_withSeed
+#define otsk_xxh3_128 XXH3_128bits
+#define otsk_xxh3_128_update XXH3_128bits_update
+#endif
+
 #define FRAME_HEADER_SIZE 36
 #define FRAME_VERSION 1
 /* the longest original or payload a header can describe */
