@@ -9,6 +9,7 @@
 
 #include "bytes.h"
 #include "chunk.h"
+#include "frame.h" /* otsk_xxh3_*: dispatched XXH3 */
 
 static const char mmagic[4] = {'O', 'T', 'K', 'M'};
 static const char cmagic[4] = {'O', 'T', 'K', 'C'};
@@ -83,7 +84,7 @@ void chunk_digest_final(XXH3_state_t *st, unsigned char out[16]) {
 
 void chunk_digest(const void *p, size_t n, unsigned char out[16]) {
   XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, XXH3_128bits(p, n));
+  XXH128_canonicalFromHash(&c, otsk_xxh3_128(p, n));
   memcpy(out, c.digest, 16);
 }
 
@@ -121,7 +122,7 @@ chunk_err manifest_decode(const void *mp, size_t n, manifest *m) {
 }
 
 static uint64_t chunk_check(const unsigned char *h, const void *data, size_t len) {
-  return (uint64_t)XXH3_64bits_withSeed(data, len, (XXH64_hash_t)XXH3_64bits(h, 32));
+  return (uint64_t)otsk_xxh3_64_seed(data, len, (XXH64_hash_t)XXH3_64bits(h, 32));
 }
 
 void chunk_header(const manifest *m, uint32_t index, const void *data,
@@ -180,7 +181,7 @@ chunk_err chunk_join(const manifest *m, const void *const *chunks,
     if (seen[idx / 8] & (1u << (idx % 8))) { e = CHUNK_EDUPLICATE; *which = i; break; }
     seen[idx / 8] |= (unsigned char)(1u << (idx % 8));
     memcpy(out + (uint64_t)idx * m->chunk_size, data, len);
-    if (ordered && idx == i) XXH3_128bits_update(st, data, len);
+    if (ordered && idx == i) otsk_xxh3_128_update(st, data, len);
     else ordered = 0;
   }
   for (k = 0; e == CHUNK_OK && k < m->count; k++)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "chunk.h"
+#include "frame.h" /* otsk_xxh3_*: dispatched XXH3 */
 #include "compat.h"
 #include "laux.h"
 #include "parts.h"
@@ -120,7 +121,7 @@ static int l_split(lua_State *L) {
   }
   for (i = 0; i < m.count; i++) { /* digest each chunk while it is in cache */
     const unsigned char *d = p + (size_t)i * m.chunk_size;
-    XXH3_128bits_update(st, d, chunk_len(&m, i));
+    otsk_xxh3_128_update(st, d, chunk_len(&m, i));
     push_chunk(L, &m, i, d, chunk_len(&m, i), buf);
     lua_rawseti(L, -2, (int)i + 1);
   }
@@ -297,7 +298,7 @@ static int l_splitter_feed(lua_State *L) {
   take = n - (size_t)(off - 1);
   if (take > s->m.chunk_size - s->fill) take = s->m.chunk_size - s->fill;
   memcpy(s->buf + CHUNK_HEADER_SIZE + s->fill, p + off - 1, take);
-  XXH3_128bits_update(s->st, p + off - 1, take);
+  otsk_xxh3_128_update(s->st, p + off - 1, take);
   s->fill += take;
   if (s->fill == s->m.chunk_size) emit(L, s);
   else lua_pushnil(L);
@@ -370,7 +371,7 @@ static int l_joiner_feed(lua_State *L) {
     return otsk_fail(L, "DuplicateChunk", "chunk %d given again (next is %d)", (int)idx, (int)j->next);
   if (idx > j->next)
     return otsk_fail(L, "MissingChunk", "chunk %d is missing (got %d)", (int)j->next, (int)idx);
-  XXH3_128bits_update(j->st, data, len);
+  otsk_xxh3_128_update(j->st, data, len);
   j->next++;
   lua_pushlstring(L, (const char *)data, len);
   return 1;
