@@ -40,11 +40,13 @@
 #define otsk_xxh3_64_seed XXH3_64bits_withSeed_dispatch
 #define otsk_xxh3_128 XXH3_128bits_dispatch
 #define otsk_xxh3_128_update XXH3_128bits_update_dispatch
+#define otsk_xxh3_64_update XXH3_64bits_update_dispatch
 #else
 #define otsk_xxh3_64 XXH3_64bits
 #define otsk_xxh3_64_seed XXH3_64bits_withSeed
 #define otsk_xxh3_128 XXH3_128bits
 #define otsk_xxh3_128_update XXH3_128bits_update
+#define otsk_xxh3_64_update XXH3_64bits_update
 #endif
 
 #define FRAME_HEADER_SIZE 36
