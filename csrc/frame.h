@@ -126,6 +126,7 @@ typedef struct {
   uint32_t length;       /* original length */
   uint32_t payload_len;
   uint64_t checksum;
+  uint64_t payload_hash; /* XXH3-64 of the payload (its low half is the check) */
 } frame_info;
 
 /* Checks a frame's header, its length against the header and the payload
@@ -137,6 +138,11 @@ frame_err frame_parse(const void *p, size_t n, frame_info *info);
  * the dictionary named by info->dict_id (NULL when it is 0). */
 frame_err frame_decode(frame_ctx *ctx, const frame_info *info, const void *p,
                        const frame_dict *dict, unsigned char *dst);
+
+/* Verifies the checksum of a raw frame (checked by frame_parse into *info)
+ * whose payload, in place, is the value: no copy, and an XXH3 checksum is
+ * not computed again (it is the payload hash frame_parse made). */
+frame_err frame_check_raw(const frame_info *info, const void *frame);
 
 /* Checksum of p[0..n) as stored in frames. */
 uint64_t frame_checksum(frame_sum sum, const void *p, size_t n);
