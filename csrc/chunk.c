@@ -9,6 +9,7 @@
 
 #include "bytes.h"
 #include "chunk.h"
+#include "frame.h" /* otsk_xxh3_*: dispatched XXH3 */
 
 static const char mmagic[4] = {'O', 'T', 'K', 'M'};
 static const char cmagic[4] = {'O', 'T', 'K', 'C'};
@@ -83,7 +84,7 @@ void chunk_digest_final(XXH3_state_t *st, unsigned char out[16]) {
 
 void chunk_digest(const void *p, size_t n, unsigned char out[16]) {
   XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, XXH3_128bits(p, n));
+  XXH128_canonicalFromHash(&c, otsk_xxh3_128(p, n));
   memcpy(out, c.digest, 16);
 }
 
@@ -121,7 +122,7 @@ chunk_err manifest_decode(const void *mp, size_t n, manifest *m) {
 }
 
 static uint64_t chunk_check(const unsigned char *h, const void *data, size_t len) {
-  return (uint64_t)XXH3_64bits_withSeed(data, len, (XXH64_hash_t)XXH3_64bits(h, 32));
+  return (uint64_t)otsk_xxh3_64_seed(data, len, (XXH64_hash_t)XXH3_64bits(h, 32));
 }
 
 void chunk_header(const manifest *m, uint32_t index, const void *data,
@@ -133,6 +134,41 @@ void chunk_header(const manifest *m, uint32_t index, const void *data,
   put_le32(out + 24, index);
   put_le32(out + 28, len);
   put_le64(out + 32, chunk_check(out, data, len));
+}
+
+/* Blocks of this size are hashed (and copied) while in L1/L2: one pass
+ * over memory instead of one per hash plus one for the copy. */
+#define BLOCK ((size_t)64 << 10)
+
+/* Copies data[0..len) to dst (unless dst == data) while updating the
+ * seeded 64-bit state cst and, if not NULL, the 128-bit state digest. */
+static void copy_hash(unsigned char *dst, const unsigned char *data, size_t len,
+                      XXH3_state_t *cst, XXH3_state_t *digest) {
+  size_t off, k;
+  for (off = 0; off < len; off += k) {
+    k = len - off < BLOCK ? len - off : BLOCK;
+    if (dst != data) memcpy(dst + off, data + off, k);
+    otsk_xxh3_64_update(cst, dst + off, k);
+    if (digest) otsk_xxh3_128_update(digest, dst + off, k);
+  }
+}
+
+/* The seeded state of a chunk check for header h (bytes 0..31). */
+static int check_reset(XXH3_state_t *cst, const unsigned char *h) {
+  return XXH3_64bits_reset_withSeed(cst, (XXH64_hash_t)XXH3_64bits(h, 32)) == XXH_OK;
+}
+
+void chunk_build(const manifest *m, uint32_t index, const void *data, uint32_t len,
+                 unsigned char *out, XXH3_state_t *cst, XXH3_state_t *digest) {
+  memcpy(out, cmagic, 4);
+  out[4] = CHUNK_VERSION;
+  out[5] = out[6] = out[7] = 0;
+  memcpy(out + 8, m->gen, CHUNK_GEN_SIZE);
+  put_le32(out + 24, index);
+  put_le32(out + 28, len);
+  (void)check_reset(cst, out); /* cannot fail for a state and a seed */
+  copy_hash(out + CHUNK_HEADER_SIZE, data, len, cst, digest);
+  put_le64(out + 32, (uint64_t)XXH3_64bits_digest(cst));
 }
 
 chunk_err chunk_decode(const manifest *m, const void *cp, size_t n,
@@ -159,6 +195,19 @@ chunk_err chunk_decode(const manifest *m, const void *cp, size_t n,
   return CHUNK_OK;
 }
 
+/* Whether chunk p[0..n) can take the fused path of chunk_join: its length
+ * agrees with its header and the header's index and length are those the
+ * manifest expects, so its data can be copied to its place before it is
+ * checked. Anything else goes through chunk_decode for its exact error. */
+static int fused_ok(const manifest *m, const unsigned char *p, size_t n, uint32_t *index) {
+  uint32_t dlen;
+  if (n < CHUNK_HEADER_SIZE || memcmp(p, cmagic, 4) != 0) return 0;
+  dlen = get_le32(p + 28);
+  if (n - CHUNK_HEADER_SIZE != dlen) return 0;
+  *index = get_le32(p + 24);
+  return *index < m->count && dlen == chunk_len(m, *index);
+}
+
 chunk_err chunk_join(const manifest *m, const void *const *chunks,
                      const size_t *lens, size_t nchunks, unsigned char *out,
                      size_t *which) {
@@ -167,21 +216,35 @@ chunk_err chunk_join(const manifest *m, const void *const *chunks,
   uint32_t k;
   chunk_err e = CHUNK_OK;
   /* chunks given in index order are digested while still in cache */
-  XXH3_state_t *st = XXH3_createState();
+  XXH3_state_t *st = XXH3_createState(), *cst = XXH3_createState();
   int ordered = st != NULL && XXH3_128bits_reset(st) == XXH_OK;
   seen = calloc((size_t)m->count / 8 + 1, 1);
-  if (!seen) { XXH3_freeState(st); return CHUNK_EMISSING; } /* cannot happen for a checked length */
+  if (!seen) { XXH3_freeState(st); XXH3_freeState(cst); return CHUNK_EMISSING; } /* cannot happen for a checked length */
   for (i = 0; i < nchunks && e == CHUNK_OK; i++) {
-    const unsigned char *data;
+    const unsigned char *data, *p = chunks[i];
     size_t len;
     uint32_t idx;
-    e = chunk_decode(m, chunks[i], lens[i], &idx, &data, &len);
-    if (e != CHUNK_OK) { *which = i; break; }
+    if (cst && fused_ok(m, p, lens[i], &idx)) {
+      /* one pass: copy, check and digest each block while it is in cache;
+       * then the same tests, in the same order, as chunk_decode */
+      unsigned char *dst = out + (uint64_t)idx * m->chunk_size;
+      len = lens[i] - CHUNK_HEADER_SIZE;
+      if (ordered && idx != i) ordered = 0;
+      (void)check_reset(cst, p);
+      copy_hash(dst, p + CHUNK_HEADER_SIZE, len, cst, ordered ? st : NULL);
+      if (get_le64(p + 32) != (uint64_t)XXH3_64bits_digest(cst)) e = CHUNK_ECORRUPT;
+      else if (p[4] != CHUNK_VERSION || p[5] || p[6] || p[7]) e = CHUNK_EVERSION;
+      else if (memcmp(p + 8, m->gen, CHUNK_GEN_SIZE) != 0) e = CHUNK_ESTALE;
+      if (e != CHUNK_OK) { *which = i; break; }
+    } else {
+      e = chunk_decode(m, p, lens[i], &idx, &data, &len);
+      if (e != CHUNK_OK) { *which = i; break; }
+      memcpy(out + (uint64_t)idx * m->chunk_size, data, len);
+      if (ordered && idx == i) otsk_xxh3_128_update(st, data, len);
+      else ordered = 0;
+    }
     if (seen[idx / 8] & (1u << (idx % 8))) { e = CHUNK_EDUPLICATE; *which = i; break; }
     seen[idx / 8] |= (unsigned char)(1u << (idx % 8));
-    memcpy(out + (uint64_t)idx * m->chunk_size, data, len);
-    if (ordered && idx == i) XXH3_128bits_update(st, data, len);
-    else ordered = 0;
   }
   for (k = 0; e == CHUNK_OK && k < m->count; k++)
     if (!(seen[k / 8] & (1u << (k % 8)))) { e = CHUNK_EMISSING; *which = k; }
@@ -192,5 +255,6 @@ chunk_err chunk_join(const manifest *m, const void *const *chunks,
     if (memcmp(digest, m->digest, 16) != 0) e = CHUNK_EDIGEST;
   }
   XXH3_freeState(st);
+  XXH3_freeState(cst);
   return e;
 }

@@ -75,6 +75,14 @@ chunk_err manifest_decode(const void *p, size_t n, manifest *m);
 void chunk_header(const manifest *m, uint32_t index, const void *data,
                   uint32_t len, unsigned char out[CHUNK_HEADER_SIZE]);
 
+/* Writes chunk index of m (header, then data[0..len) copied) to out
+ * (CHUNK_HEADER_SIZE + len bytes; data may already be at out + header),
+ * hashing each block while in cache: the chunk check with cst (a state
+ * for the caller to lend) and, when digest is not NULL, the whole-value
+ * digest. Makes the same bytes as chunk_header plus a copy. */
+void chunk_build(const manifest *m, uint32_t index, const void *data, uint32_t len,
+                 unsigned char *out, XXH3_state_t *cst, XXH3_state_t *digest);
+
 /* Checks chunk p[0..n) against m: magic, version, check, generation,
  * index < count and the data length the manifest expects for that index.
  * Sets *index, *data and *len (pointing into p). */

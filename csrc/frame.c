@@ -58,7 +58,7 @@ const char *frame_codec_name(int codec) {
 }
 
 uint64_t frame_checksum(frame_sum sum, const void *p, size_t n) {
-  return sum == FRAME_XXH64 ? (uint64_t)XXH64(p, n, 0) : (uint64_t)XXH3_64bits(p, n);
+  return sum == FRAME_XXH64 ? (uint64_t)XXH64(p, n, 0) : (uint64_t)otsk_xxh3_64(p, n);
 }
 
 /* ---- context ---------------------------------------------------------- */
@@ -258,8 +258,13 @@ frame_err frame_pack(frame_ctx *c, const frame_opts *o, const void *src,
   put_le32(h + 8, dict_id);
   put_le32(h + 12, (uint32_t)n);
   put_le32(h + 16, (uint32_t)plen);
-  put_le64(h + 20, frame_checksum(o->sum, src, n));
-  put_le32(h + 28, (uint32_t)XXH3_64bits(dst + FRAME_HEADER_SIZE, plen));
+  {
+    uint64_t sum = frame_checksum(o->sum, src, n);
+    put_le64(h + 20, sum);
+    /* raw: the payload is the original; its XXH3 is already known */
+    put_le32(h + 28, (uint32_t)(codec == FRAME_RAW && o->sum == FRAME_XXH3
+                                    ? sum : otsk_xxh3_64(dst + FRAME_HEADER_SIZE, plen)));
+  }
   put_le32(h + 32, (uint32_t)XXH3_64bits(h, 32));
   *out_len = FRAME_HEADER_SIZE + plen;
   return FRAME_OK;
@@ -285,8 +290,8 @@ frame_err frame_parse(const void *frame, size_t n, frame_info *info) {
   if (info->codec == FRAME_RAW && info->payload_len != info->length) return FRAME_ECORRUPT;
   if (n - FRAME_HEADER_SIZE < info->payload_len) return FRAME_ETRUNCATED;
   if (n - FRAME_HEADER_SIZE > info->payload_len) return FRAME_ECORRUPT;
-  if (get_le32(p + 28) != (uint32_t)XXH3_64bits(p + FRAME_HEADER_SIZE, info->payload_len))
-    return FRAME_ECORRUPT;
+  info->payload_hash = otsk_xxh3_64(p + FRAME_HEADER_SIZE, info->payload_len);
+  if (get_le32(p + 28) != (uint32_t)info->payload_hash) return FRAME_ECORRUPT;
   return FRAME_OK;
 }
 
@@ -330,7 +335,19 @@ frame_err frame_decode(frame_ctx *c, const frame_info *info, const void *frame,
   const unsigned char *src = (const unsigned char *)frame + FRAME_HEADER_SIZE;
   if (info->dict_id != 0 && (!dict || dict->id != info->dict_id)) return FRAME_EDICT;
   if (info->dict_id == 0) dict = NULL;
+  if (info->codec == FRAME_RAW) {
+    memcpy(dst, src, info->length);
+    return frame_check_raw(info, frame);
+  }
   if (codec_decompress(c, info, src, dict, dst)) return FRAME_ECORRUPT;
   if (frame_checksum(info->sum, dst, info->length) != info->checksum) return FRAME_ECORRUPT;
   return FRAME_OK;
+}
+
+frame_err frame_check_raw(const frame_info *info, const void *frame) {
+  const unsigned char *src = (const unsigned char *)frame + FRAME_HEADER_SIZE;
+  uint64_t sum;
+  if (info->codec != FRAME_RAW) return FRAME_ECODEC; /* not a raw frame */
+  sum = info->sum == FRAME_XXH3 ? info->payload_hash : frame_checksum(info->sum, src, info->length);
+  return sum == info->checksum ? FRAME_OK : FRAME_ECORRUPT;
 }

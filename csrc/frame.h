@@ -23,6 +23,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <xxhash.h>
+
+/* XXH3 through libxxhash's run-time dispatch (AVX2 / AVX-512 when the CPU
+ * has them; the plain entry points of a distribution build are SSE2 only):
+ * the same values, 2-4x faster on long inputs. Used for every XXH3 over
+ * data (frames and chunks); short headers keep the plain calls. */
+#if defined(__x86_64__) && defined(__has_include)
+#if __has_include(<xxh_x86dispatch.h>)
+#include <xxh_x86dispatch.h>
+#define OTSK_XXH_DISPATCH 1
+#endif
+#endif
+#ifdef OTSK_XXH_DISPATCH
+#define otsk_xxh3_64 XXH3_64bits_dispatch
+#define otsk_xxh3_64_seed XXH3_64bits_withSeed_dispatch
+#define otsk_xxh3_128 XXH3_128bits_dispatch
+#define otsk_xxh3_128_update XXH3_128bits_update_dispatch
+#define otsk_xxh3_64_update XXH3_64bits_update_dispatch
+#else
+#define otsk_xxh3_64 XXH3_64bits
+#define otsk_xxh3_64_seed XXH3_64bits_withSeed
+#define otsk_xxh3_128 XXH3_128bits
+#define otsk_xxh3_128_update XXH3_128bits_update
+#define otsk_xxh3_64_update XXH3_64bits_update
+#endif
+
 #define FRAME_HEADER_SIZE 36
 #define FRAME_VERSION 1
 /* the longest original or payload a header can describe */
@@ -100,6 +126,7 @@ typedef struct {
   uint32_t length;       /* original length */
   uint32_t payload_len;
   uint64_t checksum;
+  uint64_t payload_hash; /* XXH3-64 of the payload (its low half is the check) */
 } frame_info;
 
 /* Checks a frame's header, its length against the header and the payload
@@ -111,6 +138,11 @@ frame_err frame_parse(const void *p, size_t n, frame_info *info);
  * the dictionary named by info->dict_id (NULL when it is 0). */
 frame_err frame_decode(frame_ctx *ctx, const frame_info *info, const void *p,
                        const frame_dict *dict, unsigned char *dst);
+
+/* Verifies the checksum of a raw frame (checked by frame_parse into *info)
+ * whose payload, in place, is the value: no copy, and an XXH3 checksum is
+ * not computed again (it is the payload hash frame_parse made). */
+frame_err frame_check_raw(const frame_info *info, const void *frame);
 
 /* Checksum of p[0..n) as stored in frames. */
 uint64_t frame_checksum(frame_sum sum, const void *p, size_t n);

@@ -7,6 +7,7 @@
 
 #include "chunk.h"
 #include "compat.h"
+#include "frame.h" /* otsk_xxh3_*: dispatched XXH3 */
 #include "laux.h"
 #include "parts.h"
 
@@ -88,11 +89,12 @@ static void push_manifest(lua_State *L, const manifest *m) {
   lua_pushlstring(L, (const char *)out, MANIFEST_SIZE);
 }
 
-/* Pushes chunk index of m from data[0..len), using buf (header + len). */
+/* Pushes chunk index of m from data[0..len), using buf (header + len) and
+ * the state cst, adding the data to digest unless it is NULL. */
 static void push_chunk(lua_State *L, const manifest *m, uint32_t index,
-                       const unsigned char *data, uint32_t len, unsigned char *buf) {
-  chunk_header(m, index, data, len, buf);
-  if (data != buf + CHUNK_HEADER_SIZE) memcpy(buf + CHUNK_HEADER_SIZE, data, len);
+                       const unsigned char *data, uint32_t len, unsigned char *buf,
+                       XXH3_state_t *cst, XXH3_state_t *digest) {
+  chunk_build(m, index, data, len, buf, cst, digest);
   lua_pushlstring(L, (const char *)buf, CHUNK_HEADER_SIZE + (size_t)len);
 }
 
@@ -103,7 +105,7 @@ static int l_split(lua_State *L) {
   manifest m;
   uint32_t i;
   unsigned char *buf;
-  XXH3_state_t *st;
+  XXH3_state_t *st, *cst;
   m.chunk_size = get_chunk_size(L, 2);
   m.layout = (chunk_layout)luaL_checkoption(L, 3, NULL, layout_names);
   get_gen(L, 4, m.gen);
@@ -113,20 +115,22 @@ static int l_split(lua_State *L) {
   lua_createtable(L, (int)m.count, 0);
   buf = malloc(CHUNK_HEADER_SIZE + (size_t)(m.count ? chunk_len(&m, 0) : 0));
   st = XXH3_createState();
-  if (!buf || !st || XXH3_128bits_reset(st) != XXH_OK) {
+  cst = XXH3_createState();
+  if (!buf || !st || !cst || XXH3_128bits_reset(st) != XXH_OK) {
     free(buf);
     XXH3_freeState(st);
+    XXH3_freeState(cst);
     return otsk_error(L, "blob", "out of memory");
   }
-  for (i = 0; i < m.count; i++) { /* digest each chunk while it is in cache */
+  for (i = 0; i < m.count; i++) { /* copied, checked and digested in one pass */
     const unsigned char *d = p + (size_t)i * m.chunk_size;
-    XXH3_128bits_update(st, d, chunk_len(&m, i));
-    push_chunk(L, &m, i, d, chunk_len(&m, i), buf);
+    push_chunk(L, &m, i, d, chunk_len(&m, i), buf, cst, st);
     lua_rawseti(L, -2, (int)i + 1);
   }
   free(buf);
   chunk_digest_final(st, m.digest);
   XXH3_freeState(st);
+  XXH3_freeState(cst);
   push_manifest(L, &m);
   lua_insert(L, -2);
   return 2;
@@ -238,7 +242,7 @@ static int l_new_generation(lua_State *L) {
 
 typedef struct {
   manifest m;
-  XXH3_state_t *st;
+  XXH3_state_t *st, *cst; /* whole-value digest; chunk checks */
   unsigned char *buf; /* header + chunk_size */
   size_t fill;
   uint32_t index;
@@ -255,8 +259,10 @@ static splitter *check_splitter(lua_State *L) {
 static int l_splitter_close(lua_State *L) {
   splitter *s = luaL_checkudata(L, 1, SPLITTER_T);
   if (s->st) XXH3_freeState(s->st);
+  if (s->cst) XXH3_freeState(s->cst);
   free(s->buf);
   s->st = NULL;
+  s->cst = NULL;
   s->buf = NULL;
   return 0;
 }
@@ -272,15 +278,16 @@ static int l_splitter_new(lua_State *L) {
   s->m.chunk_size = cs;
   s->m.layout = (chunk_layout)layout;
   s->st = XXH3_createState();
+  s->cst = XXH3_createState();
   s->buf = malloc(CHUNK_HEADER_SIZE + (size_t)cs);
-  if (!s->st || !s->buf || XXH3_128bits_reset(s->st) != XXH_OK)
+  if (!s->st || !s->cst || !s->buf || XXH3_128bits_reset(s->st) != XXH_OK)
     return otsk_error(L, "blob", "out of memory");
   return 1;
 }
 
 static void emit(lua_State *L, splitter *s) {
   if (s->index == 0xffffffffu) otsk_error(L, "blob", "too many chunks");
-  push_chunk(L, &s->m, s->index, s->buf + CHUNK_HEADER_SIZE, (uint32_t)s->fill, s->buf);
+  push_chunk(L, &s->m, s->index, s->buf + CHUNK_HEADER_SIZE, (uint32_t)s->fill, s->buf, s->cst, NULL);
   s->m.length += s->fill;
   s->index++;
   s->fill = 0;
@@ -297,7 +304,7 @@ static int l_splitter_feed(lua_State *L) {
   take = n - (size_t)(off - 1);
   if (take > s->m.chunk_size - s->fill) take = s->m.chunk_size - s->fill;
   memcpy(s->buf + CHUNK_HEADER_SIZE + s->fill, p + off - 1, take);
-  XXH3_128bits_update(s->st, p + off - 1, take);
+  otsk_xxh3_128_update(s->st, p + off - 1, take);
   s->fill += take;
   if (s->fill == s->m.chunk_size) emit(L, s);
   else lua_pushnil(L);
@@ -370,7 +377,7 @@ static int l_joiner_feed(lua_State *L) {
     return otsk_fail(L, "DuplicateChunk", "chunk %d given again (next is %d)", (int)idx, (int)j->next);
   if (idx > j->next)
     return otsk_fail(L, "MissingChunk", "chunk %d is missing (got %d)", (int)j->next, (int)idx);
-  XXH3_128bits_update(j->st, data, len);
+  otsk_xxh3_128_update(j->st, data, len);
   j->next++;
   lua_pushlstring(L, (const char *)data, len);
   return 1;

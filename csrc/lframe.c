@@ -213,6 +213,12 @@ static int l_unpack(lua_State *L) {
       return otsk_fail(L, "UnknownDictionary", "frame needs dictionary %s, not given",
                        num(nb, in.dict_id));
   }
+  if (in.codec == FRAME_RAW) { /* the value is the payload: no scratch, one copy */
+    if (frame_check_raw(&in, p) != FRAME_OK)
+      return otsk_fail(L, "CorruptFrame", "raw frame is corrupt (payload or checksum)");
+    lua_pushlstring(L, p + FRAME_HEADER_SIZE, in.length);
+    return 1;
+  }
   dst = frame_ctx_scratch(c, in.length);
   if (!dst) return otsk_error(L, "blob", "out of memory");
   e = frame_decode(c, &in, p, d, dst);

@@ -96,6 +96,23 @@ describe("otskit.blob frames", function()
     end
   end)
 
+  it("catches a forged raw payload behind consistent payload and header checks", function()
+    -- raw frames are verified in place: the checksum of the original alone
+    -- must catch this, for both checksum kinds
+    for _, sum in ipairs({ "xxh3", "xxh64" }) do
+      local v = ("raw value %s "):format(sum):rep(50)
+      local f = blob.pack(v, { codec = "raw", checksum = sum })
+      assert.equal(v, blob.unpack(f))
+      local forged = "R" .. v:sub(2)
+      local g = f:sub(1, 28) .. hash.xxh3(forged):sub(5, 8):reverse() .. f:sub(33, H) .. forged
+      g = reseal_frame(g)
+      assert.equal("raw", blob.info(g).codec) -- the header and payload checks pass
+      local out, msg, code = blob.unpack(g)
+      assert.is_nil(out)
+      assert.equal("CorruptFrame", code, msg)
+    end
+  end)
+
   it("reports every truncation as TruncatedFrame and extra bytes as CorruptFrame", function()
     local r = helper.rng(4)
     for _, codec in ipairs({ "zstd", "lz4", "zlib", "raw" }) do
