@@ -204,18 +204,19 @@ static int rawget_t(lua_State *L, int idx) {
 
 static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t *bad) {
   size_t i0, j;
-  unsigned char isstr[WIN];
+  unsigned char isstr[WIN], istab[WIN];
   for (i0 = 1; i0 <= n; i0 += WIN) {
     size_t cnt = n - i0 + 1 < WIN ? n - i0 + 1 : WIN;
     int keys = 7 + (int)cnt; /* rows at 7.., keys at keys.. */
     for (j = 0; j < cnt; j++) {
       /* the row's table header; not dereferenced here */
-      if (rawgeti_t(L, 3, (lua_Integer)(i0 + j)) == LUA_TTABLE) PREFETCH(lua_topointer(L, -1));
+      istab[j] = rawgeti_t(L, 3, (lua_Integer)(i0 + j)) == LUA_TTABLE;
+      if (istab[j]) PREFETCH(lua_topointer(L, -1));
     }
     for (j = 0; j < cnt; j++) {
       const char *p;
       int t, row = 7 + (int)j;
-      if (lua_type(L, row) != LUA_TTABLE) {
+      if (!istab[j]) {
         lua_pushnil(L);
         isstr[j] = 0; /* row_error tells what the row was */
         continue;
