@@ -203,7 +203,9 @@ static int rawget_t(lua_State *L, int idx) {
 #endif
 
 static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t *bad) {
-  size_t i0, j;
+  size_t i0, j, ok, kl[WIN];
+  const char *kp[WIN];
+  int rc;
   unsigned char isstr[WIN], istab[WIN];
   for (i0 = 1; i0 <= n; i0 += WIN) {
     size_t cnt = n - i0 + 1 < WIN ? n - i0 + 1 : WIN;
@@ -235,20 +237,17 @@ static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t
         PREFETCH(p + 48);
       }
     }
-    for (j = 0; j < cnt; j++) {
-      const char *key;
-      size_t len;
-      int rc;
-      if (!isstr[j]) {
-        *bad = i0 + j;
-        return row_error(L, u, i0 + j);
-      }
-      key = lua_tolstring(L, keys + (int)j, &len);
-      rc = merge_add(u->m, src, key, len);
-      if (rc != MERGE_OK) {
-        *bad = i0 + j;
-        return rc == MERGE_EORDER ? "is out of order in its source" : "out of memory";
-      }
+    /* the keys up to the first row without one, then one merge_add_n */
+    for (j = 0; j < cnt && isstr[j]; j++) kp[j] = lua_tolstring(L, keys + (int)j, &kl[j]);
+    ok = j;
+    rc = merge_add_n(u->m, src, kp, kl, ok, &j);
+    if (rc != MERGE_OK) {
+      *bad = i0 + j;
+      return rc == MERGE_EORDER ? "is out of order in its source" : "out of memory";
+    }
+    if (ok < cnt) {
+      *bad = i0 + ok;
+      return row_error(L, u, i0 + ok);
     }
     lua_settop(L, 6);
   }
