@@ -184,7 +184,7 @@ static const char *row_error(lua_State *L, const lmerge *u, size_t i) {
  * stack with the key's string prefetched (the rows' strings may be
  * scattered in memory: reading them one after another would wait on each),
  * then the keys into the merge. */
-#define WIN 64
+#define WIN 128
 
 /* lua_rawgeti / lua_rawget returning the type of the value pushed, as
  * they do from Lua 5.3 on (one API call less per row) */
