@@ -184,7 +184,7 @@ static const char *row_error(lua_State *L, const lmerge *u, size_t i) {
  * stack with the key's string prefetched (the rows' strings may be
  * scattered in memory: reading them one after another would wait on each),
  * then the keys into the merge. */
-#define WIN 64
+#define WIN 128
 
 /* lua_rawgeti / lua_rawget returning the type of the value pushed, as
  * they do from Lua 5.3 on (one API call less per row) */
@@ -203,19 +203,22 @@ static int rawget_t(lua_State *L, int idx) {
 #endif
 
 static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t *bad) {
-  size_t i0, j;
-  unsigned char isstr[WIN];
+  size_t i0, j, ok, kl[WIN];
+  const char *kp[WIN];
+  int rc;
+  unsigned char isstr[WIN], istab[WIN];
   for (i0 = 1; i0 <= n; i0 += WIN) {
     size_t cnt = n - i0 + 1 < WIN ? n - i0 + 1 : WIN;
     int keys = 7 + (int)cnt; /* rows at 7.., keys at keys.. */
     for (j = 0; j < cnt; j++) {
       /* the row's table header; not dereferenced here */
-      if (rawgeti_t(L, 3, (lua_Integer)(i0 + j)) == LUA_TTABLE) PREFETCH(lua_topointer(L, -1));
+      istab[j] = rawgeti_t(L, 3, (lua_Integer)(i0 + j)) == LUA_TTABLE;
+      if (istab[j]) PREFETCH(lua_topointer(L, -1));
     }
     for (j = 0; j < cnt; j++) {
       const char *p;
       int t, row = 7 + (int)j;
-      if (lua_type(L, row) != LUA_TTABLE) {
+      if (!istab[j]) {
         lua_pushnil(L);
         isstr[j] = 0; /* row_error tells what the row was */
         continue;
@@ -234,20 +237,17 @@ static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t
         PREFETCH(p + 48);
       }
     }
-    for (j = 0; j < cnt; j++) {
-      const char *key;
-      size_t len;
-      int rc;
-      if (!isstr[j]) {
-        *bad = i0 + j;
-        return row_error(L, u, i0 + j);
-      }
-      key = lua_tolstring(L, keys + (int)j, &len);
-      rc = merge_add(u->m, src, key, len);
-      if (rc != MERGE_OK) {
-        *bad = i0 + j;
-        return rc == MERGE_EORDER ? "is out of order in its source" : "out of memory";
-      }
+    /* the keys up to the first row without one, then one merge_add_n */
+    for (j = 0; j < cnt && isstr[j]; j++) kp[j] = lua_tolstring(L, keys + (int)j, &kl[j]);
+    ok = j;
+    rc = merge_add_n(u->m, src, kp, kl, ok, &j);
+    if (rc != MERGE_OK) {
+      *bad = i0 + j;
+      return rc == MERGE_EORDER ? "is out of order in its source" : "out of memory";
+    }
+    if (ok < cnt) {
+      *bad = i0 + ok;
+      return row_error(L, u, i0 + ok);
     }
     lua_settop(L, 6);
   }

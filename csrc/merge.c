@@ -18,7 +18,9 @@
 #if defined(__GNUC__)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define PREFETCH(p) __builtin_prefetch(p)
+#define ALWAYS_INLINE __attribute__((always_inline)) inline
 #else
+#define ALWAYS_INLINE
 #define UNLIKELY(x) (x)
 #define PREFETCH(p) ((void)(p))
 #endif
@@ -78,7 +80,7 @@ int merge_keycmp(const void *a, size_t an, const void *b, size_t bn) {
 }
 
 /* The first 8 bytes big-endian, zero-padded. */
-static uint64_t prefix8(const unsigned char *p, size_t n) {
+static ALWAYS_INLINE uint64_t prefix8(const unsigned char *p, size_t n) {
   uint64_t v = 0;
   size_t i;
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -92,7 +94,7 @@ static uint64_t prefix8(const unsigned char *p, size_t n) {
 }
 
 /* The order prefix of a key (its bytes after the shared skip). */
-static uint64_t order_pre(const merge *m, const unsigned char *key, size_t len) {
+static ALWAYS_INLINE uint64_t order_pre(const merge *m, const unsigned char *key, size_t len) {
   uint64_t pre = len > m->skip ? prefix8(key + m->skip, len - m->skip) : 0;
   return m->desc ? ~pre : pre;
 }
@@ -257,7 +259,7 @@ int merge_begin(merge *m, int src, size_t nrows) {
 
 /* memcpy of a key; keys of 8..32 bytes with fixed-size moves the compiler
  * inlines (a call to memcpy costs more than the copy) */
-static void copy_key(unsigned char *d, const unsigned char *k, size_t n) {
+static ALWAYS_INLINE void copy_key(unsigned char *d, const unsigned char *k, size_t n) {
   if (n >= 16 && n <= 32) {
     memcpy(d, k, 16);
     memcpy(d + n - 16, k + n - 16, 16);
@@ -289,13 +291,11 @@ static void reskip(merge *m, const unsigned char *key, size_t len) {
   m->built = 0;
 }
 
-int merge_add(merge *m, int src, const void *kv, size_t len) {
-  const unsigned char *key = (const unsigned char *)kv;
-  msrc *s;
+/* merge_add once src is known valid and open; static, so merge_add_n
+ * inlines it (merge_add itself is exported: calls to it from here would go
+ * through the PLT, one per key) */
+static ALWAYS_INLINE int add_key(merge *m, msrc *s, const unsigned char *key, size_t len) {
   uint64_t pre;
-  if (src < 0 || src >= m->k) return MERGE_ESRC;
-  s = &m->s[src];
-  if (!s->open) return MERGE_ESTATE;
   if (UNLIKELY(!m->have_ref)) {
     m->skip = len < MAX_SKIP ? len : MAX_SKIP;
     if (m->skip) memcpy(m->ref, key, m->skip);
@@ -327,12 +327,28 @@ int merge_add(merge *m, int src, const void *kv, size_t len) {
   return MERGE_OK;
 }
 
+int merge_add(merge *m, int src, const void *key, size_t len) {
+  msrc *s;
+  if (src < 0 || src >= m->k) return MERGE_ESRC;
+  s = &m->s[src];
+  if (!s->open) return MERGE_ESTATE;
+  return add_key(m, s, (const unsigned char *)key, len);
+}
+
 int merge_add_n(merge *m, int src, const char *const *keys, const size_t *lens, size_t n, size_t *added) {
-  size_t i;
+  size_t i = 0;
   int rc = MERGE_OK;
+  msrc *s;
+  if (src < 0 || src >= m->k) rc = MERGE_ESRC;
+  else if (!m->s[src].open) rc = MERGE_ESTATE;
+  if (rc != MERGE_OK) {
+    if (added) *added = 0;
+    return rc;
+  }
+  s = &m->s[src];
   for (i = 0; i < n; i++) {
     if (i + 8 < n) PREFETCH(keys[i + 8]);
-    rc = merge_add(m, src, keys[i], lens[i]);
+    rc = add_key(m, s, (const unsigned char *)keys[i], lens[i]);
     if (rc != MERGE_OK) break;
   }
   if (added) *added = i;

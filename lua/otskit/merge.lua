@@ -52,7 +52,9 @@ if jit then
     ok = pcall(function()
       f.cdef [[
         typedef struct otsk_merge otsk_merge;
-        typedef struct otsk_merge_item { uint32_t src, row; } otsk_merge_item;
+        /* int32_t, not uint32_t as in merge.h (same layout; both stay
+           below 2^31): the JIT keeps them integers, no number conversion */
+        typedef struct otsk_merge_item { int32_t src, row; } otsk_merge_item;
         int merge_begin(otsk_merge *m, int src, size_t nrows);
         int merge_add(otsk_merge *m, int src, const char *key, size_t len);
         int merge_add_n(otsk_merge *m, int src, const char **keys, const size_t *lens, size_t n,
