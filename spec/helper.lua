@@ -51,4 +51,36 @@ function helper.rng(seed)
   return r
 end
 
+--- helper.readme_examples(it, heading, min): one busted test per ```lua block
+-- of README.md's "### <heading>" section (up to the next heading), each run
+-- as written (its asserts are the checks), plus one that the section has
+-- at least min examples. Call inside a describe block, passing busted's
+-- `it` (busted gives it to spec files only, not to modules they require).
+function helper.readme_examples(it, heading, min)
+  local f = assert(io.open("README.md", "rb"))
+  local text = f:read("*a")
+  f:close()
+  local a = assert(text:find("### " .. heading .. "\n", 1, true), "README has no ### " .. heading)
+  local b = math.min(text:find("\n## ", a, true) or #text, text:find("\n### ", a + 1, true) or #text)
+  local n = 0
+  for code in text:sub(a, b):gmatch("```lua\n(.-)```") do
+    n = n + 1
+    local name = "=README " .. heading .. " example " .. n
+    it("example " .. n .. " runs", function()
+      local env = setmetatable({ print = function() end }, { __index = _G })
+      local chunk
+      if setfenv then
+        chunk = assert(loadstring(code, name))
+        setfenv(chunk, env)
+      else
+        chunk = assert(load(code, name, "t", env))
+      end
+      chunk()
+    end)
+  end
+  it("has at least " .. min .. " examples", function()
+    assert(n >= min, ("README ### %s has %d examples"):format(heading, n))
+  end)
+end
+
 return helper
