@@ -113,6 +113,31 @@ describe("otskit.blob frames", function()
     end
   end)
 
+  it("never returns a changed compressed payload as good, even with the payload check forged", function()
+    -- unpack relies on the checksum of the original, not on the payload
+    -- check: a payload edited behind a recomputed payload check and header
+    -- check must still fail; blob.info alone catches an edit the payload
+    -- check was not updated for
+    local r = helper.rng(41)
+    for _, codec in ipairs({ "zstd", "lz4", "zlib" }) do
+      local v = json_like(r, 2000)
+      local f = blob.pack(v, { codec = codec })
+      for _ = 1, helper.trials(200) do
+        local i = H + 1 + r.int(0, #f - H - 1)
+        local payload = f:sub(H + 1, i - 1) .. string.char((f:byte(i) + r.int(1, 255)) % 256) .. f:sub(i + 1)
+        local stale = f:sub(1, H) .. payload
+        local out, _, code = blob.info(stale)
+        assert.is_nil(out)
+        assert.equal("CorruptFrame", code)
+        local g = reseal_frame(f:sub(1, 28) .. hash.xxh3(payload):sub(5, 8):reverse() .. f:sub(33, H) .. payload)
+        assert.equal(codec, blob.info(g).codec)
+        local got, msg, code2 = blob.unpack(g)
+        assert.is_nil(got)
+        assert.equal("CorruptFrame", code2, msg)
+      end
+    end
+  end)
+
   it("reports every truncation as TruncatedFrame and extra bytes as CorruptFrame", function()
     local r = helper.rng(4)
     for _, codec in ipairs({ "zstd", "lz4", "zlib", "raw" }) do
