@@ -323,8 +323,11 @@ static int l_pull(lua_State *L) {
   if (lua_istable(L, 3)) {
     lua_pushvalue(L, 3);
   } else {
-    uint64_t est = merge_ready(u->m);
-    lua_createtable(L, (int)(est < (uint64_t)max ? (est < 1u << 20 ? est : 1u << 20) : (uint64_t)max), 0);
+    /* presized for what this pull returns: it stops at the first source
+     * that runs out, often long before every buffered row is out */
+    uint64_t est = merge_bound(u->m);
+    if (est > (uint64_t)max) est = (uint64_t)max;
+    lua_createtable(L, (int)(est < 1u << 20 ? est : 1u << 20), 0);
   }
   out = lua_gettop(L);
   /* the batches go onto the stack as their rows come out: a pull of a few

@@ -467,6 +467,42 @@ uint64_t merge_ready(const merge *m) {
   return r;
 }
 
+/* Key i of source a against key j of source b, in the merge order. */
+static int order_cmp(const merge *m, const msrc *a, size_t i, const msrc *b, size_t j) {
+  size_t al, bl;
+  const unsigned char *ak, *bk;
+  int c;
+  if (a->pre[i] != b->pre[j]) return a->pre[i] < b->pre[j] ? -1 : 1;
+  ak = key_at(a, i, &al);
+  bk = key_at(b, j, &bl);
+  c = keycmp(ak, al, bk, bl);
+  return m->desc ? -c : c;
+}
+
+uint64_t merge_bound(const merge *m) {
+  const msrc *f = NULL;
+  uint64_t r = 0;
+  int i;
+  for (i = 0; i < m->k; i++) { /* the frontier: the smallest last key of a source that goes on */
+    const msrc *s = &m->s[i];
+    if (m->rank[i] == R_PENDING) return 0;
+    if (m->rank[i] == R_KEY && !s->done && (!f || order_cmp(m, s, s->n - 1, f, f->n - 1) < 0)) f = s;
+  }
+  for (i = 0; i < m->k; i++) {
+    const msrc *s = &m->s[i];
+    size_t lo = s->pos, hi = s->n;
+    if (m->rank[i] != R_KEY) continue;
+    if (!f) lo = hi; /* every source left ends with its rows: all go out */
+    while (lo < hi) { /* rows up to the frontier, ties included */
+      size_t mid = lo + (hi - lo) / 2;
+      if (order_cmp(m, s, mid, f, f->n - 1) <= 0) lo = mid + 1; else hi = mid;
+    }
+    r += lo - s->pos;
+  }
+  if (m->limit && m->limit - m->emitted < r) r = m->limit - m->emitted;
+  return r;
+}
+
 int merge_exhausted(const merge *m) {
   int i;
   for (i = 0; i < m->k; i++)

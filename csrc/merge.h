@@ -82,6 +82,10 @@ MERGE_API int merge_state(const merge *m, int src);
 /* Rows fed and not yet merged, over all sources (an upper bound of what
  * the next merge_pull can emit). */
 MERGE_API uint64_t merge_ready(const merge *m);
+/* An upper bound of what the next merge_pull can emit, exact but for
+ * equal keys and dedup: the rows up to the last buffered key of the
+ * source that runs out first (the limit counted). */
+MERGE_API uint64_t merge_bound(const merge *m);
 /* Rows emitted so far. */
 MERGE_API uint64_t merge_emitted(const merge *m);
 /* 1 once every source is exhausted and merged (nothing left). */

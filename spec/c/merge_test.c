@@ -17,6 +17,7 @@ static unsigned rnd(unsigned n) { /* [0, n) */
 
 typedef struct row { unsigned char key[40]; size_t len; int src, idx; } row;
 static int g_desc;
+static int bound_ok = 1;
 
 static int row_cmp(const void *a, const void *b) {
   const row *x = (const row *)a, *y = (const row *)b;
@@ -28,7 +29,8 @@ static int row_cmp(const void *a, const void *b) {
 /* One random merge, checked against qsort; returns 1 when equal. */
 static int trial(int k, int desc, int dedup, unsigned limit) {
   row *all, **src;
-  size_t *n, *next, *off, total = 0, got = 0, want, i;
+  size_t *n, *next, *off, total = 0, got = 0, want, i, since = 0;
+  uint64_t bound;
   merge *m = merge_new(k, desc, dedup, limit);
   merge_item items[37];
   int s, ok = 1, mode = (int)rnd(3);
@@ -77,6 +79,7 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
     total = w;
   }
   if (limit && total > limit) total = limit;
+  bound = merge_bound(m);
   for (;;) {
     size_t cnt, j;
     merge_status st = merge_pull(m, items, 1 + rnd(37), &cnt);
@@ -85,6 +88,10 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
       if (got >= total || r->src != all[got].src || r->idx != all[got].idx) ok = 0;
       got++;
     }
+    /* merge_bound: never below what the pulls until the next push emit,
+     * and not 0 when they emit something (exact but for equal keys) */
+    since += cnt;
+    if (since > bound || (st != MERGE_MORE && bound > 0 && since == 0 && !dedup)) bound_ok = 0;
     if (st == MERGE_NEED) {
       s = merge_need(m);
       if (merge_state(m, s) != MERGE_S_PENDING) ok = 0;
@@ -106,6 +113,8 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
       }
       next[s] += cnt;
       merge_end(m, s, next[s] == n[s] && rnd(4));
+      bound = merge_bound(m);
+      since = 0;
     } else if (st == MERGE_END) {
       break;
     } else if (st != MERGE_MORE) {
@@ -114,6 +123,7 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
     }
   }
   if (got != total) ok = 0;
+  if (!bound_ok) ok = 0;
   if (!limit && !merge_exhausted(m)) ok = 0;
   for (s = 0; s < k; s++) free(src[s]);
   free(src);
