@@ -172,6 +172,21 @@ for _, k in ipairs(ONLY_MEM and {} or { 16, 64 }) do
   end
 end
 
+-- the same rows through the binding with nothing to merge (k = 1: every
+-- pull emits a whole batch): what moving rows in and out of the C merge
+-- through the Lua API costs, the part of the Lua-level time the merge
+-- algorithm cannot reduce
+bench.title(("the binding alone: k = 1, %d rows, 24-byte keys"):format(N))
+bench.table { "page", "otskit k=1 ns/row", "C k=1 ns/row", "binding I/O ns/row (Lua-level - C)" }
+for _, page in ipairs(ONLY_MEM and {} or { 100, 1000 }) do
+  local _, keys, batches = dataset(1, page)
+  bench.same(keys[1], keys_of(run_otskit(1, batches)), "k=1 order")
+  local h = core.merge._bench_keys(keys)
+  local t1 = bench.time_batch(function() run_otskit(1, batches) end, N)
+  local tc = bench.time_batch(function() h:run(page) end, N, 15)
+  bench.row(page, bench.ns(t1), bench.ns(tc), bench.ns(t1 - tc))
+end
+
 end
 
 -- Peak Lua memory of a 1 M-row merged read: 16 buckets generated on the
