@@ -88,7 +88,8 @@ function blob.unpack(frame, opts)
 end
 
 --- blob.info(frame) -> {codec, checksum, dict_id, length, payload_length}
--- from a checked header (the payload is not read) | nil, message, code.
+-- | nil, message, code: the header and the payload check verified, nothing
+-- decompressed (only unpack verifies the checksum of the original).
 function blob.info(frame)
   check_string(frame, "frame")
   return F.info(frame)

@@ -64,6 +64,7 @@ if jit then
         int merge_pull(otsk_merge *m, otsk_merge_item *out, size_t max, size_t *n);
         int merge_need(const otsk_merge *m);
         int merge_state(const otsk_merge *m, int src);
+        uint64_t merge_bound(const otsk_merge *m);
       ]]
       lib = f.load(path)
       assert(lib.merge_pull and lib.merge_add)
@@ -71,6 +72,9 @@ if jit then
     if ok then ffi = f else lib = nil end
   end
 end
+
+local table_new = (jit and select(2, pcall(require, "table.new"))) or nil
+if type(table_new) ~= "function" then table_new = function() return {} end end
 
 local FM = {}     -- methods of the FFI-backed merge object
 FM.__index = FM
@@ -147,7 +151,11 @@ function FM:pull(max, into)
     error("bad argument #3 to 'pull' (table expected, got " .. type(into) .. ")", 2)
   end
   local items, gotp, batches = self.items, self.got, self.batches
-  local out, st = into or {}, 0
+  local out, st = into, 0
+  if not out then -- sized for what this pull can emit
+    local b = tonumber(lib.merge_bound(p))
+    out = table_new(b < max and b or max, 0)
+  end
   local base = #out
   local n = 0
   while true do
