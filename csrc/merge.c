@@ -335,6 +335,15 @@ int merge_add(merge *m, int src, const void *key, size_t len) {
   return add_key(m, s, (const unsigned char *)key, len);
 }
 
+void merge_prefetch(const char *const *keys, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uintptr_t p = (uintptr_t)keys[i];
+    PREFETCH((const void *)(p - 16));
+    PREFETCH((const void *)(p + 31));
+  }
+}
+
 int merge_add_n(merge *m, int src, const char *const *keys, const size_t *lens, size_t n, size_t *added) {
   size_t i = 0;
   int rc = MERGE_OK;

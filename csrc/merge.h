@@ -61,6 +61,10 @@ MERGE_API int merge_add(merge *m, int src, const void *key, size_t len);
  * the number added before an error (the failing row's index). */
 MERGE_API int merge_add_n(merge *m, int src, const char *const *keys, const size_t *lens, size_t n,
                           size_t *added);
+/* Hints the CPU to load keys[0..n) soon: the 16 bytes before each (where
+ * an interpreter keeps a string's length) and its first 32 bytes. Reads
+ * nothing; any pointers may be given. */
+MERGE_API void merge_prefetch(const char *const *keys, size_t n);
 /* Ends the batch; done says the source has no rows after it. A batch of 0
  * rows with done = 0 leaves the source pending. */
 MERGE_API void merge_end(merge *m, int src, int done);

@@ -65,6 +65,7 @@ if jit then
         int merge_need(const otsk_merge *m);
         int merge_state(const otsk_merge *m, int src);
         uint64_t merge_bound(const otsk_merge *m);
+        void merge_prefetch(const char **keys, size_t n);
       ]]
       lib = f.load(path)
       assert(lib.merge_pull and lib.merge_add)
@@ -108,8 +109,8 @@ function FM:push(i, rows, done)
   local n = #rows
   if lib.merge_begin(p, src, n) ~= 0 then error("otskit.merge: out of memory", 2) end
   local key, keys, lens, got = self.key, self.keys, self.lens, self.got
-  -- CHUNK rows at a time: first every key's pointer and length (the loads
-  -- of scattered strings overlap), then one C call adds them all
+  -- CHUNK rows at a time: first every key's pointer (no string is read),
+  -- then their lengths, then one C call adds them all
   for r0 = 1, n, CHUNK do
     local cnt = n - r0 + 1
     if cnt > CHUNK then cnt = CHUNK end
@@ -126,10 +127,14 @@ function FM:push(i, rows, done)
         bad = r0 + j
         break
       end
-      keys[j], lens[j] = v, #v
+      keys[j] = v
     end
     -- rows before a bad one still go in: a key out of order among them wins
     local upto = bad and bad - r0 or cnt
+    -- the key strings may be scattered in memory: their lengths are read
+    -- after one C call has asked for all of them, not one miss at a time
+    lib.merge_prefetch(keys, upto)
+    for j = 0, upto - 1 do lens[j] = #rawget(rows[r0 + j], key) end
     local rc = lib.merge_add_n(p, src, keys, lens, upto, got)
     if rc ~= 0 then
       why, bad = rc == -4 and "is out of order in its source" or "out of memory", r0 + tonumber(got[0])
