@@ -159,7 +159,8 @@ function FM:pull(max, into)
   local out, st = into, 0
   if not out then -- sized for what this pull can emit
     local b = tonumber(lib.merge_bound(p))
-    out = table_new(b < max and b or max, 0)
+    if b > max then b = max end
+    out = table_new(b < 1048576 and b or 1048576, 0)
   end
   local base = #out
   local n = 0
