@@ -13,6 +13,8 @@
 
 #define MT "otskit.merge"
 #define BENCH_MT "otskit.merge.bench"
+#define POOL_MT "otskit.merge.pool"
+#define POOL_KEY "otskit.merge.pool.instance" /* registry: the pool itself */
 #define CHUNK 1024           /* items per merge_pull call */
 #define MAX_PK 16            /* key columns of a typed key */
 
@@ -35,6 +37,49 @@ typedef struct lmerge {
   merge_item items[CHUNK];
   int slot[MERGE_MAX_SOURCES]; /* l_pull: stack index of source i's batch, 0 = not pushed */
 } lmerge;
+
+/* Closed merges kept for the next new() of this Lua state: their grown
+ * buffers are reused instead of freed and faulted in again (a gateway
+ * makes a merge per request). Small, so little memory stays held. */
+#define POOL_N 2
+#define POOL_MAX_BYTES ((size_t)4 << 20)
+typedef struct mpool {
+  merge *m[POOL_N];
+  int n, closed;
+} mpool;
+
+static mpool *pool_of(lua_State *L) {
+  mpool *p;
+  lua_getfield(L, LUA_REGISTRYINDEX, POOL_KEY);
+  p = (mpool *)luaL_testudata(L, -1, POOL_MT);
+  lua_pop(L, 1);
+  return p;
+}
+
+/* The pool's own finalizer may run before those of merges (lua_close):
+ * they then free instead of pooling. */
+static int pool_gc(lua_State *L) {
+  mpool *p = (mpool *)luaL_checkudata(L, 1, POOL_MT);
+  while (p->n > 0) merge_free(p->m[--p->n]);
+  p->closed = 1;
+  return 0;
+}
+
+static merge *pool_take(lua_State *L, int k, int desc, int dedup, uint64_t limit) {
+  mpool *p = pool_of(L);
+  if (p && !p->closed && p->n > 0) {
+    merge *m = p->m[--p->n];
+    if (merge_reset(m, k, desc, dedup, limit) == MERGE_OK) return m;
+    merge_free(m);
+  }
+  return merge_new(k, desc, dedup, limit);
+}
+
+static void pool_give(lua_State *L, merge *m) {
+  mpool *p = pool_of(L);
+  if (p && !p->closed && p->n < POOL_N && merge_footprint(m) <= POOL_MAX_BYTES) p->m[p->n++] = m;
+  else merge_free(m);
+}
 
 static lmerge *check(lua_State *L) {
   lmerge *u = (lmerge *)luaL_checkudata(L, 1, MT);
@@ -85,7 +130,7 @@ static int l_new(lua_State *L) {
   set_uv(L, -2);
   tuple_buf_init(&u->tb);
   u->k = (int)k;
-  u->m = merge_new((int)k, desc, dedup, (uint64_t)limit);
+  u->m = pool_take(L, (int)k, desc, dedup, (uint64_t)limit);
   if (!u->m) return otsk_error(L, "merge", "out of memory");
   return 1;
 }
@@ -93,8 +138,9 @@ static int l_new(lua_State *L) {
 static int l_gc(lua_State *L) {
   lmerge *u = (lmerge *)luaL_checkudata(L, 1, MT);
   if (u->m) {
-    merge_free(u->m);
+    merge *m = u->m;
     u->m = NULL;
+    pool_give(L, m);
     tuple_buf_free(&u->tb);
     /* drop the batches now: a finalized userdata lives one more GC cycle */
     lua_newtable(L);
@@ -502,6 +548,7 @@ typedef struct bkeys {
   unsigned char **arena;   /* per source: all keys back to back */
   size_t **ends;           /* per source: end offsets */
   size_t *n;
+  merge *m;                /* reused by every run, as a careful C caller would */
 } bkeys;
 
 static int b_gc(lua_State *L) {
@@ -514,6 +561,8 @@ static int b_gc(lua_State *L) {
   free(b->arena);
   free(b->ends);
   free(b->n);
+  merge_free(b->m);
+  b->m = NULL;
   b->arena = NULL;
   b->ends = NULL;
   b->n = NULL;
@@ -584,10 +633,10 @@ static int l_bench_run(lua_State *L) {
   if (page < 1) return otsk_error(L, "merge", "page must be >= 1");
   if (collect) lua_newtable(L);
   next = (size_t *)calloc((size_t)k * 2, sizeof *next);
-  m = merge_new(k, 0, 0, 0);
-  if (!next || !m) {
+  if (!b->m) b->m = merge_new(k, 0, 0, 0);
+  m = b->m;
+  if (!next || !m || merge_reset(m, k, 0, 0, 0) != MERGE_OK) {
     free(next);
-    merge_free(m);
     return otsk_error(L, "merge", "out of memory");
   }
   off = next + k;
@@ -633,7 +682,6 @@ static int l_bench_run(lua_State *L) {
       break;
     }
   }
-  merge_free(m);
   free(next);
   lua_pushinteger(L, (lua_Integer)total);
   if (collect) {
@@ -659,6 +707,7 @@ static const luaL_Reg metamethods[] = {
 
 static const luaL_Reg bench_methods[] = {{"run", l_bench_run}, {NULL, NULL}};
 static const luaL_Reg bench_meta[] = {{"__gc", b_gc}, {NULL, NULL}};
+static const luaL_Reg pool_meta[] = {{"__gc", pool_gc}, {NULL, NULL}};
 
 static const luaL_Reg funcs[] = {
   {"new", l_new},
@@ -671,6 +720,16 @@ static const luaL_Reg funcs[] = {
 int otsk_open_merge(lua_State *L) {
   otsk_newclass(L, MT, methods, metamethods);
   otsk_newclass(L, BENCH_MT, bench_methods, bench_meta);
+  otsk_newclass(L, POOL_MT, NULL, pool_meta);
+  lua_getfield(L, LUA_REGISTRYINDEX, POOL_KEY);
+  if (lua_isnil(L, -1)) { /* once per Lua state */
+    mpool *p = (mpool *)lua_newuserdatauv(L, sizeof *p, 0);
+    memset(p, 0, sizeof *p);
+    luaL_getmetatable(L, POOL_MT);
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, POOL_KEY);
+  }
+  lua_pop(L, 1);
   lua_newtable(L);
   otsk_setfuncs(L, funcs);
   return 1;

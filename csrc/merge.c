@@ -55,6 +55,7 @@ typedef struct mnode {
 
 struct merge {
   int k, desc, dedup;
+  int kcap;                    /* sources allocated (>= k after a reset) */
   size_t skip;                 /* leading bytes every key added shares */
   int have_ref;
   unsigned char ref[MAX_SKIP]; /* the first key's first bytes */
@@ -204,24 +205,65 @@ merge *merge_new(int k, int desc, int dedup, uint64_t limit) {
   if (k < 1 || k > MERGE_MAX_SOURCES) return NULL;
   m = (merge *)calloc(1, sizeof *m);
   if (!m) return NULL;
+  if (merge_reset(m, k, desc, dedup, limit) != MERGE_OK) { merge_free(m); return NULL; }
+  return m;
+}
+
+int merge_reset(merge *m, int k, int desc, int dedup, uint64_t limit) {
+  int i;
+  if (k < 1 || k > MERGE_MAX_SOURCES) return MERGE_ESRC;
+  if (k > m->kcap) { /* more sources: grow; the old ones keep their buffers */
+    mnode *t = (mnode *)realloc(m->tree, (size_t)k * sizeof *t);
+    unsigned char *r;
+    msrc *s;
+    if (!t) return MERGE_EOOM;
+    m->tree = t;
+    r = (unsigned char *)realloc(m->rank, (size_t)k);
+    if (!r) return MERGE_EOOM;
+    m->rank = r;
+    s = (msrc *)realloc(m->s, (size_t)k * sizeof *s);
+    if (!s) return MERGE_EOOM;
+    m->s = s;
+    memset(m->s + m->kcap, 0, (size_t)(k - m->kcap) * sizeof *s);
+    m->kcap = k;
+  }
+  for (i = 0; i < m->kcap; i++) { /* empty, buffers kept */
+    msrc *s = &m->s[i];
+    s->alen = s->n = s->pos = s->prevlen = 0;
+    s->prevpre = 0;
+    s->done = s->open = s->has_prev = 0;
+  }
+  memset(m->rank, R_PENDING, (size_t)k);
+  memset(m->tree, 0, (size_t)k * sizeof *m->tree);
   m->k = k;
   m->desc = desc != 0;
   m->dedup = dedup != 0;
   m->limit = limit;
+  m->emitted = 0;
+  m->skip = 0;
+  m->have_ref = 0;
+  m->built = 0;
   m->need = -1;
+  m->lastlen = 0;
   m->lastsrc = -1;
-  m->tree = (mnode *)calloc((size_t)k, sizeof *m->tree);
-  m->s = (msrc *)calloc((size_t)k, sizeof *m->s);
-  m->rank = (unsigned char *)calloc((size_t)k, 1); /* all R_PENDING */
-  if (!m->tree || !m->s || !m->rank) { merge_free(m); return NULL; }
-  return m;
+  return MERGE_OK;
+}
+
+size_t merge_footprint(const merge *m) {
+  size_t b = sizeof *m + m->lastcap + (size_t)m->kcap * (sizeof *m->tree + sizeof *m->s + 1);
+  int i;
+  for (i = 0; i < m->kcap; i++) {
+    const msrc *s = &m->s[i];
+    b += s->acap + s->cap * (sizeof *s->ends + sizeof *s->pre) + s->prevcap;
+  }
+  return b;
 }
 
 void merge_free(merge *m) {
   int i;
   if (!m) return;
   if (m->s)
-    for (i = 0; i < m->k; i++) {
+    for (i = 0; i < m->kcap; i++) {
       free(m->s[i].arena);
       free(m->s[i].ends);
       free(m->s[i].pre);

@@ -51,6 +51,13 @@ enum {
  * (0 = no cap). NULL on bad arguments or out of memory. */
 MERGE_API merge *merge_new(int k, int desc, int dedup, uint64_t limit);
 MERGE_API void merge_free(merge *m);
+/* Makes m a new merge (the arguments of merge_new) that keeps the buffers
+ * m grew, so reusing one merge allocates nothing once warm. MERGE_ESRC on
+ * a bad k, MERGE_EOOM when more sources cannot be allocated (m is left
+ * as it was; free it). */
+MERGE_API int merge_reset(merge *m, int k, int desc, int dedup, uint64_t limit);
+/* Bytes of memory m holds. */
+MERGE_API size_t merge_footprint(const merge *m);
 
 /* Starts a new batch for pending source src (nrows is a capacity hint). */
 MERGE_API int merge_begin(merge *m, int src, size_t nrows);

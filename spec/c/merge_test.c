@@ -18,6 +18,7 @@ static unsigned rnd(unsigned n) { /* [0, n) */
 typedef struct row { unsigned char key[40]; size_t len; int src, idx; } row;
 static int g_desc;
 static int bound_ok = 1;
+static merge *g_reuse;
 
 static int row_cmp(const void *a, const void *b) {
   const row *x = (const row *)a, *y = (const row *)b;
@@ -31,7 +32,15 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
   row *all, **src;
   size_t *n, *next, *off, total = 0, got = 0, want, i, since = 0;
   uint64_t bound;
-  merge *m = merge_new(k, desc, dedup, limit);
+  /* half the trials reuse one merge through merge_reset (any k after any
+   * other, buffers and state left by the previous trial) */
+  merge *m = rnd(2) ? merge_new(k, desc, dedup, limit) : NULL;
+  int reused = m == NULL;
+  if (reused) {
+    if (!g_reuse) g_reuse = merge_new(1, 0, 0, 0);
+    if (merge_reset(g_reuse, k, desc, dedup, limit) != MERGE_OK) return 0;
+    m = g_reuse;
+  }
   merge_item items[37];
   int s, ok = 1, mode = (int)rnd(3);
   unsigned char shared[34];
@@ -129,7 +138,7 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
   free(src);
   free(n);
   free(all);
-  merge_free(m);
+  if (!reused) merge_free(m);
   return ok;
 }
 
@@ -245,6 +254,12 @@ int main(void) {
   CHECK(ok);
   CHECK(trial(1, 0, 0, 0));
   CHECK(trial(MERGE_MAX_SOURCES, 1, 0, 0));
+  /* reset refuses a bad k and leaves the merge usable */
+  if (!g_reuse) g_reuse = merge_new(3, 0, 0, 0);
+  CHECK(merge_reset(g_reuse, 0, 0, 0, 0) == MERGE_ESRC);
+  CHECK(merge_reset(g_reuse, MERGE_MAX_SOURCES + 1, 0, 0, 0) == MERGE_ESRC);
+  CHECK(merge_footprint(g_reuse) > 0);
+  merge_free(g_reuse);
   test_errors();
   test_cursor();
   return check_done();
