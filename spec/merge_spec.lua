@@ -289,6 +289,21 @@ describe("otskit.merge", function()
     assert.has_error(function() m:pull(1, "x") end)
   end)
 
+  it("push and pull read and write tables raw: no metamethod runs inside a call", function()
+    -- a metamethod running mid-call could re-enter the merge (or another
+    -- one) while it is half done; both interpreters' paths stay raw
+    local function trap() error("metamethod ran") end
+    local guarded = { __index = trap, __newindex = trap }
+    local m = merge.new { sources = 2, key = "k" }
+    m:push(1, setmetatable({ setmetatable({ k = "b" }, guarded), { k = "d" } }, guarded), true)
+    m:push(2, setmetatable({ { k = "a" }, { k = "c" } }, guarded), true)
+    local out = setmetatable({}, guarded)
+    local _, state = m:pull(nil, out)
+    assert.equal("done", state)
+    assert.equal("abcd", rawget(out, 1).k .. rawget(out, 2).k .. rawget(out, 3).k .. rawget(out, 4).k)
+    m:close()
+  end)
+
   it("dedup emits the first of equal keys across sources", function()
     local m = merge.new { sources = 3, key = "k", dedup = true }
     m:push(1, { { k = "a", s = 1 }, { k = "b", s = 1 } }, true)

@@ -81,11 +81,20 @@ local FM = {}     -- methods of the FFI-backed merge object
 FM.__index = FM
 local CHUNK = 1024
 
+-- Scratch arrays shared by every merge of this Lua state: push and pull
+-- use them only within one call and never run other Lua code meanwhile
+-- (no yield, no metamethod), so no two calls can interleave on them.
+local scratch
 local function ffi_merge(ud, k, key)
+  if not scratch then
+    scratch = {
+      items = ffi.new("otsk_merge_item[?]", CHUNK), got = ffi.new("size_t[1]"),
+      keys = ffi.new("const char *[?]", CHUNK), lens = ffi.new("size_t[?]", CHUNK),
+    }
+  end
   return setmetatable({
     ud = ud, p = ffi.cast("otsk_merge *", ud:_ptr()), k = k, key = key, batches = {},
-    items = ffi.new("otsk_merge_item[?]", CHUNK), got = ffi.new("size_t[1]"),
-    keys = ffi.new("const char *[?]", CHUNK), lens = ffi.new("size_t[?]", CHUNK),
+    items = scratch.items, got = scratch.got, keys = scratch.keys, lens = scratch.lens,
   }, FM)
 end
 
@@ -116,7 +125,7 @@ function FM:push(i, rows, done)
     if cnt > CHUNK then cnt = CHUNK end
     local why, bad
     for j = 0, cnt - 1 do
-      local row = rows[r0 + j]
+      local row = rawget(rows, r0 + j)
       if type(row) ~= "table" then
         why, bad = "is a " .. type(row) .. ", not a table", r0 + j
         break
@@ -134,7 +143,7 @@ function FM:push(i, rows, done)
     -- the key strings may be scattered in memory: their lengths are read
     -- after one C call has asked for all of them, not one miss at a time
     lib.merge_prefetch(keys, upto)
-    for j = 0, upto - 1 do lens[j] = #rawget(rows[r0 + j], key) end
+    for j = 0, upto - 1 do lens[j] = #rawget(rawget(rows, r0 + j), key) end
     local rc = lib.merge_add_n(p, src, keys, lens, upto, got)
     if rc ~= 0 then
       why, bad = rc == -4 and "is out of order in its source" or "out of memory", r0 + tonumber(got[0])
@@ -171,7 +180,7 @@ function FM:pull(max, into)
     local got = tonumber(gotp[0])
     for j = 0, got - 1 do
       local it = items[j]
-      out[base + n + j + 1] = batches[it.src + 1][it.row + 1]
+      rawset(out, base + n + j + 1, rawget(batches[it.src + 1], it.row + 1))
     end
     n = n + got
     if st == -1 then error("otskit.merge: out of memory", 2) end
