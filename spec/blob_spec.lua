@@ -54,6 +54,10 @@ describe("otskit.blob frames", function()
       if codec == "zlib" then opts.level = r.int(0, 9) end
       local f = assert(blob.pack(v, opts))
       assert.equal(v, blob.unpack(f))
+      assert.equal(v, blob.unpack(f, {}))
+      if r.int(1, 4) == 1 then -- no options: the same frame as the defaults spelled out
+        assert.equal(blob.pack(v, { codec = "auto", level = 3, checksum = "xxh3" }), blob.pack(v))
+      end
       local info = blob.info(f)
       assert.equal(n, info.length)
       assert.equal(#f - H, info.payload_length)

@@ -60,7 +60,10 @@ function blob.context() return F.ctx_new() end
 -- after a 32-byte header; with "auto" it is never longer than
 -- #value + blob.HEADER_SIZE.
 function blob.pack(value, opts)
-  check_string(value, "value")
+  if type(value) ~= "string" then raise("value must be a string (got %s)", type(value)) end
+  if opts == nil then -- the common call: "auto" at zstd's default level, xxh3
+    return F.pack(default_ctx or ctx_of(NO_OPTS), value, "zstd", LEVELS.zstd[1], true, "xxh3")
+  end
   local o = opts_of(opts)
   local codec = o.codec or "auto"
   local auto = codec == "auto"
@@ -81,7 +84,10 @@ end
 -- may need. Codes: TruncatedFrame, CorruptFrame, UnknownCodec,
 -- UnknownVersion, UnknownDictionary, TooLarge.
 function blob.unpack(frame, opts)
-  check_string(frame, "frame")
+  if type(frame) ~= "string" then raise("frame must be a string (got %s)", type(frame)) end
+  if opts == nil then -- the common call, without the option walk
+    return F.unpack(default_ctx or ctx_of(NO_OPTS), frame, blob.DEFAULT_MAX_SIZE)
+  end
   local o = opts_of(opts)
   local max = int_opt(o, "max_size", blob.DEFAULT_MAX_SIZE, 0, 4294967295)
   return F.unpack(ctx_of(o), frame, max, o.dict)
