@@ -155,11 +155,12 @@ static void replay(merge *m, uint32_t w, uint64_t pre) {
   uint32_t src = w;
   size_t node;
   for (node = (w + (size_t)m->k) >> 1; node > 0; node >>= 1) {
-    uint64_t tp = t[node].pre, mask, d;
+    uint64_t tp = t[node].pre, d;
     uint32_t ts = t[node].src, ds;
-    int tw = tp < pre; /* the entry at node beats the climbing one */
-    if (UNLIKELY(tp == pre)) tw = beats_slow(m, ts, src);
-    mask = (uint64_t)0 - (uint64_t)tw;
+    /* all ones when the entry at node beats the climbing one: a borrow,
+     * not a branch (random keys make it a coin flip) */
+    uint64_t mask = (uint64_t)0 - (uint64_t)(tp < pre);
+    if (UNLIKELY(tp == pre)) mask = (uint64_t)0 - (uint64_t)beats_slow(m, ts, src);
     d = (tp ^ pre) & mask;
     ds = (ts ^ src) & (uint32_t)mask;
     t[node].pre = tp ^ d;
