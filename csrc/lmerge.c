@@ -81,6 +81,13 @@ static void pool_give(lua_State *L, merge *m) {
   else merge_free(m);
 }
 
+/* _pooled() -> merges held for reuse (for the specs) */
+static int l_pooled(lua_State *L) {
+  mpool *p = pool_of(L);
+  lua_pushinteger(L, p ? p->n : 0);
+  return 1;
+}
+
 static lmerge *check(lua_State *L) {
   lmerge *u = (lmerge *)luaL_checkudata(L, 1, MT);
   if (!u->m) otsk_error(L, "merge", "merge is closed");
@@ -714,6 +721,7 @@ static const luaL_Reg funcs[] = {
   {"cursor_encode", l_cursor_encode},
   {"cursor_decode", l_cursor_decode},
   {"_bench_keys", l_bench_keys},
+  {"_pooled", l_pooled},
   {NULL, NULL}
 };
 

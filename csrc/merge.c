@@ -113,17 +113,26 @@ static uint64_t cur_pre(const merge *m, int src) {
   return m->rank[src] == R_PENDING ? PRE_PENDING : PRE_DONE;
 }
 
+/* Key i of source a against key j of source b, in the merge order. */
+static int order_cmp(const merge *m, const msrc *a, size_t i, const msrc *b, size_t j) {
+  size_t al, bl;
+  const unsigned char *ak, *bk;
+  int c;
+  if (a->pre[i] != b->pre[j]) return a->pre[i] < b->pre[j] ? -1 : 1;
+  ak = key_at(a, i, &al);
+  bk = key_at(b, j, &bl);
+  c = keycmp(ak, al, bk, bl);
+  return m->desc ? -c : c;
+}
+
 /* Whether source a goes out before source b when their order prefixes
  * are equal. */
 static int beats_slow(const merge *m, uint32_t a, uint32_t b) {
   int ra = m->rank[a], rb = m->rank[b];
   if (ra != rb) return ra < rb;
   if (ra == R_KEY) {
-    const msrc *x = &m->s[a], *y = &m->s[b];
-    size_t xl, yl;
-    const unsigned char *xk = key_at(x, x->pos, &xl), *yk = key_at(y, y->pos, &yl);
-    int c = keycmp(xk, xl, yk, yl);
-    if (c) return m->desc ? c > 0 : c < 0;
+    int c = order_cmp(m, &m->s[a], m->s[a].pos, &m->s[b], m->s[b].pos);
+    if (c) return c < 0;
   }
   return a < b;
 }
@@ -510,26 +519,6 @@ int merge_state(const merge *m, int src) {
 }
 
 uint64_t merge_emitted(const merge *m) { return m->emitted; }
-
-uint64_t merge_ready(const merge *m) {
-  uint64_t r = 0;
-  int i;
-  for (i = 0; i < m->k; i++)
-    if (m->rank[i] == R_KEY) r += m->s[i].n - m->s[i].pos;
-  return r;
-}
-
-/* Key i of source a against key j of source b, in the merge order. */
-static int order_cmp(const merge *m, const msrc *a, size_t i, const msrc *b, size_t j) {
-  size_t al, bl;
-  const unsigned char *ak, *bk;
-  int c;
-  if (a->pre[i] != b->pre[j]) return a->pre[i] < b->pre[j] ? -1 : 1;
-  ak = key_at(a, i, &al);
-  bk = key_at(b, j, &bl);
-  c = keycmp(ak, al, bk, bl);
-  return m->desc ? -c : c;
-}
 
 uint64_t merge_bound(const merge *m) {
   const msrc *f = NULL;

@@ -90,9 +90,6 @@ MERGE_API int merge_need(const merge *m);
  * MERGE_S_DONE (exhausted); -1 if src is out of range. */
 enum { MERGE_S_PENDING = 0, MERGE_S_ROWS = 1, MERGE_S_DONE = 2 };
 MERGE_API int merge_state(const merge *m, int src);
-/* Rows fed and not yet merged, over all sources (an upper bound of what
- * the next merge_pull can emit). */
-MERGE_API uint64_t merge_ready(const merge *m);
 /* An upper bound of what the next merge_pull can emit, exact but for
  * equal keys and dedup: the rows up to the last buffered key of the
  * source that runs out first (the limit counted). */

@@ -289,6 +289,33 @@ describe("otskit.merge", function()
     assert.has_error(function() m:pull(1, "x") end)
   end)
 
+  it("a closed merge's buffers go to the next merge.new, at most two kept", function()
+    local core = require "otskit.core"
+    local function use(k)
+      local m = merge.new { sources = k, key = "k" }
+      for i = 1, k do m:push(i, { { k = ("%03d"):format(i) } }, true) end
+      local rows = m:pull()
+      assert.equal(k, #rows)
+      return m
+    end
+    -- no collection during the test: a finalized merge would refill the pool
+    collectgarbage(); collectgarbage()
+    collectgarbage("stop")
+    finally(function() collectgarbage("restart") end)
+    local held = {}
+    while core.merge._pooled() > 0 do held[#held + 1] = merge.new { sources = 1, key = "k" } end
+    local a, b, c = use(3), use(5), use(2)
+    a:close(); b:close()
+    assert.equal(2, core.merge._pooled())
+    c:close()
+    assert.equal(2, core.merge._pooled()) -- full: c is freed
+    local d = use(7) -- a pooled one, grown to 7 sources, merges right
+    assert.equal(1, core.merge._pooled())
+    d:close()
+    assert.equal(2, core.merge._pooled())
+    for _, m in ipairs(held) do m:close() end
+  end)
+
   it("push and pull read and write tables raw: no metamethod runs inside a call", function()
     -- a metamethod running mid-call could re-enter the merge (or another
     -- one) while it is half done; both interpreters' paths stay raw

@@ -60,7 +60,7 @@ function blob.context() return F.ctx_new() end
 -- after a 32-byte header; with "auto" it is never longer than
 -- #value + blob.HEADER_SIZE.
 function blob.pack(value, opts)
-  if type(value) ~= "string" then raise("value must be a string (got %s)", type(value)) end
+  check_string(value, "value")
   if opts == nil then -- the common call: "auto" at zstd's default level, xxh3
     return F.pack(default_ctx or ctx_of(NO_OPTS), value, "zstd", LEVELS.zstd[1], true, "xxh3")
   end
@@ -84,7 +84,7 @@ end
 -- may need. Codes: TruncatedFrame, CorruptFrame, UnknownCodec,
 -- UnknownVersion, UnknownDictionary, TooLarge.
 function blob.unpack(frame, opts)
-  if type(frame) ~= "string" then raise("frame must be a string (got %s)", type(frame)) end
+  check_string(frame, "frame")
   if opts == nil then -- the common call, without the option walk
     return F.unpack(default_ctx or ctx_of(NO_OPTS), frame, blob.DEFAULT_MAX_SIZE)
   end

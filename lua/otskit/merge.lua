@@ -74,8 +74,8 @@ if jit then
   end
 end
 
-local table_new = (jit and select(2, pcall(require, "table.new"))) or nil
-if type(table_new) ~= "function" then table_new = function() return {} end end
+local has_table_new, table_new = pcall(require, "table.new")
+if not has_table_new then table_new = function() return {} end end
 
 local FM = {}     -- methods of the FFI-backed merge object
 FM.__index = FM
@@ -84,17 +84,15 @@ local CHUNK = 1024
 -- Scratch arrays shared by every merge of this Lua state: push and pull
 -- use them only within one call and never run other Lua code meanwhile
 -- (no yield, no metamethod), so no two calls can interleave on them.
-local scratch
+local s_items, s_got, s_keys, s_lens
+if lib then
+  s_items, s_got = ffi.new("otsk_merge_item[?]", CHUNK), ffi.new("size_t[1]")
+  s_keys, s_lens = ffi.new("const char *[?]", CHUNK), ffi.new("size_t[?]", CHUNK)
+end
+
 local function ffi_merge(ud, k, key)
-  if not scratch then
-    scratch = {
-      items = ffi.new("otsk_merge_item[?]", CHUNK), got = ffi.new("size_t[1]"),
-      keys = ffi.new("const char *[?]", CHUNK), lens = ffi.new("size_t[?]", CHUNK),
-    }
-  end
   return setmetatable({
     ud = ud, p = ffi.cast("otsk_merge *", ud:_ptr()), k = k, key = key, batches = {},
-    items = scratch.items, got = scratch.got, keys = scratch.keys, lens = scratch.lens,
   }, FM)
 end
 
@@ -117,7 +115,7 @@ function FM:push(i, rows, done)
   if st == 1 then error(("otskit.merge: source %d pushed before its rows were merged"):format(i), 2) end
   local n = #rows
   if lib.merge_begin(p, src, n) ~= 0 then error("otskit.merge: out of memory", 2) end
-  local key, keys, lens, got = self.key, self.keys, self.lens, self.got
+  local key, keys, lens, got = self.key, s_keys, s_lens, s_got
   -- CHUNK rows at a time: first every key's pointer (no string is read),
   -- then their lengths, then one C call adds them all
   for r0 = 1, n, CHUNK do
@@ -164,7 +162,7 @@ function FM:pull(max, into)
   if into ~= nil and type(into) ~= "table" then
     error("bad argument #3 to 'pull' (table expected, got " .. type(into) .. ")", 2)
   end
-  local items, gotp, batches = self.items, self.got, self.batches
+  local items, gotp, batches = s_items, s_got, self.batches
   local out, st = into, 0
   if not out then -- sized for what this pull can emit
     local b = tonumber(lib.merge_bound(p))

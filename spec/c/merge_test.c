@@ -245,6 +245,42 @@ static void test_cursor(void) {
   CHECK(cursor_decode("AQAAAQAAAXMAAWF", 15, NULL, 0, &d, &why) != 0); /* non-canonical tail */
 }
 
+/* merge_bound is exact on distinct keys: the rows up to the last key of
+ * the source that runs out first, in both orders. */
+static void test_bound(void) {
+  static const char *const a[] = {"a", "c", "e"}, *const b[] = {"b", "d"};
+  merge_item items[8];
+  size_t n = 0, i;
+  int desc;
+  for (desc = 0; desc < 2; desc++) {
+    merge *m = merge_new(2, desc, 0, 0);
+    CHECK(merge_bound(m) == 0); /* nothing pushed: the pull stops at once */
+    merge_begin(m, 0, 3);
+    for (i = 0; i < 3; i++) merge_add(m, 0, desc ? a[2 - i] : a[i], 1);
+    merge_end(m, 0, 0);
+    CHECK(merge_bound(m) == 0); /* source 1 is still pending */
+    merge_begin(m, 1, 2);
+    for (i = 0; i < 2; i++) merge_add(m, 1, desc ? b[1 - i] : b[i], 1);
+    merge_end(m, 1, 0);
+    /* asc: up to source 1's "d" (a b c d); desc: up to its "b" (e d c b) */
+    CHECK(merge_bound(m) == 4);
+    CHECK(merge_pull(m, items, 8, &n) == MERGE_NEED && n == 4 && merge_need(m) == 1);
+    CHECK(merge_bound(m) == 0);
+    merge_free(m);
+  }
+  {
+    merge *m = merge_new(2, 0, 0, 2); /* the limit counts */
+    merge_begin(m, 0, 3);
+    for (i = 0; i < 3; i++) merge_add(m, 0, a[i], 1);
+    merge_end(m, 0, 1);
+    merge_begin(m, 1, 2);
+    for (i = 0; i < 2; i++) merge_add(m, 1, b[i], 1);
+    merge_end(m, 1, 1);
+    CHECK(merge_bound(m) == 2); /* both done: all 5 rows, capped at 2 */
+    merge_free(m);
+  }
+}
+
 int main(void) {
   int t, ok = 1, k;
   for (t = 0; t < 400; t++) {
@@ -260,6 +296,7 @@ int main(void) {
   CHECK(merge_reset(g_reuse, MERGE_MAX_SOURCES + 1, 0, 0, 0) == MERGE_ESRC);
   CHECK(merge_footprint(g_reuse) > 0);
   merge_free(g_reuse);
+  test_bound();
   test_errors();
   test_cursor();
   return check_done();
