@@ -10,10 +10,14 @@ LIBS       = -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lm
 LUA54_INC ?= /usr/include/lua5.4
 JIT_INC   ?= /usr/include/luajit-2.1
 
-SRC        = $(sort $(wildcard csrc/*.c))
-HDR        = $(wildcard csrc/*.h)
-# plain C parts: no Lua; bindings are l*.c and the entry point otskit.c
-PLAIN_SRC  = $(filter-out csrc/l%.c csrc/otskit.c,$(SRC))
+# csrc/core: plain C parts (no Lua headers); csrc/ffi: the LuaJIT FFI ABI
+# (plain C too); csrc/lua: the Lua bindings and luaopen_otskit_core.
+PLAIN_SRC  = $(sort $(wildcard csrc/core/*.c csrc/ffi/*.c))
+BIND_SRC   = $(sort $(wildcard csrc/lua/*.c))
+SRC        = $(PLAIN_SRC) $(BIND_SRC)
+HDR        = $(wildcard csrc/*/*.h)
+INC        = -Icsrc/core -Icsrc/ffi
+LUA_INC    = $(INC) -Icsrc/lua
 CTESTS     = $(patsubst spec/c/%.c,build/ctest/%,$(wildcard spec/c/*_test.c))
 FUZZERS    = $(patsubst fuzz/%.c,build/fuzz/%,$(wildcard fuzz/*_fuzz.c))
 FUZZ_SECONDS ?= 60
@@ -56,15 +60,15 @@ build: deps build/5.4/otskit/core.so build/jit/otskit/core.so
 
 build/5.4/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(LUA54_INC) -shared -o $@ $(SRC) $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(SRC) $(LIBS)
 
 build/jit/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(JIT_INC) -shared -o $@ $(SRC) $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(SRC) $(LIBS)
 
 build/ctest/%: spec/c/%.c $(PLAIN_SRC) $(HDR) spec/c/check.h
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(SAN) -Icsrc -o $@ $< $(PLAIN_SRC) $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -o $@ $< $(PLAIN_SRC) $(LIBS)
 
 # The README's test command: C tests, then every spec under lua5.4 and
 # luajit; the last line sums all runs as "N passed, N failed".
@@ -82,8 +86,8 @@ ctest: deps $(CTESTS)
 # Sanitizers: the specs again against an ASan+UBSan build of the module.
 check: deps $(CTESTS)
 	@mkdir -p build/asan/5.4/otskit build/asan/jit/otskit
-	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) -I$(LUA54_INC) -shared -o build/asan/5.4/otskit/core.so $(SRC) $(LIBS)
-	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) -I$(JIT_INC) -shared -o build/asan/jit/otskit/core.so $(SRC) $(LIBS)
+	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o build/asan/5.4/otskit/core.so $(SRC) $(LIBS)
+	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o build/asan/jit/otskit/core.so $(SRC) $(LIBS)
 	@$(SAN_ENV) OTSKIT_BUILD=build/asan sh spec/run.sh all
 
 valgrind: build
@@ -91,7 +95,7 @@ valgrind: build
 
 build/fuzz/%: fuzz/%.c $(PLAIN_SRC) $(HDR)
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc -o $@ $< $(PLAIN_SRC) $(LIBS)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(INC) -o $@ $< $(PLAIN_SRC) $(LIBS)
 
 fuzz: deps $(FUZZERS)
 	@for f in $(FUZZERS); do \

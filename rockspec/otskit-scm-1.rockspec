@@ -1,6 +1,6 @@
 -- otskit rockspec: `luarocks make rockspec/otskit-scm-1.rockspec` builds
 -- the C core and installs the Lua modules (no server needed).
--- Keep modules["otskit.core"].sources in step with csrc/*.c.
+-- Keep modules["otskit.core"].sources in step with csrc/*/*.c.
 rockspec_format = "3.0"
 package = "otskit"
 version = "scm-1"
@@ -27,16 +27,18 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/backoff.c", "csrc/chunk.c", "csrc/cursor.c", "csrc/ffi.c",
-        "csrc/frame.c", "csrc/hash.c", "csrc/kv.c", "csrc/laux.c",
-        "csrc/lbackoff.c", "csrc/lchunk.c", "csrc/lframe.c", "csrc/lhash.c",
-        "csrc/lkey.c", "csrc/lkv.c", "csrc/lmerge.c", "csrc/lprefix.c",
-        "csrc/lsplice.c", "csrc/ltuple.c", "csrc/merge.c", "csrc/otskit.c",
-        "csrc/row.c", "csrc/splice.c", "csrc/tuple.c",
+        "csrc/core/backoff.c", "csrc/core/chunk.c", "csrc/core/cursor.c",
+        "csrc/core/frame.c", "csrc/core/hash.c", "csrc/core/kv.c",
+        "csrc/core/merge.c", "csrc/core/row.c", "csrc/core/splice.c",
+        "csrc/core/tuple.c", "csrc/ffi/ffi.c", "csrc/lua/laux.c",
+        "csrc/lua/lbackoff.c", "csrc/lua/lchunk.c", "csrc/lua/lframe.c",
+        "csrc/lua/lhash.c", "csrc/lua/lkey.c", "csrc/lua/lkv.c",
+        "csrc/lua/lmerge.c", "csrc/lua/lprefix.c", "csrc/lua/lsplice.c",
+        "csrc/lua/ltuple.c", "csrc/lua/otskit.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
-      incdirs = { "$(OPENSSL_INCDIR)", "$(XXHASH_INCDIR)", "$(ZSTD_INCDIR)",
+      incdirs = { "csrc/core", "csrc/ffi", "csrc/lua", "$(OPENSSL_INCDIR)", "$(XXHASH_INCDIR)", "$(ZSTD_INCDIR)",
                   "$(LZ4_INCDIR)", "$(ZLIB_INCDIR)", "$(SQLITE_INCDIR)" },
       libdirs = { "$(OPENSSL_LIBDIR)", "$(XXHASH_LIBDIR)", "$(ZSTD_LIBDIR)",
                   "$(LZ4_LIBDIR)", "$(ZLIB_LIBDIR)", "$(SQLITE_LIBDIR)" },
@@ -50,7 +52,7 @@ build = {
     ["otskit.key_ffi"] = "lua/otskit/key_ffi.lua",
     ["otskit.blob"] = "lua/otskit/blob.lua",
     ["otskit.merge"] = "lua/otskit/merge.lua",
-    ["otskit.store"] = "lua/otskit/store.lua",
+    ["otskit.store"] = "lua/otskit/store/init.lua",
     ["otskit.store.values"] = "lua/otskit/store/values.lua",
     ["otskit.store.condition"] = "lua/otskit/store/condition.lua",
     ["otskit.store.partitions"] = "lua/otskit/store/partitions.lua",

@@ -82,9 +82,9 @@ local function rand_value(r)
 end
 
 describe("otskit.key FFI fast paths", function()
-  it("the cdef in otskit.ffi mirrors csrc/otskit_ffi.h", function()
+  it("the cdef in otskit.ffi mirrors csrc/ffi/otskit_ffi.h", function()
     local F = require "otskit.ffi"
-    local h = read("csrc/otskit_ffi.h")
+    local h = read("csrc/ffi/otskit_ffi.h")
     local block = assert(h:match("BEGIN CDEF[^\n]*\n(.-)/%* END CDEF"))
     local function norm(s)
       s = s:gsub("/%*.-%*/", ""):gsub("OTSKIT_API", "")

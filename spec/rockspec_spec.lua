@@ -15,11 +15,11 @@ describe("rockspec", function()
     return t
   end
 
-  it("lists every csrc/*.c as a source of otskit.core", function()
+  it("lists every csrc/*/*.c as a source of otskit.core", function()
     local listed = {}
     for _, s in ipairs(spec.build.modules["otskit.core"].sources) do listed[#listed + 1] = s end
     table.sort(listed)
-    assert.same(lines("ls csrc/*.c"), listed)
+    assert.same(lines("ls csrc/*/*.c"), listed)
   end)
 
   it("lists every Lua module under lua/otskit", function()

@@ -85,7 +85,7 @@ end
 
 -- s:next([elapsed [, throttled]]) -> delay | nil, "attempts" | "deadline"
 -- s:reset() -> s;  s.attempt -> delays handed out since the last reset
--- (implemented in csrc/lbackoff.c)
+-- (implemented in csrc/lua/lbackoff.c)
 
 local BUDGET_KEYS = {
   bucket = { type = true, capacity = true, retry_cost = true, timeout_cost = true, reward = true,

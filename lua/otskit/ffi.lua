@@ -1,4 +1,4 @@
---- otskit.ffi -- the C ABI of otskit.core (csrc/otskit_ffi.h) loaded
+--- otskit.ffi -- the C ABI of otskit.core (csrc/ffi/otskit_ffi.h) loaded
 -- through LuaJIT's FFI, so hot calls are JIT-compiled (calls through the
 -- Lua C API never are). require "otskit.ffi" -> { lib, ffi } when running
 -- under LuaJIT and core.so exports the ABI this module declares, else
@@ -6,7 +6,7 @@
 -- (inside nginx it must be listed with the `env` directive).
 local M = {}
 
--- The declarations between BEGIN CDEF and END CDEF in csrc/otskit_ffi.h
+-- The declarations between BEGIN CDEF and END CDEF in csrc/ffi/otskit_ffi.h
 -- (spec/ffi_spec.lua checks they match), after the types they use.
 M.types = [[
 typedef struct otskit_splice otskit_splice;

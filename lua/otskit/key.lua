@@ -1,7 +1,7 @@
 --- otskit.key -- primary-key designs from the Tablestore best practices:
 -- order-preserving binary tuples (FoundationDB tuple layer), spliced keys,
--- hash prefixes, buckets and key checks. Hot paths are in C (csrc/tuple.c,
--- csrc/splice.c); this module adds the validation and the small helpers.
+-- hash prefixes, buckets and key checks. Hot paths are in C (csrc/core/tuple.c,
+-- csrc/core/splice.c); this module adds the validation and the small helpers.
 local core = require "otskit.core"
 local C = core.key
 

@@ -1,6 +1,6 @@
 --- otskit.key_ffi -- LuaJIT FFI versions of the hot key functions (tuple
 -- pack, hash-prefix encode, splice encode, bucket of), over the C ABI in
--- csrc/otskit_ffi.h: the same C code as the Lua C API binding, but calls
+-- csrc/ffi/otskit_ffi.h: the same C code as the Lua C API binding, but calls
 -- the JIT can compile. Each function handles the inputs it can encode and
 -- hands everything else to the C API function it replaces, so errors
 -- (raised, or nil, msg, code) are the binding's own, word for word.

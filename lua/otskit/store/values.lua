@@ -125,7 +125,7 @@ function values.compare(ta, a, tb, b)
   return a < b and -1 or (a > b and 1 or 0)
 end
 
---- values.encode(names, types, vals) -> bytes of the columns (csrc/row.h)
+--- values.encode(names, types, vals) -> bytes of the columns (csrc/core/row.h)
 values.encode = kv.encode_row
 
 --- values.decode(bytes [, want [, with_types]]) -> cols, types, size:
