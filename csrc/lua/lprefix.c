@@ -6,7 +6,7 @@
 #include "hash.h"
 #include "laux.h"
 #include "lkey.h"
-#include "otskit_ffi.h"
+#include "num.h"
 
 #define MT_PREFIX "otskit.key.hash_prefix"
 #define SHORT_KEY 1024   /* keys up to this size are built on the stack */
@@ -56,7 +56,7 @@ static const char *key_bytes(lua_State *L, int idx, size_t *n, char *nb, int k) 
 static void push_prefixed(lua_State *L, const lprefix *self, const char *p, size_t n) {
   char buf[32 + SHORT_KEY];
   if (n <= SHORT_KEY) {
-    otskit_prefix_encode((int)self->algo, self->len, p, n, buf);
+    hash_prefix_key(self->algo, self->len, p, n, buf);
     lua_pushlstring(L, buf, (size_t)self->len + n);
   } else {
     hash_hex_prefix(self->algo, p, n, self->len, buf);
@@ -139,12 +139,12 @@ static int l_bucket(lua_State *L) {
   if (n > INT32_MAX) return otsk_error(L, "key", "n must be 1..2147483647");
   if (by == 0) {
     int64_t v = otsk_checkint64(L, 4, "key", "value (mod buckets take integers)");
-    lua_pushinteger(L, otskit_bucket_mod(v, (int32_t)n));
+    lua_pushinteger(L, num_bucket_mod(v, (int32_t)n));
   } else {
     size_t len;
     char nb[24];
     const char *p = key_bytes(L, 4, &len, nb, 0);
-    lua_pushinteger(L, otskit_bucket_hash((int)algo, p, len, (int32_t)n));
+    lua_pushinteger(L, num_bucket_hash(algo, p, len, (int32_t)n));
   }
   return 1;
 }
