@@ -121,6 +121,43 @@ describe("otskit.analyze", function()
     assert.are.equal("t", m:describe_table { name = "t" }.table_meta.table)
   end)
 
+  it("flags a design whose hottest partition takes most of a second's writes, naming the cause", function()
+    -- 200 devices report every second with the same timestamp: ts mod 16
+    -- puts all of a second's writes in one bucket; hash(device) mod 16 not
+    local timeseries = require "otskit.patterns.timeseries"
+    local T0 = 1767225600
+    local function design(by)
+      return { name = by, label = "buckets by " .. by,
+        setup = function(env)
+          local s = timeseries.new { store = env.store, table = "iot", buckets = 16, by = by, retry = env.retry }
+          assert(s:create())
+          return s
+        end,
+        write = function(s, it) return s:put(it.ts, it.id, { v = 1 }) end }
+    end
+    local res = analyze.run { name = "iot", ops = 2000, rate = 200, capacity = false, queries = 0,
+      item = function(i) return { ts = T0 + math.floor((i - 1) / 200), id = ("dev-%03d"):format((i - 1) % 200) } end,
+      designs = { design("mod"), design("id") } }
+    local mod, id = res.designs[1].metrics, res.designs[2].metrics
+    assert.are.equal(1, mod.peak_share)
+    local h = assert(mod.hot)
+    assert.are.equal(1, h.share)
+    assert.are.equal(200, h.rows)
+    assert.are.equal(1, h.keys)
+    assert.matches("same partition key", h.cause, 1, true)
+    assert.matches("hash(device) mod N", h.cause, 1, true)
+    assert.is_nil(id.hot)
+    assert.is_true(id.peak_share < 0.2)
+    local text = table.concat(report.text(res), "\n")
+    assert.matches("! mod: hot partition: in second %d+, partition iot#%d+ took 100%% of the writes %(200 of 200 rows%)", text)
+    assert.not_matches("! id:", text, 1, true)
+    -- keys that grow with time on one partition: the other cause
+    local seq = analyze.run(tiny { capacity = false })
+    local sh = assert(seq.designs[1].metrics.hot)
+    assert.matches("neighbouring partition keys", sh.cause, 1, true)
+    assert.is_nil(seq.designs[2].metrics.hot)
+  end)
+
   it("prints a side-by-side table and a well-formed picture", function()
     local res = analyze.run(tiny())
     local text = table.concat(report.text(res, 1), "\n")

@@ -204,6 +204,58 @@ local function seeded_schedule(r, base_opts)
   return sched
 end
 
+-- A design is flagged when, in some second with >= 10 rows written, its
+-- hottest partition took more than this share of them.
+analyze.HOT_SHARE = 0.5
+
+local function show(v)
+  if type(v) == "string" then return ("%q"):format(v) end
+  return ("%.17g"):format(v)
+end
+
+--- analyze.hot_spot(meter, worst, ids) -> { second, partition, rows,
+-- total, share, keys, cause }: the worst second of a design whose hottest
+-- partition took most of that second's writes, and why: the partition-key
+-- values that partition took (one value repeated: the first key column
+-- does not differ between writers of one second; a run of values: keys
+-- that grow with time land on the tail partition).
+function analyze.hot_spot(m, worst, ids)
+  local id = worst.id
+  local h = { second = worst.w * m.window, partition = id, rows = worst.rows, total = worst.total,
+              share = worst.rows / worst.total }
+  local tbl = id:match("^(.*)#[^#]*$") or id
+  local nparts = 0
+  for _, x in ipairs(ids) do if x:match("^(.*)#[^#]*$") == tbl then nparts = nparts + 1 end end
+  local kp = m.keys[worst.w] and m.keys[worst.w][id]
+  local vals = {}
+  if kp then
+    for v in pairs(kp.vals) do vals[#vals + 1] = v end
+    table.sort(vals, function(a, b)
+      if type(a) ~= type(b) then return type(a) == "number" end
+      return a < b
+    end)
+  end
+  h.keys = #vals
+  if #vals == 1 and not kp.more then
+    h.cause = ("all %d rows had the same partition key, %s: every writer of that second wrote under one "
+      .. "first-key value (a hot seller or counter row, or ts mod N buckets when many writers share one "
+      .. "timestamp); start the key with something that differs between writers, e.g. hash(device) mod N "
+      .. "(patterns.timeseries: by = \"id\")"):format(worst.rows, show(vals[1]))
+  elseif #vals > 1 and nparts == 1 then
+    h.cause = ("%s%d partition keys (%s .. %s) on the table's only partition: pre-split the table "
+      .. "(create_table splits) or spread the first key column over a hash prefix"):format(
+      kp.more and "over " or "", #vals, show(vals[1]), show(vals[#vals]))
+  elseif #vals > 1 then
+    h.cause = ("%s%d neighbouring partition keys (%s .. %s) in one partition: a first key column that "
+      .. "grows with time (a timestamp or a sequence) sends every write to the tail of the key range; "
+      .. "prefix it with a hash or a bucket (ts mod N, hash(id) mod N)"):format(
+      kp.more and "over " or "", #vals, show(vals[1]), show(vals[#vals]))
+  else
+    h.cause = "one partition took most of the writes"
+  end
+  return h
+end
+
 local function run_design(sc, d, items, qitems, progress)
   local now = 0
   local db = assert(store.open { clock = function() return now end,
@@ -263,14 +315,21 @@ local function run_design(sc, d, items, qitems, progress)
     if n > 0 then used = used + 1 end
   end
   local peak, sum_share, nwin = 0, 0, 0
+  local hot
   for w = 0, m.max_window do
     local l = m.load[w]
     if l then
-      local tot, top = 0, 0
-      for _, n in pairs(l) do tot = tot + n; if n > top then top = n end end
+      local tot, top, top_id = 0, 0, nil
+      for _, id in ipairs(ids) do
+        local n = l[id]
+        if n then tot = tot + n; if n > top then top, top_id = n, id end end
+      end
       if tot >= 10 then
         local s = top / tot
-        if s > peak then peak = s end
+        if s > peak then
+          peak = s
+          if s > analyze.HOT_SHARE then hot = { w = w, id = top_id, rows = top, total = tot } end
+        end
         sum_share, nwin = sum_share + s, nwin + 1
       end
     end
@@ -291,6 +350,7 @@ local function run_design(sc, d, items, qitems, progress)
     write_requests = m.writes.requests,
     seconds = last,
     extras = extras,
+    hot = hot and analyze.hot_spot(m, hot, ids) or nil,
   }
   local heat = { windows = m.max_window + 1, ids = ids, load = m.load, born = m.born,
                  capacity = sc.capacity, window = sc.window or 1 }
