@@ -13,7 +13,8 @@ attribute compression and chunking, and an embedded store with Tablestore
 semantics, in a C core for Lua.]],
   license = "MIT",
 }
-dependencies = { "lua >= 5.1, < 5.5" }
+-- argparse: bin/otskit's command line (Debian: lua-argparse)
+dependencies = { "lua >= 5.1, < 5.5", "argparse" }
 external_dependencies = {
   OPENSSL = { header = "openssl/md5.h" },
   XXHASH = { header = "xxhash.h" },
