@@ -98,6 +98,7 @@ function FM:push(i, rows, done)
   if st == SRC_DONE then error(("otskit.merge: source %d pushed after done"):format(i), 2) end
   if st == SRC_ROWS then error(("otskit.merge: source %d pushed before its rows were merged"):format(i), 2) end
   local n = #rows
+  self.batches[i] = rows -- kept first: the merge never holds keys of rows it cannot hand out
   if lib.otskit_merge_begin(p, src, n) ~= ADD_OK then error("otskit.merge: out of memory", 2) end
   local key, keys, lens, got = self.key, s_keys, s_lens, s_got
   -- CHUNK rows at a time: first every key's pointer (no string is read),
@@ -136,7 +137,6 @@ function FM:push(i, rows, done)
     end
   end
   lib.otskit_merge_end(p, src, done and 1 or 0)
-  self.batches[i] = rows
 end
 
 function FM:pull(max, into)
