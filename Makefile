@@ -18,6 +18,7 @@ SRC        = $(PLAIN_SRC) $(BIND_SRC)
 HDR        = $(wildcard csrc/*/*.h)
 INC        = -Icsrc/core -Icsrc/ffi
 LUA_INC    = $(INC) -Icsrc/lua
+BENCH_SO   = build/5.4/otskit_bench.so build/jit/otskit_bench.so
 CTESTS     = $(patsubst spec/c/%.c,build/ctest/%,$(wildcard spec/c/*_test.c))
 FUZZERS    = $(patsubst fuzz/%.c,build/fuzz/%,$(wildcard fuzz/*_fuzz.c))
 FUZZ_SECONDS ?= 60
@@ -110,7 +111,18 @@ fuzz: deps $(FUZZERS)
 	  grep -E 'stat::number_of_executed_units' build/fuzz/$$n.log; \
 	done
 
-bench: build
+# bench/cbench.c: the C limits the benches compare against, a module of
+# its own (require "otskit_bench"), never part of core.so.
+BENCH_C    = bench/cbench.c $(PLAIN_SRC) csrc/lua/laux.c
+build/5.4/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(BENCH_C) $(LIBS)
+
+build/jit/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(BENCH_C) $(LIBS)
+
+bench: build $(BENCH_SO)
 	@sh bench/run.sh
 
 demo: build
