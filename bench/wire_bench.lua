@@ -77,11 +77,11 @@ p:close()
 
 -- equal outputs: every decoded value and timestamp, as text lines
 local function hexs(s) return (s:gsub(".", function(ch) return ("%02x"):format(ch:byte()) end)) end
-local function vtext(v)
+local function vtext(v, ty)
   local t = type(v)
+  if ty == "BINARY" then return "b:" .. hexs(v) end
   if t == "string" then return "s:" .. v end
   if t == "boolean" then return "o:" .. tostring(v) end
-  if t == "table" then return "b:" .. hexs(v.value) end
   if (math.type and math.type(v) == "integer") or (not math.type and v == math.floor(v)) then return ("i:%d"):format(v) end
   return ("d:%.17g"):format(v)
 end
@@ -90,7 +90,7 @@ local lines = {}
 for i, r in ipairs(res.rows) do
   local cells = {}
   for _, c in ipairs(r.primary_key) do cells[#cells + 1] = c[1] .. "=" .. vtext(c[2]) end
-  for _, c in ipairs(r.cells) do cells[#cells + 1] = c[1] .. "=" .. vtext(c[2]) .. ("@%d"):format(c[3]) end
+  for _, c in ipairs(r.cells) do cells[#cells + 1] = c[1] .. "=" .. vtext(c[2], c[4]) .. ("@%d"):format(c[3]) end
   lines[i] = table.concat(cells, " ")
 end
 local node_lines = {}

@@ -12,7 +12,7 @@ local cu = { capacity_unit = { read = 1, write = 2 } }
 
 -- request round trips: api, req, then what decode_request must give back
 local REQUESTS = {
-  { "PutRow", { table = "t", primary_key = { { "pk", "a" } }, columns = { { "s", "v", T }, { "n", 1 } },
+  { "PutRow", { table = "t", primary_key = { { "pk", "a" } }, columns = { { "s", "v", T, "STRING" }, { "n", 1, nil, "INTEGER" } },
       condition = { row_existence = "EXPECT_NOT_EXIST", column_condition = { column = "n", comparator = "EQUAL", value = 1,
         pass_if_missing = true, latest_version_only = true } },
       return_type = "RT_PK" } },
@@ -28,7 +28,7 @@ local REQUESTS = {
   { "BatchGetRow", { tables = { { table = "t", primary_keys = { { { "pk", "a" } }, { { "pk", "b" } } }, columns = { "s" }, max_versions = 1 },
       { table = "u", primary_keys = { { { "id", 1 } } }, max_versions = 3 } } } },
   { "BatchWriteRow", { tables = { { table = "t", rows = {
-      { type = "PUT", primary_key = { { "pk", "a" } }, columns = { { "s", "v" } }, condition = "IGNORE" },
+      { type = "PUT", primary_key = { { "pk", "a" } }, columns = { { "s", "v", nil, "STRING" } }, condition = "IGNORE" },
       { type = "UPDATE", primary_key = { { "pk", "b" } }, update = { DELETE_ALL = { "s" } }, condition = "EXPECT_EXIST", return_type = "RT_PK" },
       { type = "DELETE", primary_key = { { "pk", "c" } }, condition = "IGNORE" } } } } } },
   { "CreateTable", { name = "t", primary_key = { { "pk", "STRING" }, { "id", "INTEGER", "AUTO_INCREMENT" } },
@@ -62,7 +62,8 @@ describe("otskit.wire messages", function()
     end)
   end
 
-  local ROW = { primary_key = { { "pk", "a" } }, cells = { { "s", "v", T + 1 }, { "s", "u", T }, { "n", 7, T } } }
+  local ROW = { primary_key = { { "pk", "a" } },
+    cells = { { "s", "v", T + 1, "STRING" }, { "s", "u", T, "STRING" }, { "n", 7, T, "INTEGER" }, { "x", "\0", T, "BINARY" } } }
   local RESPONSES = {
     { "PutRow", { consumed = cu, row = { primary_key = { { "pk", "a" } }, cells = {} } } },
     { "UpdateRow", { consumed = cu } },
@@ -92,7 +93,7 @@ describe("otskit.wire messages", function()
       if res.row then assert.same(res.row.primary_key, back.row.primary_key) end
       if api == "GetRow" and res.row then
         assert.same(res.row.cells, back.row.cells)
-        assert.same({ s = "v", n = 7 }, back.row.columns) -- the newest version
+        assert.same({ s = "v", n = 7, x = "\0" }, back.row.columns) -- the newest version
       end
       if res.consumed then assert.same(res.consumed, back.consumed) end
       if api == "GetRange" then
