@@ -12,12 +12,9 @@
   X(chunk) \
   X(merge) \
   X(kv) \
-<<<<<<< HEAD
   X(row) \
-  X(resume)
-=======
+  X(resume) \
   X(wire)
->>>>>>> wire
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)
