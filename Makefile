@@ -37,7 +37,7 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk
 
-.PHONY: all deps build test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
+.PHONY: all deps build test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test
 
 all: build
 
@@ -107,8 +107,24 @@ fuzz: deps $(FUZZERS)
 	  grep -E 'stat::number_of_executed_units' build/fuzz/$$n.log; \
 	done
 
+# make bench: the quick suite (under 90 s) -> one JSON run document in
+# bench/results/ (git-ignored); FULL=1 the full suite, which also rewrites
+# its sections of bench/RESULTS.md. BENCH="key merge" runs only those;
+# OUT=file, PIN=cpu (taskset), RESULTS=file: see bench/run.sh.
 bench: build
-	@sh bench/run.sh
+	@FULL="$(FULL)" OUT="$(OUT)" PIN="$(PIN)" RESULTS="$(RESULTS)" \
+	  OTSKIT_BENCH_CFLAGS="$(WARN) $(CFLAGS) $(PIC)" sh bench/run.sh $(BENCH)
+
+# make bench-compare [BASE=run.json NEW=run.json]: default the two newest
+# runs in bench/results/; exit 1 when a measure regresses by more than
+# THRESHOLD % (default 10) with significance.
+THRESHOLD ?= 10
+bench-compare:
+	@new="$(NEW)"; base="$(BASE)"; \
+	[ -n "$$new" ] || new=$$(ls -t bench/results/*.json 2>/dev/null | sed -n 1p); \
+	[ -n "$$base" ] || base=$$(ls -t bench/results/*.json 2>/dev/null | grep -vxF "$$new" | sed -n 1p); \
+	if [ -z "$$base" ] || [ -z "$$new" ]; then echo "bench-compare: need two runs (make bench twice, or BASE= NEW=)" >&2; exit 2; fi; \
+	lua5.4 bin/otskit bench compare --threshold $(THRESHOLD) "$$base" "$$new"
 
 demo: build
 	@lua5.4 bin/otskit demo
