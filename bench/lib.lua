@@ -52,14 +52,14 @@ bench.defaults = {
 -- variants whose measure name contains <text> take (1 + fraction) times as
 -- long, by spinning after the work inside the timed window. It lives here,
 -- in the harness: the product code is untouched and pays nothing.
-local SLOW_TEXT, SLOW_BY
+-- (bench.slow = {text =, by =} is the same switch set from Lua, for the specs)
 do
   local s = os.getenv("OTSKIT_BENCH_SLOW")
   if s and s ~= "" then
     local text, by = s:match("^(.+)=([%d.]+)$")
     by = tonumber(by)
     if not text or not by then error(("bench: OTSKIT_BENCH_SLOW must be TEXT=FRACTION, got %q"):format(s), 0) end
-    SLOW_TEXT, SLOW_BY = text, by
+    bench.slow = { text = text, by = by }
   end
 end
 
@@ -183,8 +183,9 @@ function bench.run(spec)
     end
     if by[label] then error(("bench.run: variant %q twice"):format(label), 2) end
     local full = spec.name .. ": " .. label
+    local slow = bench.slow
     vs[i] = { label = label, fn = fn, name = full, t = {},
-      slow = SLOW_TEXT and full:find(SLOW_TEXT, 1, true) and SLOW_BY or nil }
+      slow = slow and full:find(slow.text, 1, true) and slow.by or nil }
     by[label] = vs[i]
   end
   for _ = 1, spec.warmup or D.warmup do
@@ -375,7 +376,7 @@ function bench.document()
   return { interp = bench.interp, abi = bench.abi, quick = bench.quick, sections = secs,
     measures = bench.measures, budget = bench.defaults.budget,
     min_reps = bench.defaults.min_reps, max_reps = bench.defaults.max_reps,
-    injected_slowdown = SLOW_TEXT and { text = SLOW_TEXT, by = SLOW_BY } or nil }
+    injected_slowdown = bench.slow }
 end
 
 return bench

@@ -51,7 +51,7 @@ local function enc(v, out, indent, depth)
       for i = 1, #v do if type(v[i]) == "table" then flat = false; break end end
       out[#out + 1] = "["
       for i = 1, #v do
-        if i > 1 then out[#out + 1] = flat and ", " or "," end
+        if i > 1 then out[#out + 1] = (flat and indent) and ", " or "," end
         if not flat then out[#out + 1] = nl end
         enc(v[i], out, indent, depth + 1)
       end
