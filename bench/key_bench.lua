@@ -5,7 +5,7 @@ local bench = require "lib"
 local key = require "otskit.key"
 local C = require("otskit.core").key
 
-local N = bench.quick and 2000 or 5000
+local N = bench.quick and 10000 or 20000
 
 -- sequential order numbers: the seed's hash-prefix case
 local ids = {}
@@ -43,10 +43,10 @@ do
 
   bench.title(("md5 hash prefix, %d sequential 10-digit keys (ns per key)"):format(N))
   -- per call (fn(i) N times) and batch (one call, N keys) are two measures
-  local r1 = bench.run { name = "md5 prefix per call", unit = "ns/key", calls = N,
+  local r1 = bench.run { gc = "stop", name = "md5 prefix per call", unit = "ns/key", calls = N,
     variants = { { "hp:encode", function(i) out[i] = hp:encode(ids[i]) end },
                  { "luaossl", function(i) out[i] = ossl_encode(ids[i]) end } } }
-  local r2 = bench.run { name = "md5 prefix batch", unit = "ns/key", units = N,
+  local r2 = bench.run { gc = "stop", name = "md5 prefix batch", unit = "ns/key", units = N,
     variants = { batch("encode_many", function() out = hp:encode_many(ids) end),
                  batch("C loop", function() sink = C._bench_prefix_loop(hp, ids, 1) end) } }
   local call, ossl, many, c = r1["hp:encode"], r1.luaossl, r2.encode_many, r2["C loop"]
@@ -97,11 +97,11 @@ do
   bench.same(want, got, "splice: plain Lua vs encode")
 
   bench.title(("spliced key (int,alnum,int), %d tuples (ns per key)"):format(N))
-  local r = bench.run { name = "splice per call", unit = "ns/key", calls = N,
+  local r = bench.run { gc = "stop", name = "splice per call", unit = "ns/key", calls = N,
     variants = { { "sp:encode", function(i) out[i] = sp:encode(tuples[i]) end },
                  { "plain Lua", function(i) out[i] = lua_encode(tuples[i]) end },
                  { "string.format only", function(i) out[i] = lua_format(tuples[i]) end } } }
-  local many = bench.run { name = "splice batch", unit = "ns/key", units = N,
+  local many = bench.run { gc = "stop", name = "splice batch", unit = "ns/key", units = N,
     variants = { batch("encode_many", function() out = sp:encode_many(tuples) end) } }.encode_many
   local lua = r["plain Lua"]
   bench.table { "implementation", "ns/key", "speed-up vs plain Lua" }
@@ -153,7 +153,7 @@ do
   bench.same(want, got, "pack: plain Lua vs key.pack")
 
   bench.title(("tuple pack (int, bytes, int), %d tuples (ns per tuple)"):format(N))
-  local r = bench.run { name = "tuple pack", unit = "ns/tuple", calls = N,
+  local r = bench.run { gc = "stop", name = "tuple pack", unit = "ns/tuple", calls = N,
     variants = { { "key.pack", function(i) out[i] = key.pack(tuples[i]) end },
                  { "plain Lua", function(i) out[i] = lua_pack(tuples[i]) end } } }
   local un = bench.measure("tuple unpack", "ns/tuple", function(i) out[i] = key.unpack(want[i]) end, { calls = N })

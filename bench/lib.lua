@@ -41,8 +41,8 @@ end
 
 -- defaults of every measure (a spec may override each)
 bench.defaults = {
-  budget = envnum("OTSKIT_BENCH_BUDGET", bench.quick and 0.25 or 1.5), -- CPU seconds per measure
-  min_reps = bench.quick and 7 or 11,
+  budget = envnum("OTSKIT_BENCH_BUDGET", bench.quick and 0.4 or 1.5), -- CPU seconds per measure
+  min_reps = bench.quick and 9 or 11,
   max_reps = bench.quick and 25 or 51,
   warmup = 1,
 }

@@ -15,10 +15,12 @@ function cmd.configure(p)
   local c = p:command("compare", "Compare two runs measure by measure; exit 1 on a regression.")
   c:argument("base", "The baseline run (JSON).")
   c:argument("new", "The new run (JSON).")
-  c:option("--threshold", "A regression: slower by more than this many %, significantly.", "10")
+  c:option("--threshold", "A regression: significantly more than this many % slower (the 95% interval wholly beyond).", "10")
   c:option("--alpha", "Significance level of the Mann-Whitney U test.", "0.05")
   c:option("--min-effect", "Changes smaller than this many % are within noise.", "5")
   c:option("--only", "Only measures whose id (bench | name | interpreter) contains this text.")
+  c:option("--kind", "Only these measures: ratio (otskit against its peer in the same rounds: robust on a shared machine), time, value, or all.", "all")
+   :choices { "all", "ratio", "time", "value" }
   c:flag("--all", "Also list the measures within noise (default: only changes).")
   local pl = p:command("plot", "SVG of every measure across runs, in git order, with its spread.")
   pl:argument("runs", "Run documents (JSON)."):args("+")
@@ -49,7 +51,8 @@ local function pct(x)
 end
 
 --- cmd.compare(base, new, opts) -> rows, summary. base, new: run documents;
--- opts: threshold, alpha, min_effect (fractions), only. rows: one per
+-- opts: threshold, alpha, min_effect (fractions), only (text in the id),
+-- kind ("ratio", "time", "value" or "all"). rows: one per
 -- measure present in both runs ({ id, bench, abi, name, unit, direction,
 -- kind, r = stats.compare result }), in the new run's order; summary:
 -- counts per verdict, regressions (list of rows), missing (ids in only one run).
@@ -59,8 +62,11 @@ function cmd.compare(base, new, opts)
   for _, m in ipairs(report.measures(base)) do b_by[m.id] = m end
   local rows, seen = {}, {}
   local summary = { faster = 0, slower = 0, ["within noise"] = 0, same = 0, regressions = {}, missing = {} }
+  local function wanted(m)
+    return (not opts.only or m.id:find(opts.only, 1, true)) and (not opts.kind or opts.kind == "all" or m.kind == opts.kind)
+  end
   for _, m in ipairs(report.measures(new)) do
-    if not opts.only or m.id:find(opts.only, 1, true) then
+    if wanted(m) then
       local bm = b_by[m.id]
       seen[m.id] = true
       if bm then
@@ -77,7 +83,7 @@ function cmd.compare(base, new, opts)
     end
   end
   for _, m in ipairs(report.measures(base)) do
-    if not seen[m.id] and (not opts.only or m.id:find(opts.only, 1, true)) then
+    if not seen[m.id] and wanted(m) then
       summary.missing[#summary.missing + 1] = "only in the base run: " .. m.id
     end
   end
@@ -94,7 +100,7 @@ local function run_compare(a)
   if not base then io.stderr:write("otskit bench compare: ", err, "\n"); return 2 end
   local new, err2 = report.load(a.new)
   if not new then io.stderr:write("otskit bench compare: ", err2, "\n"); return 2 end
-  local rows, s = cmd.compare(base, new, { threshold = th / 100, alpha = alpha, min_effect = me / 100, only = a.only })
+  local rows, s = cmd.compare(base, new, { threshold = th / 100, alpha = alpha, min_effect = me / 100, only = a.only, kind = a.kind })
   local bf, nf = base.facts or {}, new.facts or {}
   print(("base: %s (%s%s, %s run %s)"):format(a.base, bf.git_short or "?", bf.git_dirty and ", dirty" or "",
     base.mode or "?", base.created or "?"))
@@ -103,7 +109,8 @@ local function run_compare(a)
   if bf.cpu_model ~= nf.cpu_model then print("WARNING: different CPUs: " .. tostring(bf.cpu_model) .. " / " .. tostring(nf.cpu_model)) end
   if base.mode ~= new.mode then print("WARNING: a " .. tostring(base.mode) .. " run against a " .. tostring(new.mode) .. " run") end
   print(("verdict: Mann-Whitney U p < %g, the 95%% bootstrap interval of the median ratio excludes 1, and a change of at least %g%%;"):format(alpha, me))
-  print(("regression: slower by more than %g%%. base/new: median ±half the IQR; change: of the median (+ = higher)."):format(th))
+  print(("regression: slower, with the whole interval beyond %g%% (significantly more than %g%% slower)."):format(th, th))
+  print("base/new: median ±half the IQR; change: of the median (+ = higher); CI: of median(new)/median(base).")
   print()
   local group
   local shown = 0

@@ -143,8 +143,10 @@ stats.defaults = { alpha = 0.05, threshold = 0.10, min_effect = 0.05 }
 -- (p < alpha and the bootstrap interval excludes 1) by at least
 -- min_effect; otherwise "within noise". With one value per side (a
 -- deterministic measure) there is no test: "same" when equal, else
--- "faster"/"slower" beyond min_effect. regression: "slower" with cost
--- above threshold.
+-- "faster"/"slower" beyond min_effect. regression: "slower", and the
+-- bootstrap interval lies wholly beyond the threshold (for "lower":
+-- lo > 1 + threshold; for "higher": hi < 1 / (1 + threshold)); for
+-- single values, cost above threshold.
 function stats.compare(base, new, opts)
   opts = opts or {}
   local dir = opts.direction or "lower"
@@ -183,7 +185,16 @@ function stats.compare(base, new, opts)
       r.verdict = "within noise"
     end
   end
-  r.regression = r.verdict == "slower" and r.cost > threshold
+  -- a regression: slower, and significantly beyond the threshold (the
+  -- whole interval of the ratio past it), not only its point estimate
+  if r.verdict ~= "slower" then
+    r.regression = false
+  elseif r.lo then
+    if dir == "lower" then r.regression = r.lo > 1 + threshold
+    else r.regression = r.hi < 1 / (1 + threshold) end
+  else
+    r.regression = r.cost > threshold
+  end
   return r
 end
 
