@@ -117,14 +117,16 @@ bench: build
 
 # make bench-compare [BASE=run.json NEW=run.json]: default the two newest
 # runs in bench/results/; exit 1 when a measure regresses by more than
-# THRESHOLD % (default 10) with significance.
+# THRESHOLD % (default 10) with significance; KIND=ratio gates only on the
+# otskit-vs-peer ratios (robust on a shared machine).
 THRESHOLD ?= 10
+KIND      ?= all
 bench-compare:
 	@new="$(NEW)"; base="$(BASE)"; \
 	[ -n "$$new" ] || new=$$(ls -t bench/results/*.json 2>/dev/null | sed -n 1p); \
 	[ -n "$$base" ] || base=$$(ls -t bench/results/*.json 2>/dev/null | grep -vxF "$$new" | sed -n 1p); \
 	if [ -z "$$base" ] || [ -z "$$new" ]; then echo "bench-compare: need two runs (make bench twice, or BASE= NEW=)" >&2; exit 2; fi; \
-	lua5.4 bin/otskit bench compare --threshold $(THRESHOLD) "$$base" "$$new"
+	lua5.4 bin/otskit bench compare --threshold $(THRESHOLD) --kind $(KIND) "$$base" "$$new"
 
 demo: build
 	@lua5.4 bin/otskit demo

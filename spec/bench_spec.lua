@@ -138,7 +138,7 @@ describe("bench_stats", function()
 
   it("finds a known shift: +25% time is slower and a regression, both directions", function()
     local r = rng(3)
-    for trial = 1, 50 do
+    for trial = 1, 25 do
       local base = sample(r, 9, 100, 0.05)
       local new = {}
       for i, v in ipairs(sample(r, 9, 100, 0.05)) do new[i] = v * 1.25 end
@@ -163,7 +163,7 @@ describe("bench_stats", function()
 
   it("equal samples are within noise", function()
     local r = rng(5)
-    for trial = 1, 100 do
+    for trial = 1, 50 do
       local a, b = sample(r, 9, 100, 0.02), sample(r, 9, 100, 0.02)
       local c = stats.compare(a, b, { direction = "lower" })
       assert.equal("within noise", c.verdict, "trial " .. trial)
