@@ -1,11 +1,11 @@
 --- bench/blob_bench.lua -- otskit.blob against the compression libraries
--- called directly from C in the same process (core.frame.bench_direct: the
+-- called directly from C in the same process (otskit_bench.direct: the
 -- library call alone, contexts reused, no frame, no checksum, no Lua string
 -- per call), against Debian's lua-zlib, dictionaries on 1 KB records, and
 -- split + join of a 50 MB value. Outputs are compared equal before timing.
 local bench = require "lib"
 local blob = require "otskit.blob"
-local F = require("otskit.core").frame
+local B = require "otskit_bench" -- bench/cbench.c (make bench)
 local ok_zlib, lzlib = pcall(require, "zlib")
 
 local H = blob.HEADER_SIZE
@@ -91,9 +91,9 @@ for _, sz in ipairs(SIZES) do
     local frame = assert(blob.pack(v, opts))
     local payload = frame:sub(H + 1)
     -- equal outputs first: the same payload bytes, the same value back
-    bench.same(F.bench_direct("compress", codec, level, v, 1), payload, name .. " payload")
-    bench.same(F.bench_direct("decompress", codec, level, payload, 1, #v), v, name .. " direct value")
-    bench.same(F.bench_direct("decompress_floor", codec, level, payload, 1, #v), v, name .. " floor value")
+    bench.same(B.direct("compress", codec, level, v, 1), payload, name .. " payload")
+    bench.same(B.direct("decompress", codec, level, payload, 1, #v), v, name .. " direct value")
+    bench.same(B.direct("decompress_floor", codec, level, payload, 1, #v), v, name .. " floor value")
     bench.same(blob.unpack(frame), v, name .. " value")
     local slow = (codec == "zlib") and 8 or 1
     local scale = bench.quick and 4 or 1
@@ -106,7 +106,7 @@ for _, sz in ipairs(SIZES) do
     end
     local name = sz[1] .. " " .. name
     local pv = { { "otskit", function() for _ = 1, cn do blob.pack(v, opts) end end },
-                 { "C", function() F.bench_direct("compress", codec, level, v, cn) end } }
+                 { "C", function() B.direct("compress", codec, level, v, cn) end } }
     local pr = { { "otskit", "C" } }
     if lz then
       pv[3] = { "lua-zlib", function() for _ = 1, cn do lzlib.deflate(level)(v, "finish") end end }
@@ -114,9 +114,9 @@ for _, sz in ipairs(SIZES) do
     end
     local P = bench.run { name = name .. " pack", unit = "MB/s", units = cn * #v, variants = pv, ratios = pr }
     local uv = { { "otskit", function() for _ = 1, dn do blob.unpack(frame) end end },
-                 { "C", function() F.bench_direct("decompress", codec, level, payload, dn, #v) end },
-                 { "C+XXH3", function() F.bench_direct("decompress_xxh3", codec, level, payload, dn, #v) end },
-                 { "C floor", function() F.bench_direct("decompress_floor", codec, level, payload, dn, #v) end } }
+                 { "C", function() B.direct("decompress", codec, level, payload, dn, #v) end },
+                 { "C+XXH3", function() B.direct("decompress_xxh3", codec, level, payload, dn, #v) end },
+                 { "C floor", function() B.direct("decompress_floor", codec, level, payload, dn, #v) end } }
     local ur = { { "otskit", "C" }, { "otskit", "C+XXH3" }, { "otskit", "C floor" } }
     if lz then
       uv[5] = { "lua-zlib", function() for _ = 1, dn do lzlib.inflate()(payload) end end }

@@ -3,7 +3,7 @@
 -- identical bytes before it is timed.
 local bench = require "lib"
 local key = require "otskit.key"
-local C = require("otskit.core").key
+local B = require "otskit_bench" -- bench/cbench.c (make bench)
 
 local N = bench.quick and 10000 or 20000
 
@@ -39,7 +39,7 @@ do
   local one = {}
   for i = 1, N do one[i] = hp:encode(ids[i]) end
   bench.same(want, one, "md5 prefix: luaossl vs encode")
-  bench.same(C._bench_fnv(many), C._bench_prefix_check(hp, ids), "md5 prefix: C loop")
+  bench.same(B.fnv(many), B.prefix_check("md5", 4, ids), "md5 prefix: C loop")
 
   bench.title(("md5 hash prefix, %d sequential 10-digit keys (ns per key)"):format(N))
   -- per call (fn(i) N times) and batch (one call, N keys) are two measures
@@ -48,13 +48,13 @@ do
                  { "luaossl", function(i) out[i] = ossl_encode(ids[i]) end } } }
   local r2 = bench.run { gc = "stop", name = "md5 prefix batch", unit = "ns/key", units = N,
     variants = { batch("encode_many", function() out = hp:encode_many(ids) end),
-                 batch("C loop", function() sink = C._bench_prefix_loop(hp, ids, 1) end) } }
+                 batch("C loop", function() sink = B.prefix_loop("md5", 4, ids, 1) end) } }
   local call, ossl, many, c = r1["hp:encode"], r1.luaossl, r2.encode_many, r2["C loop"]
   bench.table { "implementation", "ns/key", "speed-up vs luaossl", "× the C limit" }
   bench.row("lua-luaossl digest + string.format", ossl, "1.0×", ratio(ossl.median, c.median))
   bench.row("otskit hp:encode(v) per call", call, r1.ratio["hp:encode vs luaossl"], ratio(call.median, c.median))
   bench.row("otskit hp:encode_many(keys)", many, ratio(ossl.median, many.median), r2.ratio["encode_many vs C loop"])
-  bench.row("C-only loop (_bench_prefix_loop, no Lua strings)", c, ratio(ossl.median, c.median), "1.0×")
+  bench.row("C-only loop (otskit_bench.prefix_loop, no Lua strings)", c, ratio(ossl.median, c.median), "1.0×")
   io.write("\nMedian ±half the IQR of interleaved repetitions; ratios with a spread are per round,\n",
     "the others are ratios of medians of different measures. \"× the C limit\" of encode_many:\n",
     "time of the C loop / time of encode_many (below 1: slower than the limit).\n")

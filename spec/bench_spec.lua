@@ -409,7 +409,7 @@ describe("an end-to-end quick run", function()
     local dir = tmpname()
     assert(os.execute("mkdir -p " .. dir))
     local out = dir .. "/run.json"
-    local log, code = sh("OTSKIT_BENCH_BUDGET=0.02 OTSKIT_BENCH_ECHO=0 OUT=" .. out .. " sh bench/run.sh key")
+    local log, code = sh("OTSKIT_BENCH_BUDGET=0.02 OTSKIT_BENCH_ECHO=0 OUT=" .. out .. " sh bench/run.sh timeseries")
     assert.equal(0, code, log)
     local doc = assert(report.load(out))
     assert.equal("quick", doc.mode)
@@ -430,7 +430,7 @@ describe("an end-to-end quick run", function()
         assert.equal(m.n, #m.sides[1].values)
       end
     end
-    assert.is_true(ratios >= 6)
+    assert.is_true(ratios >= 4) -- 2 per interpreter
     local res, c2 = sh(INTERP .. " bin/otskit bench compare --all " .. out .. " " .. out)
     assert.equal(0, c2, res)
     assert.matches("100%% within noise", res)
