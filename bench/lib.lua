@@ -4,7 +4,8 @@
 -- writes it as JSON; bench/run.sh gathers the runs into one document).
 --
 -- Noise is handled by design (README "Benchmarks"):
---  * warm-up: each variant runs once untimed before its repetitions;
+--  * warm-up: each variant runs untimed before its repetitions (once; three
+--    times on LuaJIT, whose traces form over the first repetitions);
 --  * interleaving: the variants of one measure take turns, in ABBA order
 --    (A B, B A, A B, ...), so a drift of the machine hits every variant
 --    alike, and a ratio is computed per round, from adjacent repetitions;
@@ -44,7 +45,8 @@ bench.defaults = {
   budget = envnum("OTSKIT_BENCH_BUDGET", bench.quick and 0.4 or 1.5), -- CPU seconds per measure
   min_reps = bench.quick and 9 or 11,
   max_reps = bench.quick and 25 or 51,
-  warmup = 1,
+  -- LuaJIT needs more: its traces form over the first repetitions
+  warmup = jit and 3 or 1,
 }
 
 -- The test-only slowdown switch (README "Benchmarks", acceptance):
