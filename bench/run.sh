@@ -31,7 +31,8 @@ else files=$(ls bench/*_bench.lua); fi
 for f in $files; do [ -f "$f" ] || { echo "bench: no $f" >&2; exit 2; }; done
 mkdir -p "$(dirname "$out")"
 parts=$(mktemp -d)
-trap 'rm -rf "$parts"' EXIT INT TERM
+trap 'rm -rf "$parts"' EXIT
+trap 'exit 130' INT TERM
 export OTSKIT_BENCH_LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 start=$(date +%s)
 status=0

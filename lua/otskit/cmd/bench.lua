@@ -22,6 +22,7 @@ function cmd.configure(p)
   c:option("--kind", "Only these measures: ratio (otskit against its peer in the same rounds: robust on a shared machine), time, value, or all.", "all")
    :choices { "all", "ratio", "time", "value" }
   c:flag("--all", "Also list the measures within noise (default: only changes).")
+  c:epilog("Exit status: 0 no regression, 1 a regression (or a bench failed in the new run), 2 bad input.")
   local pl = p:command("plot", "SVG of every measure across runs, in git order, with its spread.")
   pl:argument("runs", "Run documents (JSON)."):args("+")
   pl:option("-o --output", "The SVG file.", "bench-trend.svg")
@@ -140,6 +141,16 @@ local function run_compare(a)
   local within = s["within noise"] + s.same
   print(("%d measures: %d within noise (%d exactly the same), %d faster, %d slower; %.0f%% within noise"):format(
     s.total, within, s.same, s.faster, s.slower, s.total > 0 and 100 * within / s.total or 100))
+  -- a bench that failed in the new run has no measures to compare: that
+  -- fails the gate too (a crash must not pass as "no regression")
+  local failed = {}
+  for _, b in ipairs(new.benches) do
+    if b.status ~= "ok" then failed[#failed + 1] = ("%s (%s)"):format(tostring(b.bench), tostring(b.abi)) end
+  end
+  for _, b in ipairs(base.benches) do
+    if b.status ~= "ok" then print(("note: %s (%s) failed in the base run"):format(tostring(b.bench), tostring(b.abi))) end
+  end
+  if #failed > 0 then print("FAILED in the new run: " .. table.concat(failed, ", ")) end
   if #s.regressions > 0 then
     print(("REGRESSION: %d measure(s) slower by more than %g%%:"):format(#s.regressions, th))
     for _, row in ipairs(s.regressions) do
@@ -147,6 +158,7 @@ local function run_compare(a)
     end
     return 1
   end
+  if #failed > 0 then return 1 end
   print(("no regression beyond %g%%"):format(th))
   return 0
 end
