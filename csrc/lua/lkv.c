@@ -71,6 +71,18 @@ static int l_integrity(lua_State *L) {
   return 1;
 }
 
+/* db:max_pages(n) -> the page cap in force: writes past it fail as on a
+ * full disk ("KVFull") */
+static int l_max_pages(lua_State *L) {
+  kv_db *db = checkdb(L);
+  int64_t n = otsk_checkint64(L, 2, "kv", "#2 (pages)"), r;
+  if (n < 1) return otsk_error(L, "kv", "pages must be >= 1");
+  r = kv_max_pages(db, n);
+  if (r < 0) return fail_sql(L, db);
+  otsk_pushint64(L, r);
+  return 1;
+}
+
 /* db:schema() -> the schema cookie (changes with any CREATE/DROP) */
 static int l_schema(lua_State *L) {
   kv_db *db = checkdb(L);
@@ -454,7 +466,7 @@ static const luaL_Reg db_methods[] = {
   {"get", l_get}, {"put", l_put}, {"delete", l_delete}, {"count", l_count},
   {"scan", l_scan}, {"begin", l_begin}, {"commit", l_commit},
   {"rollback", l_rollback}, {"in_txn", l_in_txn}, {"integrity", l_integrity},
-  {"schema", l_schema}, {NULL, NULL}
+  {"schema", l_schema}, {"max_pages", l_max_pages}, {NULL, NULL}
 };
 static const luaL_Reg db_meta[] = {
   {"__gc", l_close},

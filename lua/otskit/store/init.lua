@@ -247,7 +247,7 @@ function store.open(opts)
   if not h then return dberr(msg, code) end
   local db = setmetatable({ h = h, tables = {}, clock = opts.clock or os.time, offset = 0,
     accounting = opts.partitions ~= false, popts = popts }, DB)
-  local function failed(m, c)
+  local function failed(_, m, c) -- takes a nil, msg, code triple
     h:close()
     return nil, m, c
   end
