@@ -228,10 +228,14 @@ function blob.from_columns(row, name)
   if type(m) ~= "string" then return nil, "manifest column is not binary", "CorruptManifest" end
   local info, msg, code = K.manifest_info(m)
   if not info then return nil, msg, code end
-  local chunks = {}
-  for i = 0, info.count - 1 do
-    local c = row[chunk_name(name, i)]
-    if type(c) == "string" then chunks[#chunks + 1] = c end
+  -- walk the row, not the manifest's claim (a forged count of 2^31 would
+  -- loop 2^31 times): join reports what is missing
+  local chunks, prefix = {}, name .. "_"
+  for col, c in pairs(row) do
+    if type(col) == "string" and type(c) == "string" and col:sub(1, #prefix) == prefix then
+      local i = col:match("^%d+$", #prefix + 1)
+      if i and #i < 11 and tonumber(i) < info.count then chunks[#chunks + 1] = c end
+    end
   end
   return m, chunks
 end
@@ -364,11 +368,15 @@ local function rows_arg(rows)
   return out, nil
 end
 
-local function stale_cleanup(parts, previous)
+local function stale_cleanup(parts, previous, max)
   local old, msg, code = K.manifest_info(previous)
   if not old then return nil, "previous manifest: " .. msg, code end
   local out = {}
   if old.generation == parts.generation then return out end
+  -- one cleanup row per stale chunk: bounded, whatever the manifest claims
+  if old.count - ((old.layout == parts.layout) and parts.count or 0) > max then
+    return nil, ("previous manifest claims %.0f chunks, more than max_cleanup %d"):format(old.count, max), "TooLarge"
+  end
   local from = (old.layout == parts.layout) and parts.count or 0
   for i = from, old.count - 1 do
     if old.layout == "columns" then
@@ -389,12 +397,14 @@ end
 -- requests, after every chunk: run the requests in order, each only after
 -- the previous one fully succeeded. opts.previous: the manifest this
 -- write replaces; cleanup then lists its stale chunks ({key, column} or
--- {key, suffix} rows) to delete after the new manifest is written.
+-- {key, suffix} rows) to delete after the new manifest is written; more
+-- than opts.max_cleanup (65536) of them is nil, msg, "TooLarge".
 function blob.plan(rows, opts)
   local o = opts_of(opts)
   local max_rows = int_opt(o, "max_rows", 200, 1, 2147483647)
   local max_bytes = int_opt(o, "max_bytes", 4 * MB, 1, 2^53)
   local max_cols = int_opt(o, "max_columns", 1024, 1, 2147483647)
+  local max_cleanup = int_opt(o, "max_cleanup", 65536, 0, 2147483647)
   local list, parts = rows_arg(rows)
   local requests, cur = {}, nil
   local function flush(commit)
@@ -436,7 +446,7 @@ function blob.plan(rows, opts)
   if o.previous ~= nil then
     check_string(o.previous, "previous")
     if not parts then raise("previous needs the rows of one blob.split result") end
-    local c, msg, code = stale_cleanup(parts, o.previous)
+    local c, msg, code = stale_cleanup(parts, o.previous, max_cleanup)
     if not c then return nil, msg, code end
     cleanup = c
   end

@@ -261,7 +261,16 @@ function retry.batch_write(send, rows, opts)
   local m = setup(opts, "batch_write")
   local classify = opts.classify or function(err) return retry.tablestore(err, op, opts) end
   local results, pending = {}, {}
-  for i = 1, #rows do pending[i] = i end
+  -- the length is a claim (__len may say 2^40): walk the rows that exist,
+  -- so work and memory follow the real list
+  local nrows = #rows
+  if type(nrows) ~= "number" or nrows ~= math.floor(nrows) or nrows < 0 then
+    fail("batch_write: #rows must be a non-negative integer")
+  end
+  for i = 1, nrows do
+    if rows[i] == nil then fail("batch_write: rows[%d] is nil but #rows is %.0f: rows must be a list", i, nrows) end
+    pending[i] = i
+  end
   if m.budget and #pending > 0 then m.budget:acquire("request", m.now and m.now()) end
   m.kind = "request"
   local attempt = 0
@@ -309,7 +318,7 @@ function retry.batch_write(send, rows, opts)
     pending = again
   end
   local nfailed = 0
-  for i = 1, #rows do
+  for i = 1, nrows do
     if results[i] ~= true then nfailed = nfailed + 1 end
   end
   return results, nfailed, attempt
