@@ -36,9 +36,27 @@ local function int_opt(o, name, def, lo, hi)
   return v
 end
 
+-- the C classes of contexts and dictionaries, to refuse anything else
+-- with an otskit.blob error (not the C API's "bad argument")
+local REG = debug.getregistry()
+local function is_a(v, class) return type(v) == "userdata" and getmetatable(v) == REG[class] end
+local function check_dicts(d)
+  if type(d) == "nil" or is_a(d, "otskit.frame.dict") then return end
+  if type(d) == "table" and getmetatable(d) == nil then
+    for i, x in ipairs(d) do
+      if not is_a(x, "otskit.frame.dict") then raise("dict[%d] must be a dictionary (blob.dictionary)", i) end
+    end
+    return
+  end
+  raise("dict must be a dictionary (blob.dictionary) or a list of them")
+end
+
 local default_ctx
 local function ctx_of(o)
-  if o.context ~= nil then return o.context end
+  if type(o.context) ~= "nil" then
+    if not is_a(o.context, "otskit.frame.ctx") then raise("context must be a blob.context()") end
+    return o.context
+  end
   if not default_ctx then default_ctx = F.ctx_new() end
   return default_ctx
 end
@@ -73,7 +91,9 @@ function blob.pack(value, opts)
   local level = int_opt(o, "level", lv[1], lv[2], lv[3])
   local sum = o.checksum or "xxh3"
   if sum ~= "xxh3" and sum ~= "xxh64" then raise("checksum must be \"xxh3\" or \"xxh64\"") end
-  if o.dict ~= nil and codec ~= "zstd" then raise("dictionaries work with zstd only") end
+  -- type(), not ~= nil: a NULL cdata equals nil on LuaJIT
+  if type(o.dict) ~= "nil" and codec ~= "zstd" then raise("dictionaries work with zstd only") end
+  if type(o.dict) ~= "nil" and not is_a(o.dict, "otskit.frame.dict") then raise("dict must be a dictionary (blob.dictionary)") end
   return F.pack(ctx_of(o), value, codec, level, auto, sum, o.dict)
 end
 
@@ -90,6 +110,7 @@ function blob.unpack(frame, opts)
   end
   local o = opts_of(opts)
   local max = int_opt(o, "max_size", blob.DEFAULT_MAX_SIZE, 0, 4294967295)
+  check_dicts(o.dict)
   return F.unpack(ctx_of(o), frame, max, o.dict)
 end
 
@@ -146,7 +167,7 @@ local function split_opts(o)
   if not name:match("^[A-Za-z_][A-Za-z0-9_]*$") or #name > 244 then
     raise("name must be a Tablestore column name ([A-Za-z_][A-Za-z0-9_]*, at most 244 bytes): %q", name)
   end
-  if o.generation ~= nil and (type(o.generation) ~= "string" or #o.generation ~= 16) then
+  if type(o.generation) ~= "nil" and (type(o.generation) ~= "string" or #o.generation ~= 16) then
     raise("generation must be a 16-byte string")
   end
   return cs, layout, name

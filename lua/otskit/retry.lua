@@ -151,12 +151,21 @@ local function setup(opts, what)
   local m = {}
   if opts.schedule ~= nil then
     m.s = opts.schedule
+    if (type(m.s) ~= "table" and type(m.s) ~= "userdata") or type(m.s.reset) ~= "function"
+        or type(m.s.next) ~= "function" then
+      fail("%s: schedule must be a backoff schedule (backoff.new)", what)
+    end
     m.s:reset()
   else
     m.s = backoff.new(opts.backoff)
   end
   m.budget = opts.budget
   if m.budget == nil then m.budget = retry.budget end
+  if m.budget ~= false and ((type(m.budget) ~= "table" and type(m.budget) ~= "userdata")
+      or type(m.budget.acquire) ~= "function" or type(m.budget.success) ~= "function") then
+    fail("%s: budget must be false or a budget (backoff.budget)", what)
+  end
+  if opts.classify ~= nil and type(opts.classify) ~= "function" then fail("%s: classify must be a function", what) end
   m.sleep = opts.sleep or default_sleep()
   m.clock = opts.clock or backoff.now
   if type(m.sleep) ~= "function" or type(m.clock) ~= "function" then

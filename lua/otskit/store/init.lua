@@ -84,10 +84,11 @@ local function part_opts(base, over)
   for k, v in pairs(over or {}) do o[k] = v end
   for _, k in ipairs({ "split_rows", "split_bytes", "split_load", "window", "history" }) do
     local v = o[k]
-    if v ~= nil and v ~= false and (type(v) ~= "number" or v <= 0) then
+    -- type(), not v ~= nil: a NULL cdata equals nil on LuaJIT
+    if type(v) ~= "nil" and v ~= false and (type(v) ~= "number" or not (v > 0) or v == math.huge) then
       error("otskit.store: partition." .. k .. " must be a positive number or false", 4)
     end
-    if v == false then o[k] = nil end
+    if v == false or type(v) == "nil" then o[k] = nil end
   end
   return o
 end
