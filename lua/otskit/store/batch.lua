@@ -1,0 +1,154 @@
+--- otskit.store.batch -- BatchGetRow and BatchWriteRow.
+local base = require "otskit.store.base"
+local keycodec = require "otskit.key"
+local schema = require "otskit.store.schema"
+local write = require "otskit.store.write"
+local read = require "otskit.store.read"
+local pack = keycodec.pack
+local pk_out, parse_get_columns = schema.pk_out, schema.parse_get_columns
+local PLAN, row_out = write.PLAN, read.row_out
+local DB, L = base.DB, base.LIMITS
+local invalid, check_req, valid_name, ceil_cu, consumed =
+  base.invalid, base.check_req, base.valid_name, base.ceil_cu, base.consumed
+
+local batch = {}
+
+
+--- db:batch_get_row{ tables = {{ table, primary_keys = {pk, ...}, columns }} }
+-- -> { tables = {{ table, rows = {{ ok = true, row = row|nil } | { ok = false,
+-- code, message }} }} }: at most 100 rows in all.
+function DB:batch_get_row(req)
+  check_req(req, "batch_get_row")
+  local lat, fail = self:_fault("batch_get_row")
+  if fail then return nil, self.faults:message(), self.faults.code end
+  if type(req.tables) ~= "table" or #req.tables == 0 then return invalid("tables must be a non-empty list") end
+  local total, plans = 0, {}
+  for i, spec in ipairs(req.tables) do
+    if type(spec) ~= "table" then return invalid("tables[" .. i .. "] must be a table") end
+    local t, msg, code = self:_table(spec.table)
+    if not t then return nil, msg, code end
+    local want, m2, c2 = parse_get_columns(t, spec.columns)
+    if m2 then return nil, m2, c2 end
+    if type(spec.primary_keys) ~= "table" then return invalid("tables[" .. i .. "].primary_keys must be a list") end
+    local keys, seen = {}, {}
+    for j, pk in ipairs(spec.primary_keys) do
+      local vals, m, c = self:_pk_values(t, pk, false)
+      if not vals then return nil, ("tables[%d].primary_keys[%d]: %s"):format(i, j, m), c end
+      local k = pack(vals)
+      if seen[k] then return invalid("duplicated primary key in tables[" .. i .. "]") end
+      seen[k] = true
+      keys[j] = k
+    end
+    total = total + #keys
+    plans[i] = { t = t, keys = keys, want = want }
+  end
+  if total > L.batch_get_rows then return invalid("Rows count exceeds the upper limit: " .. L.batch_get_rows) end
+  local out = {}
+  for i, p in ipairs(plans) do
+    local rows = {}
+    for j, k in ipairs(p.keys) do
+      if self.faults and self.faults:row_fails("batch_get_row") then
+        rows[j] = { ok = false, code = self.faults.code, message = self.faults:message() }
+      else
+        local blob, err = self.h:get(p.t.kv, k)
+        if blob == nil and err then
+          rows[j] = { ok = false, code = "OTSInternalServerError", message = err }
+        else
+          if p.t.parts then p.t.parts:read(k) end
+          local row, m = nil, nil
+          if blob then row, m = row_out(p.t, k, blob, p.want) end
+          if blob and not row then rows[j] = { ok = false, code = "OTSInternalServerError", message = m }
+          else rows[j] = { ok = true, row = row } end
+        end
+      end
+    end
+    out[i] = { table = p.t.name, rows = rows }
+  end
+  return { tables = out, latency = lat }
+end
+
+--- db:batch_write_row{ tables = {{ table, rows = {{ type = "PUT" | "UPDATE"
+-- | "DELETE", primary_key, columns | update, condition }, ...} }} }
+-- -> { tables = {{ table, rows = {{ ok = true } | { ok = false, code,
+-- message }} }}, failed = n }. At most 200 rows and 4 MB in all; a row
+-- may fail alone (its data unchanged) while the others are written; a
+-- request-level error writes nothing.
+function DB:batch_write_row(req)
+  check_req(req, "batch_write_row")
+  local lat, fail = self:_fault("batch_write_row")
+  local f = self.faults
+  if fail and not f.applied then return nil, f:message(), f.code end
+  if type(req.tables) ~= "table" or #req.tables == 0 then return invalid("tables must be a non-empty list") end
+  local total, size, specs = 0, 0, {}
+  for i, spec in ipairs(req.tables) do
+    if type(spec) ~= "table" then return invalid("tables[" .. i .. "] must be a table") end
+    local t, msg, code = self:_table(spec.table)
+    if not t then return nil, msg, code end
+    if type(spec.rows) ~= "table" then return invalid("tables[" .. i .. "].rows must be a list") end
+    total = total + #spec.rows
+    if total > L.batch_write_rows then return invalid("Rows count exceeds the upper limit: " .. L.batch_write_rows) end
+    local plans, seen = {}, {}
+    for j, row in ipairs(spec.rows) do
+      if type(row) ~= "table" then return invalid(("tables[%d].rows[%d] must be a table"):format(i, j)) end
+      local mk = PLAN[row.type]
+      local plan, m, c
+      if not mk then
+        m, c = "row type must be PUT, UPDATE or DELETE, got " .. tostring(row.type), "OTSParameterInvalid"
+      else
+        plan, m, c = mk(self, t, row)
+      end
+      if plan then
+        if seen[plan.key] then return invalid(("tables[%d]: the same row appears twice (rows %d and %d)"):format(i, seen[plan.key], j)) end
+        seen[plan.key] = j
+        size = size + plan.size
+      end
+      plans[j] = plan or { err = m, code = c }
+    end
+    specs[i] = { t = t, plans = plans }
+  end
+  if size > L.request_bytes then return nil, "request is " .. size .. " bytes, larger than 4 MB", "OTSRequestBodyTooLarge" end
+  local h = self.h
+  local ok, err = h:begin()
+  if not ok then return nil, err, "OTSInternalServerError" end
+  local out, accts, failed = {}, {}, 0
+  for i, s in ipairs(specs) do
+    local rows = {}
+    for j, plan in ipairs(s.plans) do
+      local r
+      if plan.err then
+        r = { ok = false, code = plan.code, message = plan.err }
+      elseif f and f:row_fails("batch_write_row") then
+        r = { ok = false, code = f.code, message = f:message() }
+      else
+        local acct, m, c = self:_apply(s.t, plan)
+        if acct then
+          r = { ok = true, consumed = consumed(0, ceil_cu(plan.size)) }
+          if plan.ret == "RT_PK" then r.row = { primary_key = pk_out(s.t, plan.key) } end
+          accts[#accts + 1] = { s.t, acct }
+        elseif c == "OTSInternalServerError" then
+          h:rollback()
+          return nil, m, c
+        else
+          r = { ok = false, code = c, message = m }
+        end
+      end
+      if not r.ok then failed = failed + 1 end
+      rows[j] = r
+    end
+    out[i] = { table = s.t.name, rows = rows }
+  end
+  ok, err = h:commit()
+  if not ok then h:rollback(); return nil, err, "OTSInternalServerError" end
+  -- count every row first, then split: a split rescans the store, which
+  -- already holds the whole batch
+  local touched = {}
+  for _, a in ipairs(accts) do
+    self:_account(a[1], a[2], true)
+    touched[a[1]] = true
+  end
+  for t in pairs(touched) do if t.parts then t.parts:settle() end end
+  if fail then return nil, f:message(), f.code end
+  return { tables = out, failed = failed, latency = lat }
+end
+
+return batch
