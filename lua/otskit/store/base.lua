@@ -4,6 +4,9 @@ local values = require "otskit.store.values"
 
 local base = {}
 
+--- The value of an AUTO_INCREMENT key column in a write.
+base.AUTO_INCREMENT = setmetatable({}, { __tostring = function() return "AUTO_INCREMENT" end })
+
 --- The open ends of a key column in get_range bounds.
 base.INF_MIN = setmetatable({}, { __tostring = function() return "INF_MIN" end })
 base.INF_MAX = setmetatable({}, { __tostring = function() return "INF_MAX" end })
@@ -34,6 +37,32 @@ end
 function base.ceil_cu(bytes)
   local n = math.ceil(bytes / 4096)
   return n < 1 and 1 or n
+end
+
+--- base.known(req, allowed, what) -> true | nil, msg, code: refuses a
+-- field the store does not support (never accepted and ignored).
+function base.known(req, allowed, what)
+  for k in next, req do
+    if not allowed[k] then
+      return nil, what .. ": unsupported option '" .. tostring(k) .. "'", "OTSParameterInvalid"
+    end
+  end
+  return true
+end
+
+--- base.set{...} -> { [v] = true, ... }
+function base.set(list)
+  local s = {}
+  for _, v in ipairs(list) do s[v] = true end
+  return s
+end
+
+--- The table options of the service and their defaults.
+base.OPTION_DEFAULTS = { time_to_live = -1, max_versions = 1, max_time_deviation = 86400 }
+
+--- base.now_ms(db) -> the store's clock in integral milliseconds
+function base.now_ms(db)
+  return math.floor((db.clock() + db.offset) * 1000)
 end
 
 function base.consumed(read, write)

@@ -28,6 +28,9 @@ local store = {}
 --- The open ends of a key column in get_range bounds.
 store.INF_MIN, store.INF_MAX = base.INF_MIN, base.INF_MAX
 
+--- The value to write in an AUTO_INCREMENT key column: the store fills it in.
+store.AUTO_INCREMENT = base.AUTO_INCREMENT
+
 --- Typed values: store.binary(s), store.integer(v), store.double(v).
 store.binary, store.integer, store.double = values.binary, values.integer, values.double
 
@@ -36,17 +39,31 @@ store.LIMITS = base.LIMITS
 
 --- store.open{ path = ":memory:" | "file.db", clock = fn, partitions = true,
 -- partition = { split_rows, split_bytes, split_load, window, history } }
--- -> db | nil, msg, code. clock() -> seconds (default os.time) drives the
--- partition windows; injected latency is added to it (db:now()).
--- partitions = false turns the partition accounting off.
+-- page = { rows = 5000, bytes = 4194304 } }
+-- -> db | nil, msg, code. clock() -> seconds since the epoch (default: the
+-- system clock, sub-millisecond) drives cell timestamps, time_to_live and
+-- the partition windows; injected latency is added to it (db:now()).
+-- partitions = false turns the partition accounting off. page: what one
+-- get_range page may scan (the service's 5000 rows / 4 MB); lower it to
+-- exercise pagers on small data.
 function store.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("otskit.store: open takes an options table", 2) end
   if opts.clock ~= nil and type(opts.clock) ~= "function" then error("otskit.store: clock must be a function", 2) end
   local h, msg, code = kv.open(opts.path or ":memory:")
   if not h then return nil, msg, code end
-  local db = setmetatable({ h = h, tables = {}, clock = opts.clock or os.time, offset = 0,
-    accounting = opts.partitions ~= false, popts = part_opts(opts.partition) }, DB)
+  local page = opts.page or {}
+  if type(page) ~= "table" then error("otskit.store: page must be a table { rows =, bytes = }", 2) end
+  for _, k in ipairs({ "rows", "bytes" }) do
+    local v = page[k]
+    if v ~= nil and (type(v) ~= "number" or v < 1 or v ~= math.floor(v)) then
+      error("otskit.store: page." .. k .. " must be a positive integer", 2)
+    end
+  end
+  local db = setmetatable({ h = h, tables = {}, clock = opts.clock or kv.now, offset = 0,
+    accounting = opts.partitions ~= false, popts = part_opts(opts.partition),
+    page_rows = page.rows or base.LIMITS.range_rows, page_bytes = page.bytes or base.LIMITS.range_bytes,
+    autoinc = {} }, DB)
   -- Another connection may hold the file (or be recovering its WAL) as we
   -- open: "database is locked" is worth retrying, so it says OTSServerBusy.
   local function failed(err)
@@ -55,18 +72,23 @@ function store.open(opts)
     return nil, tostring(err), busy and "OTSServerBusy" or "OTSInternalServerError"
   end
   local ok, err = h:create("meta")
+  if ok then ok, err = h:create("autoinc") end
   if not ok then return failed(err) end
   local cur, serr = h:scan("meta")
   if not cur then return failed(serr) end
   for name, text in cur.next, cur do
-    local pk, bounds, po = {}, {}, {}
+    local pk, bounds, po, to, res, auto = {}, {}, {}, {}, {}, {}
     for line in text:gmatch("[^\n]+") do
       local a, b, c = line:match("^(%S+) (%S+) ?(%S*)$")
       if a == "pk" then pk[#pk + 1] = { name = b, type = c }
       elseif a == "bound" then bounds[#bounds + 1] = unhex(b)
-      elseif a == "opt" then po[b] = tonumber(c) end
+      elseif a == "opt" then po[b] = tonumber(c)
+      elseif a == "tab" then to[b] = tonumber(c)
+      elseif a == "res" then res[b] = tonumber(c)
+      elseif a == "auto" then auto[b] = true end
     end
-    db:_attach(name, pk, bounds, part_opts(nil, po))
+    for _, col in ipairs(pk) do col.auto = auto[col.name] end
+    db:_attach(name, pk, bounds, part_opts(nil, po), to, res)
   end
   return db
 end

@@ -11,6 +11,56 @@ local invalid, check_req, valid_name, ceil_cu, consumed =
 
 local tables = {}
 
+local OPTIONS = { "time_to_live", "max_versions", "max_time_deviation" }
+local CREATE_FIELDS = base.set{ "name", "table", "primary_key", "options", "reserved", "splits", "partition" }
+local UPDATE_FIELDS = base.set{ "name", "table", "options", "reserved" }
+local NAME_FIELDS = base.set{ "name", "table" }
+
+local function is_int(v) return type(v) == "number" and v == math.floor(v) and v > -2^63 and v < 2^63 end
+
+-- validated table options over `cur` (defaults when nil) -> options | nil, msg, code
+local function parse_options(o, cur)
+  local out = {}
+  for _, k in ipairs(OPTIONS) do out[k] = cur and cur[k] or base.OPTION_DEFAULTS[k] end
+  if o == nil then return out end
+  if type(o) ~= "table" then return invalid("options must be a table") end
+  local ok, m, c = base.known(o, base.set(OPTIONS), "options")
+  if not ok then return nil, m, c end
+  local ttl, mv, dev = o.time_to_live, o.max_versions, o.max_time_deviation
+  if ttl ~= nil then
+    -- the service: -1 (never expire) or at least one day
+    if not is_int(ttl) or (ttl ~= -1 and ttl < 86400) then
+      return invalid("time_to_live must be -1 or at least 86400 seconds, got " .. tostring(ttl))
+    end
+    out.time_to_live = ttl
+  end
+  if mv ~= nil then
+    if not is_int(mv) or mv < 1 then return invalid("max_versions must be a positive integer, got " .. tostring(mv)) end
+    out.max_versions = mv
+  end
+  if dev ~= nil then
+    if not is_int(dev) or dev < 1 then return invalid("max_time_deviation must be a positive integer, got " .. tostring(dev)) end
+    out.max_time_deviation = dev
+  end
+  return out
+end
+
+local function parse_reserved(r, cur)
+  local out = { read = cur and cur.read or 0, write = cur and cur.write or 0 }
+  if r == nil then return out end
+  if type(r) ~= "table" then return invalid("reserved must be a table { read =, write = }") end
+  local ok, m, c = base.known(r, base.set{ "read", "write" }, "reserved")
+  if not ok then return nil, m, c end
+  for _, k in ipairs({ "read", "write" }) do
+    local v = r[k]
+    if v ~= nil then
+      if not is_int(v) or v < 0 then return invalid("reserved." .. k .. " must be an integer >= 0, got " .. tostring(v)) end
+      out[k] = v
+    end
+  end
+  return out
+end
+
 local DEFAULT_PART = { split_bytes = 64 * 1048576, window = 60, history = 120 }
 
 local function part_opts(base, over)
@@ -28,13 +78,24 @@ local function part_opts(base, over)
   return o
 end
 
+local function copy(o)
+  local c = {}
+  for k, v in pairs(o) do c[k] = v end
+  return c
+end
+
 local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
 local function unhex(h) return (h:gsub("..", function(x) return string.char(tonumber(x, 16)) end)) end
 
--- metadata row text: "pk <name> <TYPE>" lines, then "bound <hex>" lines
+-- metadata row text: "pk <name> <TYPE>" lines, then "bound <hex>",
+-- "auto <column>", "tab <option> <n>", "res <read|write> <n>" lines
 local function meta_text(t)
   local out = {}
   for _, c in ipairs(t.pk) do out[#out + 1] = "pk " .. c.name .. " " .. c.type end
+  for _, c in ipairs(t.pk) do if c.auto then out[#out + 1] = "auto " .. c.name end end
+  for _, k in ipairs(OPTIONS) do out[#out + 1] = ("tab %s %d"):format(k, t.options[k]) end
+  out[#out + 1] = ("res read %d"):format(t.reserved.read)
+  out[#out + 1] = ("res write %d"):format(t.reserved.write)
   for _, b in ipairs(t.bounds) do out[#out + 1] = "bound " .. hex(b) end
   for _, k in ipairs({ "split_rows", "split_bytes", "split_load", "window", "history" }) do
     if t.popts[k] then out[#out + 1] = "opt " .. k .. " " .. ("%.17g"):format(t.popts[k]) end
@@ -42,9 +103,22 @@ local function meta_text(t)
   return table.concat(out, "\n")
 end
 
-function DB:_attach(name, pk, bounds, popts)
-  local t = { name = name, kv = "t_" .. name, pk = pk, npk = #pk, pknames = {}, bounds = bounds, popts = popts }
-  for _, c in ipairs(pk) do t.pknames[c.name] = true end
+-- derived per-table settings the hot paths read
+local function settle(t)
+  local o = t.options
+  t.ttl_ms = o.time_to_live ~= -1 and o.time_to_live * 1000 or nil
+  t.maxv = o.max_versions
+  t.dev_ms = o.max_time_deviation * 1000
+end
+
+function DB:_attach(name, pk, bounds, popts, options, reserved)
+  local t = { name = name, kv = "t_" .. name, pk = pk, npk = #pk, pknames = {}, bounds = bounds, popts = popts,
+              options = parse_options(options), reserved = parse_reserved(reserved) }
+  for i, c in ipairs(pk) do
+    t.pknames[c.name] = true
+    if c.auto then t.auto = i end
+  end
+  settle(t)
   if self.accounting then
     local h = self.h
     t.parts = partitions.new({ bounds = bounds, split_rows = popts.split_rows, split_bytes = popts.split_bytes,
@@ -90,21 +164,29 @@ function DB:_table(name)
   if h == nil then error("otskit.store: db is closed", 3) end
   local t = self.tables[name]
   if t == nil then
-    if type(name) ~= "string" then return invalid("table name must be a string") end
-    return nil, "Requested table does not exist: " .. name, "OTSObjectNotExist"
+    if not valid_name(name) then return invalid("Invalid table name: '" .. tostring(name) .. "'.") end
+    return nil, "Requested table does not exist.", "OTSObjectNotExist"
   end
   return t
 end
 
---- db:create_table{ name, primary_key = {{"pk1", "INTEGER"|"STRING"|"BINARY"}, ...},
+--- db:create_table{ name, primary_key = {{"pk1", "INTEGER"|"STRING"|"BINARY"
+-- [, "AUTO_INCREMENT"]}, ...}, options = { time_to_live = -1, max_versions = 1,
+-- max_time_deviation = 86400 }, reserved = { read = 0, write = 0 },
 -- splits = { partition-key values }, partition = { thresholds } }
 -- -> { table = name } | nil, msg, code
 function DB:create_table(req)
   check_req(req, "create_table")
   if self.h == nil then error("otskit.store: db is closed", 2) end
+  local okf, mf, cf = base.known(req, CREATE_FIELDS, "create_table")
+  if not okf then return nil, mf, cf end
   local name = req.name or req.table
   if not valid_name(name) then return invalid("table name must be 1-255 bytes of [A-Za-z0-9_], not starting with a digit: " .. tostring(name)) end
-  if self.tables[name] then return nil, "Requested table already exists: " .. name, "OTSObjectAlreadyExist" end
+  if self.tables[name] then return nil, "Requested table already exists.", "OTSObjectAlreadyExist" end
+  local options, mo, co = parse_options(req.options)
+  if not options then return nil, mo, co end
+  local reserved, mr, cr = parse_reserved(req.reserved)
+  if not reserved then return nil, mr, cr end
   local spec = req.primary_key
   if type(spec) ~= "table" or #spec < 1 or #spec > L.pk_columns then
     return invalid("primary_key must list 1 to 4 columns")
@@ -112,14 +194,23 @@ function DB:create_table(req)
   local pk, seen = {}, {}
   for i, c in ipairs(spec) do
     if type(c) ~= "table" then return invalid("primary key column " .. i .. " must be {name, type}") end
-    local n, ty = c[1] or c.name, c[2] or c.type
+    local n, ty, opt = c[1] or c.name, c[2] or c.type, c[3] or c.option
     if not valid_name(n) then return invalid("bad primary key column name: " .. tostring(n)) end
-    if seen[n] then return invalid("duplicate primary key column: " .. n) end
+    if seen[n] then return invalid("Duplicated primary key name: '" .. n .. "'.") end
     if ty ~= "INTEGER" and ty ~= "STRING" and ty ~= "BINARY" then
       return invalid("primary key column " .. n .. " type must be INTEGER, STRING or BINARY, got " .. tostring(ty))
     end
     seen[n] = true
     pk[i] = { name = n, type = ty }
+    if opt ~= nil then
+      if opt ~= "AUTO_INCREMENT" then return invalid("primary key column " .. n .. ": unsupported option '" .. tostring(opt) .. "'") end
+      if i == 1 then return invalid("the partition key '" .. n .. "' cannot be AUTO_INCREMENT") end
+      if ty ~= "INTEGER" then return invalid("AUTO_INCREMENT column '" .. n .. "' must be INTEGER") end
+      for j = 1, i - 1 do
+        if pk[j].auto then return invalid("at most one AUTO_INCREMENT column") end
+      end
+      pk[i].auto = true
+    end
   end
   local t0 = { name = name, pk = pk, npk = #pk, pknames = seen }
   local bounds = {}
@@ -133,18 +224,46 @@ function DB:create_table(req)
     if bounds[i] == bounds[i - 1] then return invalid("duplicate split point") end
   end
   local popts = part_opts(self.popts, req.partition)
-  local t = { pk = pk, bounds = bounds, popts = popts }
+  local t = { pk = pk, bounds = bounds, popts = popts, options = options, reserved = reserved }
   local h = self.h
   local ok, msg = h:create("t_" .. name)
   if ok then ok, msg = h:put("meta", name, meta_text(t)) end
   if not ok then return nil, msg, "OTSInternalServerError" end
-  self:_attach(name, pk, bounds, popts)
+  self:_attach(name, pk, bounds, popts, options, reserved)
   return { table = name }
+end
+
+--- db:update_table{ name, options = {...}, reserved = {...} } -> { options,
+-- reserved } (the table's settings after the change) | nil, msg, code.
+-- Lowering max_versions or time_to_live hides the versions beyond them
+-- from every read at once.
+function DB:update_table(req)
+  check_req(req, "update_table")
+  local okf, mf, cf = base.known(req, UPDATE_FIELDS, "update_table")
+  if not okf then return nil, mf, cf end
+  local t, msg, code = self:_table(req.name or req.table)
+  if not t then return nil, msg, code end
+  if req.options == nil and req.reserved == nil then return invalid("update_table needs options or reserved") end
+  local options, mo, co = parse_options(req.options, t.options)
+  if not options then return nil, mo, co end
+  local reserved, mr, cr = parse_reserved(req.reserved, t.reserved)
+  if not reserved then return nil, mr, cr end
+  local old_o, old_r = t.options, t.reserved
+  t.options, t.reserved = options, reserved
+  local ok, err = self.h:put("meta", t.name, meta_text(t))
+  if not ok then
+    t.options, t.reserved = old_o, old_r
+    return nil, err, "OTSInternalServerError"
+  end
+  settle(t)
+  return { options = copy(options), reserved = copy(reserved) }
 end
 
 --- db:delete_table{ name } -> {} | nil, msg, code
 function DB:delete_table(req)
   check_req(req, "delete_table")
+  local okf, mf, cf = base.known(req, NAME_FIELDS, "delete_table")
+  if not okf then return nil, mf, cf end
   local name = req.name or req.table
   local t, msg, code = self:_table(name)
   if not t then return nil, msg, code end
@@ -164,19 +283,23 @@ function DB:list_table()
   return { table_names = names }
 end
 
---- db:describe_table{ name } -> { table_meta = { table, primary_key },
+--- db:describe_table{ name } -> { table_meta = { table, primary_key =
+-- {{name, type [, "AUTO_INCREMENT"]}, ...} }, options, reserved,
 -- shard_splits = { partition-key values } } | nil, msg, code
 function DB:describe_table(req)
   check_req(req, "describe_table")
+  local okf, mf, cf = base.known(req, NAME_FIELDS, "describe_table")
+  if not okf then return nil, mf, cf end
   local t, msg, code = self:_table(req.name or req.table)
   if not t then return nil, msg, code end
   local pk, splits = {}, {}
-  for i, c in ipairs(t.pk) do pk[i] = { c.name, c.type } end
+  for i, c in ipairs(t.pk) do pk[i] = { c.name, c.type, c.auto and "AUTO_INCREMENT" or nil } end
   for i, b in ipairs(t.bounds) do
     local v = unpack(b)[1]
     splits[i] = type(v) == "table" and tostring(v) or v
   end
-  return { table_meta = { table = t.name, primary_key = pk }, shard_splits = splits }
+  return { table_meta = { table = t.name, primary_key = pk }, options = copy(t.options),
+           reserved = copy(t.reserved), shard_splits = splits }
 end
 
 tables.part_opts, tables.unhex = part_opts, unhex
