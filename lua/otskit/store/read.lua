@@ -109,7 +109,7 @@ local function row_out(t, k, blob, o)
     row = setmetatable({ primary_key = pk, columns = cols }, { blob, o = o, __index = lazy_cells })
   else
     cols, cells = full_path(o, cols, types, cells)
-    if not cols then return false, size end
+    if not cols or (#cells == 0 and kept > 0) then return false, size end
     row = { primary_key = pk, columns = cols, cells = cells }
   end
   return row, size
