@@ -11,7 +11,7 @@
 --
 -- Bad input gets a 4xx with {"error": "...", "code": "..."}; nothing a
 -- client sends may turn into a 500 (spec/openresty checks the error log).
-local json = require "dkjson"
+local json = require "gateway.json"
 local backoff = require "otskit.backoff"
 
 local app = {}
@@ -31,7 +31,17 @@ end
 --- init{ db, buckets } (init_by_lua): settings and the cursor secret. The
 -- secret is drawn here, before the fork, because a cursor one worker signs
 -- must be accepted by every other worker.
+-- The shared dicts the gateway needs: without one, nginx must refuse to
+-- start (naming the directive), not answer every request with a 500.
+app.SHARED_DICTS = { { "otskit_budget", "1m" }, { "otskit_gw", "4m" } }
+
 function app.init(opts)
+  for _, d in ipairs(app.SHARED_DICTS) do
+    if not ngx.shared[d[1]] then
+      error(("otskit gateway: nginx.conf has no shared dict %s: add `lua_shared_dict %s %s;` to its http block")
+        :format(d[1], d[1], d[2]), 0)
+    end
+  end
   cfg.db = assert(opts.db, "gateway: db path")
   cfg.buckets = opts.buckets or cfg.buckets
   cfg.secret = urandom(32)
@@ -160,41 +170,6 @@ local function series_get(id)
   return reply(200, page)
 end
 
--- The deepest nesting of [ and { in a JSON text (outside strings), scanning
--- no further than max: dkjson recurses once per level, so a body of
--- 100 000 "[" would overflow the C stack; it is refused before decoding.
-local function too_deep(s, max)
-  local depth, i, n = 0, 1, #s
-  while true do
-    i = s:find('[%[{%]}"]', i)
-    if not i then return false end
-    local c = s:byte(i)
-    if c == 34 then -- a string: skip to its closing quote
-      repeat
-        i = s:find('["\\]', i + 1)
-        if not i then return false end
-        if s:byte(i) == 92 then i = i + 1 else break end
-      until i > n
-    elseif c == 91 or c == 123 then
-      depth = depth + 1
-      if depth > max then return true end
-    else
-      depth = depth - 1
-    end
-    i = i + 1
-  end
-end
-app.too_deep = too_deep
-
-local MAX_DEPTH = 32
-
--- decodes a JSON body: doc | nil, reason
-local function decode(body)
-  if too_deep(body, MAX_DEPTH) then return nil, "JSON nested deeper than " .. MAX_DEPTH end
-  local doc, _, err = json.decode(body, 1, json.null)
-  return doc, err
-end
-
 local function read_body()
   ngx.req.read_body()
   local body = ngx.req.get_body_data()
@@ -207,7 +182,7 @@ end
 local function series_post(id)
   local body, err = read_body()
   if not body then return fail(413, "RequestBodyTooLarge", err) end
-  local doc, jerr = decode(body)
+  local doc, jerr = json.decode(body)
   if type(doc) ~= "table" or type(doc.points) ~= "table" then
     return fail(400, "BadRequest", "body must be JSON {\"points\": [{\"ts\": int, \"v\": number|string}, ...]}"
       .. (jerr and (" (" .. jerr .. ")") or ""))
@@ -287,14 +262,13 @@ local function events_get()
   end
   local out = {}
   for i, p in ipairs(rows) do out[i] = { ts = p.ts, id = p.id, v = p.columns.v } end
-  return reply(200, { rows = out, cursor = c or json.null })
+  return reply(200, { rows = json.array(out), cursor = c or json.null })
 end
 
 local function events_post()
   local body, err = read_body()
   if not body then return fail(413, "RequestBodyTooLarge", err) end
-  local doc, jerr = decode(body)
-  if jerr then return fail(400, "BadRequest", jerr) end
+  local doc = json.decode(body)
   if type(doc) ~= "table" or type(doc.events) ~= "table" or #doc.events < 1
      or #doc.events > cfg.max_points then
     return fail(400, "BadRequest", ("body must be JSON {\"events\": [{\"ts\": int, \"id\": string, \"v\": number|string}, ...]} with 1..%d events"):format(cfg.max_points))
@@ -418,6 +392,7 @@ function app.admin()
         out.counters[k:sub(3)] = dict:get(k)
       end
     end
+    out.workers = json.array(out.workers)
     out.budget = require("gateway.series").budget_available()
     out.key_path = require("otskit.key").path
     out.ffi_why = require("otskit.key").ffi_why

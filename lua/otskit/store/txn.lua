@@ -241,7 +241,7 @@ function DB:check()
         for i = 1, n do
           local _, why = key_vals(t, ks[i])
           if why then return damaged(why) end
-          local cols, e = kv.decode_row(vs[i])
+          local cols, e = require("otskit.core").row.decode(vs[i])
           if not cols then return damaged("a row of table " .. t.name .. ": " .. tostring(e)) end
         end
       end
