@@ -66,9 +66,11 @@ function DB:batch_get_row(req)
       elseif self.faults and self.faults:row_fails("batch_get_row") then
         rows[j] = { ok = false, code = self.faults.code, message = self.faults:message() }
       else
-        local blob, err = self.h:get(p.t.kv, k)
+        local blob, err, ecode = self.h:get(p.t.kv, k)
         if blob == nil and err then
-          rows[j] = { ok = false, code = "OTSInternalServerError", message = err }
+          local _, m, c = base.dberr(err, ecode)
+          if c == "OTSServerBusy" then return nil, m, c end
+          rows[j] = { ok = false, code = c, message = m }
         else
           if p.t.parts then p.t.parts:read(k) end
           local row, size = false, 0
@@ -128,9 +130,8 @@ function DB:batch_write_row(req)
     specs[i] = { t = t, plans = plans }
   end
   if size > L.request_bytes then return invalid("request is " .. size .. " bytes, larger than 4 MB") end
-  local h = self.h
-  local ok, err = h:begin()
-  if not ok then return nil, err, "OTSInternalServerError" end
+  -- the whole batch is one transaction (DB:_txn): a request-level error
+  -- rolls every row back
   local out, accts, failed = {}, {}, 0
   for i, s in ipairs(specs) do
     local rows = {}
@@ -146,8 +147,7 @@ function DB:batch_write_row(req)
           r = { ok = true, consumed = consumed(0, ceil_cu(plan.size)) }
           r.row = write.ret_row(s.t, plan)
           accts[#accts + 1] = { s.t, acct }
-        elseif c == "OTSInternalServerError" then
-          h:rollback()
+        elseif c == "OTSInternalServerError" or c == "OTSServerBusy" or c == "OTSObjectNotExist" then
           return nil, m, c
         else
           r = { ok = false, code = c, message = m }
@@ -158,8 +158,6 @@ function DB:batch_write_row(req)
     end
     out[i] = { table = s.t.name, rows = rows }
   end
-  ok, err = h:commit()
-  if not ok then h:rollback(); return nil, err, "OTSInternalServerError" end
   -- count every row first, then split: a split rescans the store, which
   -- already holds the whole batch
   local touched = {}
@@ -168,7 +166,7 @@ function DB:batch_write_row(req)
     touched[a[1]] = true
   end
   for t in pairs(touched) do if t.parts then t.parts:settle() end end
-  if fail then return nil, f:message(), f.code end
+  if fail then return nil, f:message(), f.code, "commit" end
   return { tables = out, failed = failed, latency = lat }
 end
 

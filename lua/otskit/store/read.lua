@@ -34,7 +34,8 @@ local function lazy_cells(row, key)
 end
 
 local function pk_of(t, k)
-  local vals = unpack(k)
+  local vals, why = schema.key_vals(t, k)
+  if not vals then return nil, why end
   local pk, pkc, size = {}, t.pk, 0
   for i = 1, #pkc do
     local c, v = pkc[i], vals[i]
@@ -99,8 +100,9 @@ end
 local function row_out(t, k, blob, o)
   local simple = o.simple
   local cols, types, size, kept, cells = decode(blob, o.want, o.filter ~= nil, o.lo, o.hi, o.maxv, not simple)
-  if not cols then return nil, "stored row is corrupt: " .. types end
+  if not cols then return nil, "the store file is damaged: a stored row: " .. tostring(types) end
   local pk, pksize = pk_of(t, k)
+  if not pk then return nil, "the store file is damaged: " .. pksize end
   size = size + pksize
   if kept == 0 and (#blob > 0 or not o.plain) then return false, size end
   local row
@@ -131,8 +133,8 @@ function DB:get_row(req)
   local o, m2, c2 = self:_read_opts(t, req)
   if not o then return nil, m2, c2 end
   local k = pack(vals)
-  local blob, err = self.h:get(t.kv, k)
-  if blob == nil and err then return nil, err, "OTSInternalServerError" end
+  local blob, err, ecode = self.h:get(t.kv, k)
+  if blob == nil and err then return base.dberr(err, ecode) end
   if t.parts then t.parts:read(k) end
   local row, size
   if blob then
@@ -193,15 +195,16 @@ function DB:get_range(req)
   end
   local h, parts = self.h, t.parts
   local page_rows, page_bytes = self.page_rows, self.page_bytes
-  local cur, err = h:scan(t.kv, lo, hi, reverse, page_rows + 1)
-  if not cur then return nil, err, "OTSInternalServerError" end
+  local cur, err, ecode = h:scan(t.kv, lo, hi, reverse, page_rows + 1)
+  if not cur then return base.dberr(err, ecode) end
   local rows, n, scanned, bytes, nextk = {}, 0, 0, 0, nil
   while nextk == nil do
     -- small first batches: a small limit reads few rows when none are dropped
     local want = limit - n + 1
     local batch = scanned < 64 and 64 or 256
     local ks, vs, got = cur:fetch(want < batch and want or batch, 1048576)
-    if got == nil then cur:close(); return nil, ks, "OTSInternalServerError" end
+    -- fetch fails as nil, msg, code: test the first value, not the count
+    if ks == nil then cur:close(); return base.dberr(vs, got) end
     if got == 0 then break end
     for i = 1, got do
       local k = ks[i]
@@ -219,7 +222,9 @@ function DB:get_range(req)
     end
   end
   cur:close()
-  return { rows = rows, next_start_primary_key = nextk and pk_out(t, nextk) or nil,
+  local nextpk = nextk and pk_out(t, nextk)
+  if nextk and not nextpk then return base.damaged(select(2, schema.key_vals(t, nextk))) end
+  return { rows = rows, next_start_primary_key = nextpk or nil,
            consumed = consumed(ceil_cu(bytes), 0), latency = lat }
 end
 

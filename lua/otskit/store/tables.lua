@@ -3,7 +3,9 @@ local base = require "otskit.store.base"
 local core = require "otskit.core"
 local keycodec = require "otskit.key"
 local partitions = require "otskit.store.partitions"
+local schema = require "otskit.store.schema"
 local kv = core.kv
+local check = base.check
 local pack, unpack = keycodec.pack, keycodec.unpack
 local DB, L = base.DB, base.LIMITS
 local invalid, check_req, valid_name, ceil_cu, consumed =
@@ -64,6 +66,8 @@ end
 local DEFAULT_PART = { split_bytes = 64 * 1048576, window = 60, history = 120 }
 
 local function part_opts(base, over)
+  if base ~= nil and type(base) ~= "table" then error("otskit.store: partition must be a table", 4) end
+  if over ~= nil and type(over) ~= "table" then error("otskit.store: partition must be a table", 4) end
   local o = {}
   for k, v in pairs(DEFAULT_PART) do o[k] = v end
   for k, v in pairs(base or {}) do o[k] = v end
@@ -85,7 +89,10 @@ local function copy(o)
 end
 
 local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
-local function unhex(h) return (h:gsub("..", function(x) return string.char(tonumber(x, 16)) end)) end
+local function unhex(h)
+  if #h % 2 ~= 0 or h:find("[^0-9a-f]") then return nil end
+  return (h:gsub("..", function(x) return string.char(tonumber(x, 16)) end))
+end
 
 -- metadata row text: "pk <name> <TYPE>" lines, then "bound <hex>",
 -- "auto <column>", "tab <option> <n>", "res <read|write> <n>" lines
@@ -102,6 +109,61 @@ local function meta_text(t)
   end
   return table.concat(out, "\n")
 end
+
+-- Parses a metadata row ("pk <name> <TYPE>", "bound <hex>", "opt <k> <v>",
+-- "auto <column>", "tab <option> <n>", "res <read|write> <n>" lines),
+-- checking every field: a damaged row is reported, never used.
+-- -> pk, bounds, partition opts, table options, reserved | nil, msg
+local PK_TYPES = { INTEGER = true, STRING = true, BINARY = true }
+local OPT_KEYS = { split_rows = true, split_bytes = true, split_load = true, window = true, history = true }
+local TAB_KEYS = { time_to_live = true, max_versions = true, max_time_deviation = true }
+local function parse_meta(name, text)
+  local function bad(why) return nil, ("metadata of table %q: %s"):format(tostring(name), why) end
+  if not valid_name(name) then return bad("not a valid table name") end
+  local pk, bounds, po, to, res, seen, auto = {}, {}, {}, {}, {}, {}, nil
+  for line in text:gmatch("[^\n]+") do
+    local a, b, c = line:match("^(%S+) (%S+) ?(%S*)$")
+    if a == "pk" then
+      if not valid_name(b) or not PK_TYPES[c] or seen[b] then return bad("bad primary key line") end
+      seen[b] = true
+      pk[#pk + 1] = { name = b, type = c }
+    elseif a == "bound" and c == "" then
+      local raw = unhex(b)
+      if not raw then return bad("a split bound is not hex") end
+      bounds[#bounds + 1] = raw
+    elseif a == "opt" and OPT_KEYS[b] then
+      local v = tonumber(c)
+      if not v or v ~= v or v <= 0 or v == math.huge then return bad("bad option " .. b) end
+      po[b] = v
+    elseif a == "tab" and TAB_KEYS[b] then
+      to[b] = tonumber(c)
+    elseif a == "res" and (b == "read" or b == "write") then
+      res[b] = tonumber(c)
+    elseif a == "auto" and c == "" and seen[b] and not auto then
+      auto = b
+    else
+      return bad("unknown line")
+    end
+  end
+  if #pk < 1 or #pk > L.pk_columns then return bad("needs 1 to 4 primary key columns, has " .. #pk) end
+  local t1 = { name = name, pk = { pk[1] }, npk = 1 }
+  for i, b in ipairs(bounds) do
+    if not schema.key_vals(t1, b) then return bad("split bound " .. i .. " is not a " .. pk[1].type) end
+    if i > 1 and kv.cmp(bounds[i - 1], b) >= 0 then return bad("split bounds out of order") end
+  end
+  for i, c in ipairs(pk) do
+    if c.name == auto then
+      if i == 1 or c.type ~= "INTEGER" then return bad("bad AUTO_INCREMENT column") end
+      c.auto = true
+    end
+  end
+  local options, m1 = parse_options(to)
+  if not options then return bad(m1) end
+  local reserved, m2 = parse_reserved(res)
+  if not reserved then return bad(m2) end
+  return pk, bounds, po, options, reserved
+end
+tables.parse_meta = parse_meta
 
 -- derived per-table settings the hot paths read
 local function settle(t)
@@ -125,24 +187,36 @@ function DB:_attach(name, pk, bounds, popts, options, reserved)
       split_load = popts.split_load, window = popts.window, history = popts.history }, {
       clock = function() return self:now() end,
       scan = function(lo, hi)
-        local cur = assert(h:scan(t.kv, lo, hi, false))
-        return function() return cur:next() end
+        local cur = check(h:scan(t.kv, lo, hi, false))
+        return function()
+          local k, v, code = cur:next()
+          if k == nil and v ~= nil then check(nil, v, code) end
+          return k, v
+        end
       end,
-      pk1 = function(k) return (assert(kv.first(k))) end,
+      pk1 = function(k)
+        local f, m = kv.first(k)
+        if not f then check(nil, "a stored key is not a tuple: " .. m, "KVCorrupt") end
+        return f
+      end,
       value = function(enc)
-        local v = unpack(enc)[1]
-        if type(v) == "table" then v = tostring(v) end
+        local v = unpack(enc)
+        v = type(v) == "table" and v[1]
+        if v == nil then check(nil, "a split bound is not a tuple", "KVCorrupt") end
+        if type(v) == "table" or type(v) == "cdata" then v = tostring(v) end
         return v
       end,
       on_split = function(los)
         t.bounds = los
-        h:put("meta", name, meta_text(t))
+        t.meta = meta_text(t)
+        check(h:put("meta", name, t.meta))
       end,
     })
     -- sizes of an existing table (reopened file)
-    local cur = assert(h:scan(t.kv, nil, nil, false))
+    local cur = check(h:scan(t.kv, nil, nil, false))
     while true do
       local ks, vs, n = cur:fetch(512)
+      check(ks, vs, n)
       if n == 0 then break end
       for i = 1, n do
         local p = t.parts.parts[t.parts:locate(ks[i])]
@@ -225,11 +299,16 @@ function DB:create_table(req)
   end
   local popts = part_opts(self.popts, req.partition)
   local t = { pk = pk, bounds = bounds, popts = popts, options = options, reserved = reserved }
+  -- inside the write transaction self.tables is what is on disk (synced
+  -- under the write lock), so two connections creating one name cannot
+  -- both succeed; a data table left without metadata is replaced
   local h = self.h
-  local ok, msg = h:create("t_" .. name)
-  if ok then ok, msg = h:put("meta", name, meta_text(t)) end
-  if not ok then return nil, msg, "OTSInternalServerError" end
-  self:_attach(name, pk, bounds, popts, options, reserved)
+  local text = meta_text(t)
+  local ok, msg, ecode = h:drop("t_" .. name)
+  if ok then ok, msg, ecode = h:create("t_" .. name) end
+  if ok then ok, msg, ecode = h:put("meta", name, text) end
+  if not ok then return base.dberr(msg, ecode) end
+  self:_attach(name, pk, bounds, popts, options, reserved).meta = text
   return { table = name }
 end
 
@@ -250,11 +329,13 @@ function DB:update_table(req)
   if not reserved then return nil, mr, cr end
   local old_o, old_r = t.options, t.reserved
   t.options, t.reserved = options, reserved
-  local ok, err = self.h:put("meta", t.name, meta_text(t))
+  local text = meta_text(t)
+  local ok, err, ecode = self.h:put("meta", t.name, text)
   if not ok then
     t.options, t.reserved = old_o, old_r
-    return nil, err, "OTSInternalServerError"
+    return base.dberr(err, ecode)
   end
+  t.meta = text
   settle(t)
   return { options = copy(options), reserved = copy(reserved) }
 end
@@ -268,9 +349,9 @@ function DB:delete_table(req)
   local t, msg, code = self:_table(name)
   if not t then return nil, msg, code end
   local h = self.h
-  local ok, err = h:drop(t.kv)
-  if ok then ok, err = h:delete("meta", name) end
-  if ok == nil then return nil, err, "OTSInternalServerError" end
+  local ok, err, ecode = h:drop(t.kv)
+  if ok then ok, err, ecode = h:delete("meta", name) end
+  if ok == nil then return base.dberr(err, ecode) end
   self.tables[name] = nil
   return {}
 end

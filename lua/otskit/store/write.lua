@@ -9,8 +9,8 @@ local schema = require "otskit.store.schema"
 local pack = keycodec.pack
 local pk_size, pk_out, parse_columns, is_ts = schema.pk_size, schema.pk_out, schema.parse_columns, schema.is_ts
 local DB, L, AUTO = base.DB, base.LIMITS, base.AUTO_INCREMENT
-local invalid, check_req, valid_name, ceil_cu, consumed, now_ms =
-  base.invalid, base.check_req, base.valid_name, base.ceil_cu, base.consumed, base.now_ms
+local invalid, check_req, valid_name, ceil_cu, consumed, now_ms, dberr =
+  base.invalid, base.check_req, base.valid_name, base.ceil_cu, base.consumed, base.now_ms, base.dberr
 
 local write = {}
 
@@ -226,8 +226,8 @@ function DB:_auto_value(t, vals)
   local ak = t.name .. "\0" .. pack({ vals[1] })
   local last = self.autoinc[ak]
   if last == nil then
-    local s, err = h:get("autoinc", ak)
-    if s == nil and err then return nil, err end
+    local s, err, ecode = h:get("autoinc", ak)
+    if s == nil and err then return dberr(err, ecode) end
     last = 0
     if s then
       last = tonumber(s)
@@ -236,8 +236,8 @@ function DB:_auto_value(t, vals)
   end
   local v = math.floor((self.clock() + self.offset) * 1e6)
   if v <= last then v = last + 1 end
-  local ok, err = h:put("autoinc", ak, values.int_text(v))
-  if not ok then return nil, err end
+  local ok, err, ecode = h:put("autoinc", ak, values.int_text(v))
+  if not ok then return dberr(err, ecode) end
   self.autoinc[ak] = v
   return v
 end
@@ -319,8 +319,8 @@ function DB:_apply(t, plan)
   local h = self.h
   local k = plan.key
   if k == nil then -- an AUTO_INCREMENT value to generate
-    local v, err = self:_auto_value(t, plan.vals)
-    if not v then return nil, err, "OTSInternalServerError" end
+    local v, err, ecode = self:_auto_value(t, plan.vals)
+    if not v then return nil, err, ecode end
     local vals = {}
     for i = 1, #plan.vals do vals[i] = plan.vals[i] end
     vals[t.auto] = v
@@ -330,23 +330,23 @@ function DB:_apply(t, plan)
   local parts = t.parts ~= nil
   if plan.kind == "PUT" and not condition.needs_row(plan.cond) then
     -- the common blind put: one C call reads the old size and writes
-    local old, err = h:put(t.kv, k, plan.blob, parts)
-    if old == nil then return nil, err, "OTSInternalServerError" end
+    local old, err, ecode = h:put(t.kv, k, plan.blob, parts)
+    if old == nil then return dberr(err, ecode) end
     if not parts then return { k, 0, 0 } end
     return { k, old and 0 or 1, old and (#plan.blob - old) or (#k + #plan.blob) }
   end
   local need = condition.needs_row(plan.cond) or plan.kind == "UPDATE" or parts
   local old
   if need then
-    local err
-    old, err = h:get(t.kv, k)
-    if old == nil and err then return nil, err, "OTSInternalServerError" end
+    local err, ecode
+    old, err, ecode = h:get(t.kv, k)
+    if old == nil and err then return dberr(err, ecode) end
   end
   local cols, types, cells, exists = nil, nil, nil, old ~= nil
   if old and (condition.needs_row(plan.cond) or plan.kind == "UPDATE") then
     local kept
     cols, types, cells, kept = visible(t, old, plan.now or now_ms(self))
-    if not cols then return nil, "stored row is corrupt: " .. types, "OTSInternalServerError" end
+    if not cols then return base.damaged("a stored row: " .. tostring(types)) end
     exists = #old == 0 or kept > 0 -- a row whose every cell expired is gone
   end
   local ok, m, c = condition.check(plan.cond, exists, cols, types, cells)
@@ -354,8 +354,8 @@ function DB:_apply(t, plan)
   local oldbytes = old and (#k + #old) or 0
   if plan.kind == "DELETE" then
     if not old and need then return { k, 0, 0 } end
-    local done, err = h:delete(t.kv, k)
-    if done == nil then return nil, err, "OTSInternalServerError" end
+    local done, err, ecode = h:delete(t.kv, k)
+    if done == nil then return dberr(err, ecode) end
     return { k, (old or done) and -1 or 0, -oldbytes }
   end
   local blob = plan.blob
@@ -369,8 +369,8 @@ function DB:_apply(t, plan)
     if not blob then return invalid("column '" .. merged[bad][1] .. "' is not valid UTF-8") end
     if plan.ret == "RT_AFTER_MODIFY" then plan.after = merged end
   end
-  local done, err = h:put(t.kv, k, blob)
-  if not done then return nil, err, "OTSInternalServerError" end
+  local done, err, ecode = h:put(t.kv, k, blob)
+  if not done then return dberr(err, ecode) end
   return { k, old and 0 or 1, #k + #blob - oldbytes }
 end
 
@@ -410,7 +410,7 @@ function DB:_write(op, kind, req)
   local acct, m2, c2 = self:_apply(t, plan)
   if not acct then return nil, m2, c2 end
   self:_account(t, acct)
-  if fail then return nil, self.faults:message(), self.faults.code end
+  if fail then return nil, self.faults:message(), self.faults.code, "commit" end
   local res = { consumed = consumed(condition.needs_row(plan.cond) and 1 or 0, ceil_cu(plan.size)), latency = lat }
   res.row = write.ret_row(t, plan)
   return res
