@@ -45,7 +45,8 @@ function expectErr(name, r, status, code, msgPart) {
   check(name + ' code ' + code, codeOf(r.err) === code, r.err.message);
   if (msgPart) check(name + ' message', String(r.err.message).includes(msgPart), r.err.message);
 }
-const num = (v) => (v instanceof Long ? v.toNumber() : (v && v.toNumber ? v.toNumber() : v));
+const Int64LE = require('int64-buffer').Int64LE;
+const num = (v) => (v && typeof v.toNumber === 'function' ? v.toNumber() : v);
 const cond = (e, cc) => new TableStore.Condition(e, cc || null);
 const attrs = (row) => {
   const out = {};
@@ -143,7 +144,7 @@ async function rows() {
   if (!r.err && r.data.row.attributes) {
     const a = attrs(r.data.row);
     check('getRow string', a.s === 'v', a);
-    check('getRow integer', a.i instanceof Long && a.i.toNumber() === 7, a.i);
+    check('getRow integer', Int64LE.isInt64LE(a.i) && a.i.toNumber() === 7, a.i);
     check('getRow double', a.d === 1.5, a.d);
     check('getRow boolean', a.b === true, a.b);
     check('getRow binary', Buffer.isBuffer(a.x) && a.x.equals(Buffer.from([1, 2, 0])), a.x);

@@ -30,6 +30,23 @@ dispatch.APIS = {
   ComputeSplitPointsBySize = { method = "compute_split_points" },
 }
 
+--- The service's messages for codes whose message never varies: the
+-- store's longer ones say more, but SDK users match these.
+dispatch.MESSAGES = {
+  OTSConditionCheckFail = "Condition check failed.",
+  OTSObjectNotExist = "Requested table does not exist.",
+  OTSObjectAlreadyExist = "Requested table already exists.",
+}
+
+-- per-row errors of batch answers get the service's messages too
+local function service_messages(res)
+  for _, t in ipairs(res.tables or {}) do
+    for _, r in ipairs(t.rows or {}) do
+      if r.ok == false and dispatch.MESSAGES[r.code] then r.message = dispatch.MESSAGES[r.code] end
+    end
+  end
+end
+
 local function compute_split_points(db, req)
   local d, msg, code = db:describe_table{ table = req.table }
   if not d then return nil, msg, code end
@@ -43,7 +60,8 @@ local function compute_split_points(db, req)
            consumed = { capacity_unit = { read = 1, write = 0 } } }
 end
 
---- dispatch.call(db, api, body) -> response body | nil, code, message.
+--- dispatch.call(db, api, body) -> response body | nil, code, message
+-- (note the order: code first, as the pipeline answers it).
 -- api must be a key of dispatch.APIS. A method missing from this store
 -- (an older store) is "Unsupported operation", never a crash.
 function dispatch.call(db, api, body)
@@ -58,8 +76,14 @@ function dispatch.call(db, api, body)
   else
     return nil, "OTSParameterInvalid", "Unsupported operation: '" .. api .. "'."
   end
-  if res == nil then return nil, code or "OTSInternalServerError", msg end
-  return wire.encode_response(api, res)
+  if res == nil then
+    code = code or "OTSInternalServerError"
+    return nil, code, dispatch.MESSAGES[code] or msg
+  end
+  if api == "BatchWriteRow" or api == "BatchGetRow" then service_messages(res) end
+  local out, emsg = wire.encode_response(api, res)
+  if out == nil then return nil, "OTSInternalServerError", "cannot encode the answer: " .. tostring(emsg) end
+  return out
 end
 
 return dispatch
