@@ -40,7 +40,7 @@ SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-f
 DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev lua-busted \
              libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
-             libsqlite3-dev protobuf-c-compiler libprotobuf-c-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
+             libsqlite3-dev protobuf-c-compiler libprotobuf-c-dev lua-cjson lua-luaossl lua-binaryheap lua-zlib lua-argparse \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk
 
 .PHONY: all deps build interop test ctest spec check valgrind fuzz bench demo install clean rock openresty-test serve

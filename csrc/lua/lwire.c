@@ -558,6 +558,25 @@ static int l_count_rows(lua_State *L) {
   return 1;
 }
 
+/* rows_length(bytes) -> the length up to the last row's checksum (what
+ * follows is padding) | nil, msg, code */
+static int l_rows_length(lua_State *L) {
+  size_t n, end = 4;
+  const char *s = luaL_checklstring(L, 1, &n);
+  pb_reader r;
+  pb_row *row = lua_newuserdata(L, sizeof *row);
+  int rc;
+  memset(row, 0, sizeof *row);
+  luaL_getmetatable(L, ROW_MT);
+  lua_setmetatable(L, -2);
+  if (n == 0) { lua_pushinteger(L, 0); return 1; }
+  if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
+  while ((rc = pb_read_row(&r, row)) == 1) end = (size_t)(r.p - r.start);
+  if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
+  lua_pushinteger(L, (lua_Integer)end);
+  return 1;
+}
+
 /* ------------------------------------------------------------ signing */
 
 /* hmac_sha1_b64(key, msg) -> base64 signature */
@@ -610,6 +629,7 @@ static const luaL_Reg funcs[] = {
   {"decode_rows", l_decode_rows},
   {"decode_value", l_decode_value},
   {"count_rows", l_count_rows},
+  {"rows_length", l_rows_length},
   {"hmac_sha1_b64", l_hmac_sha1_b64},
   {"content_md5", l_content_md5},
   {"equal", l_equal},
