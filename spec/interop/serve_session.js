@@ -124,6 +124,10 @@ async function tables() {
     check('describeTable status', r.data.tableStatus === 1, r.data.tableStatus);
     check('describeTable throughput', r.data.reservedThroughputDetails && r.data.reservedThroughputDetails.capacityUnit, r.data);
   }
+  r = await call(c, 'updateTable', { tableName: 'other', tableOptions: { maxVersions: 3, timeToLive: -1 } });
+  check('updateTable', !r.err, r.err && r.err.message);
+  r = await call(c, 'describeTable', { tableName: 'other' });
+  check('updateTable applied', !r.err && r.data.tableOptions && r.data.tableOptions.maxVersions === 3, r.err ? r.err.message : r.data.tableOptions);
   r = await call(c, 'describeTable', { tableName: 'nope' });
   expectErr('describeTable missing', r, 404, 'OTSObjectNotExist');
 }
