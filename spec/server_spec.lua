@@ -139,3 +139,23 @@ describe("otskit.server.auth", function()
     end
   end)
 end)
+
+describe("otskit serve (command line)", function()
+  -- refusals happen before anything starts: exit status 2 and a reason
+  local function serve(args)
+    local p = io.popen("bin/otskit serve " .. args .. " 2>&1; echo \"rc=$?\"")
+    local out = p:read("*a"); p:close()
+    return out:match("rc=(%d+)%s*$"), out
+  end
+  it("refuses what it cannot do", function()
+    for args, why in pairs{
+      ["--workers 2"] = "one worker", ["--memory --data /tmp/x"] = "exclude",
+      ["--listen 8800"] = "HOST:PORT", ["--listen localhost:8800"] = "numeric",
+      ["--workers 0"] = "1 to 64", ["--faults rate=3"] = "faults:",
+      ["--access-key-secret 'a b'"] = "letters",
+    } do
+      local rc, out = serve(args)
+      assert.equal("2", rc, args); assert.truthy(out:find(why, 1, true), args .. ": " .. out)
+    end
+  end)
+end)
