@@ -65,7 +65,8 @@ local function get_db()
   end
   local gen = state.dict:get("schema_gen") or 0
   if state.db and state.gen == gen then return state.db end
-  if state.db then state.db:close(); state.db = nil end
+  -- the old handle is not closed here: a request of this worker waiting
+  -- for the write lock may still hold it; the GC closes it after
   local db, msg, code = store.open{ path = cfg.path }
   if not db then return nil, msg, code end
   state.db, state.gen = db, gen
@@ -148,9 +149,9 @@ local function serve(api)
   else
     out, ecode, emsg = dispatch.call(db, api, body)
   end
-  if dispatch.APIS[api].schema and state.db then
+  if out and dispatch.APIS[api].schema and cfg.path ~= ":memory:" then
     local g = dict:incr("schema_gen", 1, 0)
-    if out and state.gen == g - 1 then state.gen = g end -- this worker already knows
+    if state.db == db and state.gen == g - 1 then state.gen = g end -- this worker already knows
   end
   if out == nil then return respond.error(cfg, api, ecode, emsg) end
   return respond.send(cfg, api, 200, out)
