@@ -116,7 +116,7 @@ describe("otskit.store shared by processes", function()
     -- re-created with another key type: b follows
     assert(a:create_table { name = "t", primary_key = { { "id", "INTEGER" } } })
     r, msg, code = b:put_row { table = "t", primary_key = { "x" }, columns = { v = 1 } }
-    assert.is_nil(r); assert.equal("OTSParameterInvalid", code)
+    assert.is_nil(r); assert.equal("OTSInvalidPK", code)
     assert(b:put_row { table = "t", primary_key = { 7 }, columns = { v = 1 } })
     assert.equal(1, a:get_row { table = "t", primary_key = { 7 } }.row.columns.v)
     local ok2, m2, c2 = b:create_table { name = "t", primary_key = { { "id", "STRING" } } }
