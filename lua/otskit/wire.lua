@@ -121,10 +121,31 @@ local function decode_row(bytes)
   return rows[1]
 end
 
+-- The store's read cells are {name, value, ts, type}: a BINARY value is a
+-- plain string there, and on LuaJIT an INTEGER beyond 2^53 is decimal
+-- text; both would go out as STRING. Typed copies for those cells only.
+local function typed_cells(cells)
+  local out
+  for i, c in ipairs(cells) do
+    local ty, v = c[4], c[2]
+    if type(v) == "string" and (ty == "BINARY" or ty == "INTEGER") then
+      if not out then
+        out = {}
+        for j = 1, i - 1 do out[j] = cells[j] end
+      end
+      out[i] = { c[1], ty == "BINARY" and values.binary(v) or values.integer(v), c[3] }
+    elseif out then
+      out[i] = c
+    end
+  end
+  return out or cells
+end
+
 -- the row of a response: its cells when it has them (with timestamps),
 -- else its columns
 local function encode_row(row)
-  return core.encode_put(row.primary_key, row.cells or row.columns)
+  local cells = row.cells
+  return core.encode_put(row.primary_key, cells and typed_cells(cells) or row.columns)
 end
 
 ----------------------------------------------------------------------

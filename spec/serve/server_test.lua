@@ -82,6 +82,14 @@ describe("otskit serve", function()
     local res = assert(call("GetRow", { table = "t", primary_key = { { "k", "a" }, { "n", 1 } } }))
     assert.same({ s = "text", i = 42, d = 2.5, b = true }, res.row.columns)
     assert.same({ { "k", "a" }, { "n", 1 } }, res.row.primary_key)
+    -- BINARY and int64 beyond 2^53 keep their types through the store
+    local big = wire.integer("9007199254740993")
+    assert(call("PutRow", { table = "t", primary_key = { { "k", "b" }, { "n", 1 } },
+      columns = { x = wire.binary("\0\1\255"), big = big } }))
+    res = assert(call("GetRow", { table = "t", primary_key = { { "k", "b" }, { "n", 1 } } }))
+    local here = assert(wire.decode_rows(assert(wire.encode_put({ { "k", "b" } }, { { "x", wire.binary("\0\1\255") }, { "big", big } }))))[1]
+    assert.same(here.columns.x, res.row.columns.x)
+    assert.same(here.columns.big, res.row.columns.big)
     res = assert(call("GetRow", { table = "t", primary_key = { { "k", "none" }, { "n", 1 } } }))
     assert.is_nil(res.row)
     local _, code, msg, status = call("PutRow", { table = "t", primary_key = { { "k", "a" }, { "n", 1 } },
