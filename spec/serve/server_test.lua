@@ -119,6 +119,31 @@ describe("otskit serve", function()
     end
   end)
 
+  it("keeps key types: BINARY keys page as BINARY", function()
+    assert(call("CreateTable", { name = "bk", primary_key = { { "b", "BINARY" }, { "i", "INTEGER" } } }))
+    local big = wire.integer("9007199254740993")
+    for c = 1, 5 do
+      assert(call("PutRow", { table = "bk", primary_key = { { "b", wire.binary(string.char(0, c)) }, { "i", big } }, columns = { v = c } }))
+    end
+    local bin = getmetatable(wire.binary(""))
+    local res = assert(call("GetRow", { table = "bk", primary_key = { { "b", wire.binary("\0\3") }, { "i", big } } }))
+    assert.equal(bin, getmetatable(res.row.primary_key[1][2]))
+    local here = assert(wire.decode_rows(assert(wire.encode_pk({ { "i", big } }))))[1]
+    assert.same(here.primary_key[1][2], res.row.primary_key[2][2])
+    local start, n = { { "b", wire.INF_MIN }, { "i", wire.INF_MIN } }, 0
+    repeat
+      local page = assert(call("GetRange", { table = "bk", start = start, stop = { { "b", wire.INF_MAX }, { "i", wire.INF_MAX } }, limit = 2 }))
+      for _, r in ipairs(page.rows) do
+        n = n + 1
+        assert.equal(bin, getmetatable(r.primary_key[1][2]))
+      end
+      start = page.next_start_primary_key
+      if start then assert.equal(bin, getmetatable(start[1][2])) end
+    until start == nil
+    assert.equal(5, n)
+    assert(call("DeleteTable", { name = "bk" }))
+  end)
+
   it("signs every answer and names its headers as the service does", function()
     local status, h, body = raw("ListTable", "")
     assert.equal(200, status)
