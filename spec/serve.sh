@@ -3,7 +3,8 @@
 # --workers 2` (a temporary directory, a free 127.0.0.1 port), runs
 # spec/serve/*_test.lua against it with otskit's own codec (busted under
 # LuaJIT, luasocket), and always stops it and removes the directory. The
-# last test checks error.log. Prints busted's counts line.
+# last tests check error.log and that SIGTERM stops every process. Prints
+# busted's counts line.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -33,6 +34,6 @@ until curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$port/_otskit/health"
   fi
   sleep 0.1
 done
-OTSKIT_SERVE_PORT=$port OTSKIT_SERVE_PREFIX="$tmp/ng" \
+OTSKIT_SERVE_PORT=$port OTSKIT_SERVE_PREFIX="$tmp/ng" OTSKIT_SERVE_PID=$pid \
   LUA_PATH="lua/?.lua;lua/?/init.lua;./?.lua;spec/?.lua;;" LUA_CPATH="$B/jit/?.so;;" \
   luajit /usr/bin/busted -o utfTerminal --pattern=_test spec/serve

@@ -220,4 +220,25 @@ describe("otskit serve", function()
       end
     end
   end)
+
+  it("stops nginx and all its workers on SIGTERM", function()
+    local pid = assert(tonumber(os.getenv("OTSKIT_SERVE_PID")))
+    local f = assert(io.open(PREFIX .. "/logs/nginx.pid"))
+    local master = assert(tonumber(f:read("*l"))); f:close()
+    local function lines(cmd)
+      local p = io.popen(cmd); local out = p:read("*a"); p:close(); return out
+    end
+    local workers = lines("pgrep -P " .. master)
+    assert.truthy(workers:match("%d"), "no workers")
+    assert(os.execute("kill -TERM " .. pid))
+    local alive
+    for _ = 1, 100 do
+      alive = lines("for p in " .. pid .. " " .. master .. " " .. workers:gsub("%s+", " ") ..
+        "; do kill -0 $p 2>/dev/null && echo $p; done")
+      if not alive:match("%d") then break end
+      socket.sleep(0.1)
+    end
+    assert.equal("", alive)
+    assert.is_nil(socket.connect("127.0.0.1", PORT))
+  end)
 end)
