@@ -18,9 +18,15 @@ STORAGE=${STORAGE:-data}
 tmp=$(mktemp -d /tmp/otskit-serve-bench.XXXXXX)
 spid=""
 cleanup() {
+  # no errexit here: serve's non-zero exit status must not skip the rest
+  set +e
   [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
-  [ -f "$tmp/ceil/logs/nginx.pid" ] && kill -QUIT "$(cat "$tmp/ceil/logs/nginx.pid")" 2>/dev/null
-  sleep 0.5; rm -rf "$tmp"
+  if [ -f "$tmp/ceil/logs/nginx.pid" ]; then
+    m=$(cat "$tmp/ceil/logs/nginx.pid"); kill -TERM "$m" 2>/dev/null
+    i=0; while kill -0 "$m" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -KILL "$m" $(pgrep -P "$m") 2>/dev/null
+  fi
+  rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
