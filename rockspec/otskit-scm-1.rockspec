@@ -53,6 +53,7 @@ build = {
     ["otskit.key_ffi"] = "lua/otskit/key_ffi.lua",
     ["otskit.blob"] = "lua/otskit/blob.lua",
     ["otskit.merge"] = "lua/otskit/merge.lua",
+    ["otskit.openresty"] = "lua/otskit/openresty.lua",
     ["otskit.store"] = "lua/otskit/store/init.lua",
     ["otskit.store.values"] = "lua/otskit/store/values.lua",
     ["otskit.store.condition"] = "lua/otskit/store/condition.lua",

@@ -56,6 +56,26 @@ run_busted() { # $1: interpreter, $2: abi dir; extra args: spec files
   tally "busted $interp" "$out"
 }
 
+# spec/alloc/host.c (every binding under failing allocations) under
+# memcheck, for both interpreters: its checks, plus any leak or error.
+run_alloc_valgrind() {
+  for h in build/alloc/alloc54 build/alloc/allocjit; do
+    out=$(OTSKIT_BUILD="$B" valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+          --show-leak-kinds=definite,indirect --error-exitcode=99 "$h" 2>&1); rc=$?
+    printf '%s\n' "$out" | grep -v '^# ' | grep -v ' ok, ' | sed 's/^/  /' | tail -n 40
+    line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ ok, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+      s=$(echo "$line" | sed -E 's/^([0-9]+) ok.*/\1/')
+      f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')
+      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+      pass=$((pass + s)); fail=$((fail + f))
+      echo "== valgrind ${h##*/}: $s passed, $f failed"
+    else
+      fail=$((fail + 1)); echo "== valgrind ${h##*/}: crashed (rc $rc, counted as 1 failure)"
+    fi
+  done
+}
+
 # The gateway example in a real nginx (spec/openresty.sh starts and always
 # stops it). OTSKIT_SKIP_OPENRESTY=1 skips it, and says so.
 run_openresty() {
@@ -86,7 +106,8 @@ case $mode in
           lua5.4 /usr/bin/busted -o utfTerminal ${VALGRIND_SPECS:-spec} 2>&1); rc=$?
     printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
     tally "valgrind lua5.4" "$out"
-    if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi ;;
+    if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi
+    run_alloc_valgrind ;;
   *) echo "usage: spec/run.sh all|c|valgrind|openresty" >&2; exit 2 ;;
 esac
 
