@@ -16,7 +16,7 @@ retry.budget = backoff.budget()
 retry.max_extra_delay = 5
 
 ---------------------------------------------------------------------------
--- Classification (REFERENCE §3)
+-- Classification: what the official SDKs' default retry policies retry
 
 -- Retried for any operation: the request was refused, not applied.
 local THROTTLE = {

@@ -29,7 +29,7 @@ local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
 --- Typed values: store.binary(s), store.integer(v), store.double(v).
 store.binary, store.integer, store.double = values.binary, values.integer, values.double
 
---- The service's limits (REFERENCE §2), enforced with its error codes.
+--- The service's documented limits, enforced with its error codes.
 store.LIMITS = {
   pk_columns = 4, pk_cell = values.MAX_PK_CELL, cell = values.MAX_CELL,
   columns_per_row = 1024, columns_to_get = 128, row_bytes = 4194304,
