@@ -6,17 +6,23 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN       = -std=c99 -Wall -Wextra -Wpedantic -D_DEFAULT_SOURCE
 PIC        = -fPIC -fvisibility=hidden
-LIBS       = -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lm
+LIBS       = -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lprotobuf-c -lm
 LUA54_INC ?= /usr/include/lua5.4
 JIT_INC   ?= /usr/include/luajit-2.1
 
+# proto/*.proto: the Tablestore messages, compiled by protoc-c into
+# build/proto/ (plain C, built with the core).
+PROTO      = $(sort $(wildcard proto/*.proto))
+PROTO_C    = $(patsubst proto/%.proto,build/proto/%.pb-c.c,$(PROTO))
+PROTO_H    = $(PROTO_C:.c=.h)
+
 # csrc/core: plain C parts (no Lua headers); csrc/ffi: the LuaJIT FFI ABI
 # (plain C too); csrc/lua: the Lua bindings and luaopen_otskit_core.
-PLAIN_SRC  = $(sort $(wildcard csrc/core/*.c csrc/ffi/*.c))
+PLAIN_SRC  = $(sort $(wildcard csrc/core/*.c csrc/ffi/*.c)) $(PROTO_C)
 BIND_SRC   = $(sort $(wildcard csrc/lua/*.c))
 SRC        = $(PLAIN_SRC) $(BIND_SRC)
-HDR        = $(wildcard csrc/*/*.h)
-INC        = -Icsrc/core -Icsrc/ffi
+HDR        = $(wildcard csrc/*/*.h) $(PROTO_H)
+INC        = -Icsrc/core -Icsrc/ffi -Ibuild/proto
 LUA_INC    = $(INC) -Icsrc/lua
 # spec/alloc/host.c: every binding under failing allocations, one host per
 # interpreter (the host links liblua5.4 / libluajit; core.so never does).
@@ -30,7 +36,9 @@ SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-o
 SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
              ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-# Debian packages the build, tests, benches and demo need. luajit2 (not
+# Debian packages the build, tests, benches and demo need. luarocks (make
+# rock) pulls lua5.1 and points /usr/bin/lua at it: nothing here runs a bare
+# `lua`; every script names lua5.4 or luajit. luajit2 (not
 # luajit): OpenResty's branch, which does not conflict with nginx's lua module.
 # nginx & co. run the gateway example (make openresty-test); their Debian
 # service must never start (it would listen on 0.0.0.0:80): make deps
@@ -39,9 +47,11 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev lua-busted \
              libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
              libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
-             nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk
+             nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
+             lua-cjson luarocks protobuf-c-compiler libprotobuf-c-dev
 
-.PHONY: all deps build test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
+
+.PHONY: all deps build interop test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
 
 all: build
 
@@ -61,6 +71,10 @@ deps:
 	fi
 
 build: deps build/5.4/otskit/core.so build/jit/otskit/core.so
+
+build/proto/%.pb-c.c build/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=proto --c_out=build/proto $<
 
 build/5.4/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
@@ -139,23 +153,37 @@ build/jit/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(BENCH_C) $(LIBS)
 
+
+# The codec cross-check against the official Node.js SDK (tablestore@5.6.5
+# from npm into build/node): spec/interop/run.sh.
+interop: build
+	@sh spec/interop/run.sh
+
 bench: build $(BENCH_SO)
 	@sh bench/run.sh
 
 demo: build
 	@lua5.4 bin/otskit demo
 
-rock: deps
-	luarocks --lua-version=5.4 make --local rockspec/otskit-scm-1.rockspec
+# luarocks into ~/.luarocks (ROCK_TREE=dir for another tree). Its
+# dependencies (argparse) come from Debian (make deps), not the network.
+ROCK_TREE ?=
+rock: deps $(PROTO_C)
+	luarocks --lua-version=5.4 $(if $(ROCK_TREE),--tree $(ROCK_TREE),--local) make --deps-mode=none rockspec/otskit-scm-1.rockspec
 
+# Modules for Lua 5.4 (share/lua/5.4, lib/lua/5.4) and LuaJIT / OpenResty
+# (share/lua/5.1, lib/lua/5.1), and bin/otskit, which finds them from its
+# own location (PREFIX/bin). /usr/local is on both VMs' default paths.
 PREFIX ?= /usr/local
 install: build
-	install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/otskit $(DESTDIR)$(PREFIX)/share/lua/5.4/otskit
-	install -m 644 build/5.4/otskit/core.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/otskit/core.so
-	cp -R lua/otskit/. $(DESTDIR)$(PREFIX)/share/lua/5.4/otskit/
-	install -d $(DESTDIR)$(PREFIX)/lib/lua/5.1/otskit $(DESTDIR)$(PREFIX)/share/lua/5.1/otskit
-	install -m 644 build/jit/otskit/core.so $(DESTDIR)$(PREFIX)/lib/lua/5.1/otskit/core.so
-	cp -R lua/otskit/. $(DESTDIR)$(PREFIX)/share/lua/5.1/otskit/
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 bin/otskit $(DESTDIR)$(PREFIX)/bin/otskit
+	for v in 5.4:5.4 5.1:jit; do \
+	  lv=$${v%%:*}; abi=$${v##*:}; \
+	  install -d $(DESTDIR)$(PREFIX)/lib/lua/$$lv/otskit $(DESTDIR)$(PREFIX)/share/lua/$$lv/otskit || exit 1; \
+	  install -m 644 build/$$abi/otskit/core.so $(DESTDIR)$(PREFIX)/lib/lua/$$lv/otskit/core.so || exit 1; \
+	  (cd lua && find otskit -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/lua/$$lv/{} \;) || exit 1; \
+	done
 
 clean:
 	rm -rf build

@@ -129,6 +129,14 @@ static const scase cases[] = {
    "return function() local b = R.encode({ 'a', 'b', 'c', 'd', 'e' }, { 'STRING', 'INTEGER', 'DOUBLE', 'BOOLEAN', 'BINARY' },\n"
    "    { 'x', 7, 1.5, true, '\\0\\1' })\n"
    "  return R.decode(b, nil, true), R.decode(b, { a = true }) end"},
+  {"wire (PlainBuffer, protobuf, signatures)",
+   "local wire = require 'otskit.wire'\n"
+   "local req = { table_name = 't', primary_key = { { 'id', 1 }, { 's', 'x' } } }\n"
+   "return function() local b = wire.encode_put({ { 'id', 1 } }, { { 'v', 'abc' }, { 'n', 7 } })\n"
+   "  local rows = wire.decode_rows(b); local body = wire.encode_request('GetRow', req)\n"
+   "  local back = wire.decode_request('GetRow', body)\n"
+   "  return rows, back, wire.sign_request('secret', 'GetRow', { ['x-ots-date'] = 'd' }),\n"
+   "    wire.content_md5(body), wire.decode_error(wire.encode_error('OTSParameterInvalid', 'bad')) end"},
 };
 
 /* A state with the allocator, the libraries and core.so loaded, and the
