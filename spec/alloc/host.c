@@ -131,7 +131,7 @@ static const scase cases[] = {
    "  return R.decode(b, nil, true), R.decode(b, { a = true }) end"},
   {"wire (PlainBuffer, protobuf, signatures)",
    "local wire = require 'otskit.wire'\n"
-   "local req = { table_name = 't', primary_key = { { 'id', 1 }, { 's', 'x' } } }\n"
+   "local req = { table = 't', primary_key = { { 'id', 1 }, { 's', 'x' } } }\n"
    "return function() local b = wire.encode_put({ { 'id', 1 } }, { { 'v', 'abc' }, { 'n', 7 } })\n"
    "  local rows = wire.decode_rows(b); local body = wire.encode_request('GetRow', req)\n"
    "  local back = wire.decode_request('GetRow', body)\n"
