@@ -24,6 +24,9 @@ SRC        = $(PLAIN_SRC) $(BIND_SRC)
 HDR        = $(wildcard csrc/*/*.h) $(PROTO_H)
 INC        = -Icsrc/core -Icsrc/ffi -Ibuild/proto
 LUA_INC    = $(INC) -Icsrc/lua
+# spec/alloc/host.c: every binding under failing allocations, one host per
+# interpreter (the host links liblua5.4 / libluajit; core.so never does).
+ALLOC_TESTS = build/ctest/alloc54_test build/ctest/allocjit_test
 BENCH_SO   = build/5.4/otskit_bench.so build/jit/otskit_bench.so
 CTESTS     = $(patsubst spec/c/%.c,build/ctest/%,$(wildcard spec/c/*_test.c))
 FUZZERS    = $(patsubst fuzz/%.c,build/fuzz/%,$(wildcard fuzz/*_fuzz.c))
@@ -84,9 +87,26 @@ build/ctest/%: spec/c/%.c $(PLAIN_SRC) $(HDR) spec/c/check.h
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -o $@ $< $(PLAIN_SRC) $(LIBS)
 
+build/ctest/alloc54_test: spec/alloc/host.c spec/c/check.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(SAN) -Ispec/c -I$(LUA54_INC) -o $@ $< -llua5.4
+
+build/ctest/allocjit_test: spec/alloc/host.c spec/c/check.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(SAN) -Ispec/c -I$(JIT_INC) -o $@ $< -lluajit-5.1
+
+# the same hosts without ASan, for valgrind
+build/alloc/alloc54: spec/alloc/host.c spec/c/check.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -Ispec/c -I$(LUA54_INC) -o $@ $< -llua5.4
+
+build/alloc/allocjit: spec/alloc/host.c spec/c/check.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -Ispec/c -I$(JIT_INC) -o $@ $< -lluajit-5.1
+
 # The README's test command: C tests, then every spec under lua5.4 and
 # luajit; the last line sums all runs as "N passed, N failed".
-test: build $(CTESTS)
+test: build $(CTESTS) $(ALLOC_TESTS)
 	@sh spec/run.sh all
 
 # The gateway example in Debian's nginx: 2 workers, a temporary prefix, a
@@ -100,17 +120,17 @@ SERVE_ARGS ?=
 serve: build
 	@bin/otskit serve $(SERVE_ARGS)
 
-ctest: deps $(CTESTS)
+ctest: build $(CTESTS) $(ALLOC_TESTS)
 	@sh spec/run.sh c
 
 # Sanitizers: the specs again against an ASan+UBSan build of the module.
-check: deps $(CTESTS)
+check: deps $(CTESTS) $(ALLOC_TESTS)
 	@mkdir -p build/asan/5.4/otskit build/asan/jit/otskit
 	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o build/asan/5.4/otskit/core.so $(SRC) $(LIBS)
 	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o build/asan/jit/otskit/core.so $(SRC) $(LIBS)
 	@$(SAN_ENV) OTSKIT_BUILD=build/asan sh spec/run.sh all
 
-valgrind: build
+valgrind: build build/alloc/alloc54 build/alloc/allocjit
 	@sh spec/run.sh valgrind
 
 build/fuzz/%: fuzz/%.c $(PLAIN_SRC) $(HDR)

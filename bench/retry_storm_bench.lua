@@ -1,11 +1,11 @@
 --- bench/retry_storm_bench.lua -- retry storms in simulated time.
--- 1. Contention (REFERENCE §4): N clients each update one row once with
+-- 1. Contention: N clients each update one row once with
 --    optimistic concurrency (read the version, write on condition that it
 --    is unchanged, back off and start over on a conflict), network delay
 --    |N(10 ms, 2 ms)| per message. Completion time (last success seen by
 --    its client) and calls (conditional writes), averaged over seeded runs,
 --    for otskit's schedules (the real C schedules), the official SDKs'
---    policies (REFERENCE §3) and no backoff. Attempts are unlimited here
+--    default retry policies and no backoff. Attempts are unlimited here
 --    (the OCC loop is the application's), for every policy alike.
 -- 2. Sustained total outage: requests arrive at 100/s for 60 s and every
 --    call fails (OTSServerUnavailable on GetRow, retried by every SDK).

@@ -60,6 +60,7 @@ build = {
     ["otskit.key_ffi"] = "lua/otskit/key_ffi.lua",
     ["otskit.blob"] = "lua/otskit/blob.lua",
     ["otskit.merge"] = "lua/otskit/merge.lua",
+    ["otskit.openresty"] = "lua/otskit/openresty.lua",
     ["otskit.wire"] = "lua/otskit/wire.lua",
     ["otskit.store"] = "lua/otskit/store/init.lua",
     ["otskit.store.values"] = "lua/otskit/store/values.lua",

@@ -25,21 +25,27 @@ tally() {
   fi
 }
 
+# Adds the "N ok, N failed" line of a C program (check.h) to the totals.
+# $1: its name, $2: its output, $3: its exit status.
+tally_c() {
+  printf '%s\n' "$2" | grep -v ' ok, ' | grep -v '^# ' | sed 's/^/  /' | tail -n 40
+  line=$(printf '%s\n' "$2" | grep -E '^[0-9]+ ok, [0-9]+ failed' | tail -1)
+  if [ -n "$line" ]; then
+    s=$(echo "$line" | sed -E 's/^([0-9]+) ok.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')
+    [ "$3" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    pass=$((pass + s)); fail=$((fail + f))
+    echo "== $1: $s passed, $f failed"
+  else
+    fail=$((fail + 1)); echo "== $1: crashed (rc $3, counted as 1 failure)"
+  fi
+}
+
 run_c() {
   for t in build/ctest/*_test; do
     [ -x "$t" ] || continue
     out=$("$t" 2>&1); rc=$?
-    printf '%s\n' "$out" | grep -v ' ok, ' | sed 's/^/  /'
-    line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ ok, [0-9]+ failed' | tail -1)
-    if [ -n "$line" ]; then
-      s=$(echo "$line" | sed -E 's/^([0-9]+) ok.*/\1/')
-      f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')
-      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
-      pass=$((pass + s)); fail=$((fail + f))
-      echo "== C ${t##*/}: $s passed, $f failed"
-    else
-      fail=$((fail + 1)); echo "== C ${t##*/}: crashed (rc $rc, counted as 1 failure)"
-    fi
+    tally_c "C ${t##*/}" "$out" $rc
   done
 }
 
@@ -54,6 +60,16 @@ run_busted() { # $1: interpreter, $2: abi dir; extra args: spec files
   fi
   printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
   tally "busted $interp" "$out"
+}
+
+# spec/alloc/host.c (every binding under failing allocations) under
+# memcheck, for both interpreters: its checks, plus any leak or error.
+run_alloc_valgrind() {
+  for h in build/alloc/alloc54 build/alloc/allocjit; do
+    out=$(OTSKIT_BUILD="$B" valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+          --show-leak-kinds=definite,indirect --error-exitcode=99 "$h" 2>&1); rc=$?
+    tally_c "valgrind ${h##*/}" "$out" $rc
+  done
 }
 
 # The gateway example in a real nginx (spec/openresty.sh starts and always
@@ -99,7 +115,8 @@ case $mode in
           lua5.4 /usr/bin/busted -o utfTerminal ${VALGRIND_SPECS:-spec} 2>&1); rc=$?
     printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
     tally "valgrind lua5.4" "$out"
-    if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi ;;
+    if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi
+    run_alloc_valgrind ;;
   *) echo "usage: spec/run.sh all|c|valgrind|openresty|serve" >&2; exit 2 ;;
 esac
 

@@ -75,7 +75,7 @@ function blob.context() return F.ctx_new() end
 -- shrink the value), "zstd", "lz4", "zlib", "raw"; opts.level (zstd 3,
 -- zlib 6, lz4 acceleration 1); opts.dict (a dictionary, zstd only);
 -- opts.checksum "xxh3" (default) or "xxh64". The frame is the payload
--- after a 32-byte header; with "auto" it is never longer than
+-- after a 36-byte header (blob.HEADER_SIZE); with "auto" it is never longer than
 -- #value + blob.HEADER_SIZE.
 function blob.pack(value, opts)
   check_string(value, "value")
@@ -204,7 +204,7 @@ end
 -- Cuts bytes into chunks of opts.chunk_size (default 1 MiB, and chunk +
 -- 40-byte header <= opts.max_cell, default 2 MiB) under a fresh random
 -- generation id. opts.layout "columns" (default: chunk i in column
--- "<name>.i" of the same row) or "rows" (chunk i in column <name> of the
+-- "<name>_i" of the same row) or "rows" (chunk i in column <name> of the
 -- row whose key is opts.key plus suffix i). opts.name: the attribute
 -- (default "value"). parts = {manifest, chunks = {chunk 0, ...},
 -- generation (hex), length, chunk_size, count, layout, name, key,
@@ -240,7 +240,7 @@ end
 
 --- blob.from_columns(row, name) -> manifest, chunks | nil, message, code
 -- For the column layout: the manifest (row[name]) and the chunks
--- (row["<name>.i"]) of a row's attributes, ready for blob.join.
+-- (row["<name>_i"]) of a row's attributes, ready for blob.join.
 function blob.from_columns(row, name)
   if type(row) ~= "table" then raise("row must be a table of attributes") end
   check_string(name, "name")

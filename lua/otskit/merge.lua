@@ -3,6 +3,7 @@
 -- stream, with resume cursors. The merge runs in C (a loser tree over byte
 -- keys); this module validates options and drives the fetches.
 local core = require "otskit.core"
+local openresty = require "otskit.openresty"
 local C = core.merge
 
 local merge = {}
@@ -241,39 +242,17 @@ local function run_sequential(jobs)
   for i = 1, #jobs do jobs[i]() end
 end
 
-local function run_ngx(jobs)
-  if #jobs == 1 then return jobs[1]() end
-  local threads = {}
-  for i = 1, #jobs do
-    local th, err = ngx.thread.spawn(jobs[i])
-    if not th then
-      for j = 1, i - 1 do ngx.thread.kill(threads[j]) end
-      fail("ngx.thread.spawn failed: " .. tostring(err), 2)
-    end
-    threads[i] = th
-  end
-  for i = 1, #threads do
-    local ok, err = ngx.thread.wait(threads[i])
-    if not ok then
-      for j = i + 1, #threads do ngx.thread.kill(threads[j]) end
-      error(err, 0)
-    end
-  end
-end
-
-local yieldable_phase = { rewrite = true, access = true, content = true, timer = true,
-                          ssl_cert = true, ssl_session_fetch = true }
+local function run_ngx(jobs) return openresty.run_threads(jobs, "merge") end
 
 local function pick_runner(parallel)
   if type(parallel) == "function" then return parallel end
   if parallel == false or parallel == "sequential" then return run_sequential end
-  local have_ngx = type(ngx) == "table" and type(ngx.thread) == "table" and ngx.get_phase
   if parallel == "ngx" then
-    if not have_ngx then fail("parallel = \"ngx\" needs OpenResty", 3) end
+    if not openresty.ngx() then fail("parallel = \"ngx\" needs OpenResty", 3) end
     return run_ngx
   end
   if parallel == nil or parallel == true then
-    if have_ngx and yieldable_phase[ngx.get_phase()] then return run_ngx end
+    if openresty.can_yield() then return run_ngx end
     return run_sequential
   end
   fail("parallel must be nil, false, \"ngx\" or a function(jobs)", 3)

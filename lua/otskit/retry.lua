@@ -16,7 +16,7 @@ retry.budget = backoff.budget()
 retry.max_extra_delay = 5
 
 ---------------------------------------------------------------------------
--- Classification (REFERENCE §3)
+-- Classification: what the official SDKs' default retry policies retry
 
 -- Retried for any operation: the request was refused, not applied.
 local THROTTLE = {
@@ -111,9 +111,7 @@ end
 -- Sleeping and time
 
 -- nginx phases in which ngx.sleep may yield
-local YIELDABLE = { rewrite = true, access = true, content = true, timer = true,
-                    ssl_cert = true, ssl_session_fetch = true,
-                    ssl_client_hello = true }
+local YIELDABLE = require("otskit.openresty").YIELDABLE
 
 -- Inside nginx: ngx.sleep where it may yield; a blocking sleep only before
 -- serving (init, init_worker); elsewhere (header_filter, log, ...) a sleep

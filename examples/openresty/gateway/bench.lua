@@ -41,11 +41,12 @@ function bench.md5(n, reps)
   local t_ngx = time(function(i) local v = ids[i % 1000 + 1]; sink = ngx.md5(v):sub(1, 4) .. v end, n, reps)
   local t_ffi = time(function(i) sink = hp:encode(ids[i % 1000 + 1]) end, n, reps)
   local t_capi = time(function(i) sink = capi(hp, ids[i % 1000 + 1]) end, n, reps)
-  -- the floor: the same keys built in a C loop (no Lua call, no string)
-  local loop = require("otskit.core").key._bench_prefix_loop
-  local t_c = time(function() loop(hp, ids, n / 1000) end, 1, reps) / n
+  -- the floor: the same keys built in a C loop (no Lua call, no string);
+  -- bench/cbench.c, built by `make bench` (never part of core.so)
+  local has_c, cb = pcall(require, "otskit_bench")
+  local t_c = has_c and time(function() cb.prefix_loop("md5", 4, ids, n / 1000) end, 1, reps) / n
   return { path = key.path, n = n, reps = reps, ngx_md5_ns = t_ngx * 1e9,
-           otskit_ffi_ns = t_ffi * 1e9, otskit_capi_ns = t_capi * 1e9, c_loop_ns = t_c * 1e9,
+           otskit_ffi_ns = t_ffi * 1e9, otskit_capi_ns = t_capi * 1e9, c_loop_ns = t_c and t_c * 1e9 or nil,
            ffi_speedup = t_ngx / t_ffi, capi_speedup = t_ngx / t_capi, sink = #sink }
 end
 

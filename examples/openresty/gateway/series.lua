@@ -5,7 +5,8 @@
 --
 -- Table "series": primary key (b INTEGER, id STRING, ts INTEGER), column
 -- v. b = ts mod 16, so consecutive timestamps land in different buckets
--- (REFERENCE §1); a read asks every bucket, in parallel, and merges.
+-- (a first key column that only rises would send every write to one
+-- partition); a read asks every bucket, in parallel, and merges.
 --
 -- Where the data lives: each nginx worker is its own process, so each
 -- opens its own SQLite connection to one file db under the nginx prefix

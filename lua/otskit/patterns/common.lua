@@ -302,20 +302,16 @@ end
 --- common.run_jobs(jobs, parallel): runs every job (a function) and
 -- returns when all finished. parallel: a function(jobs) of your own;
 -- "ngx" or nil inside OpenResty (a phase that can yield): ngx.thread per
--- job; false or nil elsewhere: one after another.
-local YIELDABLE = { rewrite = true, access = true, content = true, timer = true }
+-- job, the others killed when one fails (otskit.openresty.run_threads);
+-- false or nil elsewhere: one after another.
 function common.run_jobs(jobs, parallel)
   if type(parallel) == "function" then return parallel(jobs) end
-  local ngx = rawget(_G, "ngx")
-  local have = type(ngx) == "table" and type(ngx.thread) == "table" and ngx.get_phase
-  if parallel == "ngx" or (parallel == nil and have and YIELDABLE[ngx.get_phase()]) then
-    local threads = {}
-    for i, j in ipairs(jobs) do threads[i] = assert(ngx.thread.spawn(j)) end
-    for i = 1, #threads do
-      local ok, err = ngx.thread.wait(threads[i])
-      if not ok then error(err, 0) end
-    end
-    return
+  local openresty = require "otskit.openresty"
+  if parallel == "ngx" and not openresty.ngx() then
+    error("otskit.patterns: parallel = \"ngx\" needs OpenResty", 2)
+  end
+  if parallel == "ngx" or (parallel == nil and openresty.can_yield()) then
+    return openresty.run_threads(jobs, "patterns")
   end
   for _, j in ipairs(jobs) do j() end
 end

@@ -11,7 +11,7 @@ base.AUTO_INCREMENT = setmetatable({}, { __tostring = function() return "AUTO_IN
 base.INF_MIN = setmetatable({}, { __tostring = function() return "INF_MIN" end })
 base.INF_MAX = setmetatable({}, { __tostring = function() return "INF_MAX" end })
 
---- The service's limits (REFERENCE §2), enforced with its error codes.
+--- The service's documented limits, enforced with its error codes.
 base.LIMITS = {
   pk_columns = 4, pk_cell = values.MAX_PK_CELL, cell = values.MAX_CELL,
   columns_per_row = 1024, columns_to_get = 128, row_bytes = 4194304,

@@ -10,7 +10,7 @@ local faults = {}
 local F = {}
 F.__index = F
 
--- the codes the official SDKs retry (REFERENCE §3): the only ones allowed
+-- the codes the official SDKs' default policies retry: the only ones allowed
 faults.RETRYABLE = {
   OTSRowOperationConflict = "Data is being modified by the other request.",
   OTSNotEnoughCapacityUnit = "Remaining capacity unit is not enough.",
