@@ -10,6 +10,7 @@ local bench = require "lib"
 local wire = require "otskit.wire"
 local core = require("otskit.core").wire
 local cjson = require "cjson"
+local cbench = require "otskit_bench"
 
 local ROWS, BATCH, T = 5000, 200, 1700000000000
 local dir = "build/bench"
@@ -107,7 +108,7 @@ bench.same(assert(core.pb_encode("BatchWriteRowRequest", m)), ours, "BatchWriteR
 local rows_bytes = assert(core.pb_decode("GetRangeResponse", body)).rows
 local t_full = bench.time_batch(function() wire.decode_response("GetRange", body) end, 1, reps) * 1e3
 local t_rows = bench.time_batch(function() wire.decode_rows(rows_bytes) end, 1, reps) * 1e3
-local t_c = bench.time_batch(function() core.count_rows(rows_bytes) end, 1, reps) * 1e3
+local t_c = bench.time_batch(function() cbench.plainbuffer_count(rows_bytes) end, 1, reps) * 1e3
 local t_enc = bench.time_batch(function() wire.encode_request("BatchWriteRow", breq) end, 1, reps) * 1e3
 
 bench.title(("wire: GetRange decode (%d rows, %d B/row) and BatchWriteRow encode (%d rows), vs Node SDK %s")

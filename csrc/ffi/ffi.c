@@ -1,13 +1,14 @@
 /* ffi.c -- the exported C ABI of core.so (otskit_ffi.h): thin wrappers
  * over the plain C parts, shaped for LuaJIT's FFI (no structs by value, no
- * int64 results, which LuaJIT would box). The Lua C API bindings share
- * the parsing and bucket code, so both paths compute the same answers. */
-#include <errno.h>
-#include <stdio.h>
+ * int64 results, which LuaJIT would box). The logic is in the plain parts
+ * (num.c, hash.c, splice.c, tuple.c, merge.c), which the Lua C API
+ * bindings call too, so both paths compute the same answers. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "hash.h"
+#include "merge.h"
+#include "num.h"
 #include "otskit_ffi.h"
 #include "tuple.h"
 
@@ -19,43 +20,18 @@ int otskit_ffi_abi(void) { return OTSKIT_FFI_ABI; }
 
 size_t otskit_splice_out_size(void) { return sizeof(otskit_splice_out); }
 
-int otskit_parse_int64(const char *s, size_t n, int64_t *out) {
-  char buf[32];
-  char *end;
-  long long v;
-  if (n == 0 || n >= sizeof buf) return 0;
-  memcpy(buf, s, n);
-  buf[n] = '\0';
-  if (memchr(buf, '\0', n) != NULL) return 0;
-  if (!(buf[0] == '-' || (buf[0] >= '0' && buf[0] <= '9'))) return 0;
-  errno = 0;
-  v = strtoll(buf, &end, 10);
-  if (errno != 0 || *end != '\0' || end == buf || (buf[0] == '-' && n == 1)) return 0;
-  *out = (int64_t)v;
-  return 1;
-}
+int otskit_parse_int64(const char *s, size_t n, int64_t *out) { return num_parse_int64(s, n, out); }
 
-int otskit_int64_text(int64_t v, char *out) {
-  return snprintf(out, 24, "%lld", (long long)v);
-}
+int otskit_int64_text(int64_t v, char *out) { return num_int64_text(v, out); }
 
 void otskit_prefix_encode(int algo, int ndigits, const char *p, size_t n, char *out) {
-  hash_hex_prefix((hash_algo)algo, p, n, ndigits, out);
-  if (n) memcpy(out + ndigits, p, n);
+  hash_prefix_key((hash_algo)algo, ndigits, p, n, out);
 }
 
-int32_t otskit_bucket_mod(int64_t v, int32_t nb) {
-  int64_t r = v % nb;
-  return (int32_t)(r < 0 ? r + nb : r);
-}
+int32_t otskit_bucket_mod(int64_t v, int32_t nb) { return num_bucket_mod(v, nb); }
 
 int32_t otskit_bucket_hash(int algo, const char *p, size_t n, int32_t nb) {
-  unsigned char d[16];
-  size_t dl = hash_digest_len((hash_algo)algo), i;
-  uint64_t x = 0;
-  hash_digest((hash_algo)algo, p, n, d);
-  for (i = 0; i < dl && i < 8; i++) x = (x << 8) | d[i];
-  return (int32_t)(x % (uint64_t)nb);
+  return num_bucket_hash((hash_algo)algo, p, n, nb);
 }
 
 int otskit_splice_put_int(const otskit_splice *sp, int i, int64_t v, otskit_splice_out *o) {
@@ -114,3 +90,50 @@ const char *otskit_tuple_finish(otskit_tuple *t, int desc, size_t *len) {
   *len = t->b.len;
   return t->b.len ? (const char *)t->b.p : "";
 }
+
+/* The ABI's merge constants are merge.h's (a negative array size fails the build). */
+#define SAME(a, b) typedef char same_##a[(int)(a) == (int)(b) ? 1 : -1]
+SAME(OTSKIT_MERGE_MORE, MERGE_MORE);
+SAME(OTSKIT_MERGE_NEED, MERGE_NEED);
+SAME(OTSKIT_MERGE_END, MERGE_END);
+SAME(OTSKIT_MERGE_ENOMEM, MERGE_ENOMEM);
+SAME(OTSKIT_MERGE_OK, MERGE_OK);
+SAME(OTSKIT_MERGE_EOOM, MERGE_EOOM);
+SAME(OTSKIT_MERGE_ESRC, MERGE_ESRC);
+SAME(OTSKIT_MERGE_ESTATE, MERGE_ESTATE);
+SAME(OTSKIT_MERGE_EORDER, MERGE_EORDER);
+SAME(OTSKIT_SOURCE_PENDING, MERGE_S_PENDING);
+SAME(OTSKIT_SOURCE_ROWS, MERGE_S_ROWS);
+SAME(OTSKIT_SOURCE_DONE, MERGE_S_DONE);
+typedef char same_item_size[sizeof(otskit_merge_item) == sizeof(merge_item) ? 1 : -1];
+
+#define M(m) ((merge *)(void *)(m))
+
+int otskit_merge_begin(otskit_merge *m, int src, size_t nrows) {
+  return merge_begin(M(m), src, nrows);
+}
+
+int otskit_merge_add_n(otskit_merge *m, int src, const char **keys, const size_t *lens,
+                       size_t n, size_t *added) {
+  return merge_add_n(M(m), src, keys, lens, n, added);
+}
+
+void otskit_merge_end(otskit_merge *m, int src, int done) { merge_end(M(m), src, done); }
+
+void otskit_merge_abort(otskit_merge *m, int src) { merge_abort(M(m), src); }
+
+int otskit_merge_pull(otskit_merge *m, otskit_merge_item *out, size_t max, size_t *n) {
+  return (int)merge_pull(M(m), (merge_item *)(void *)out, max, n);
+}
+
+int otskit_merge_need(const otskit_merge *m) { return merge_need((const merge *)(const void *)m); }
+
+int otskit_merge_state(const otskit_merge *m, int src) {
+  return merge_state((const merge *)(const void *)m, src);
+}
+
+uint64_t otskit_merge_bound(const otskit_merge *m) {
+  return merge_bound((const merge *)(const void *)m);
+}
+
+void otskit_merge_prefetch(const char **keys, size_t n) { merge_prefetch(keys, n); }

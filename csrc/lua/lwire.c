@@ -599,24 +599,6 @@ static int l_decode_value(lua_State *L) {
   return 1;
 }
 
-/* count_rows(bytes) -> rows | nil, msg: the C-only decode (checksums
- * verified, no Lua objects): the bench's floor. */
-static int l_count_rows(lua_State *L) {
-  size_t n, nrows = 0;
-  const char *s = luaL_checklstring(L, 1, &n);
-  pb_reader r;
-  pb_row *row = lua_newuserdata(L, sizeof *row);
-  int rc;
-  memset(row, 0, sizeof *row);
-  luaL_getmetatable(L, ROW_MT);
-  lua_setmetatable(L, -2);
-  if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
-  while ((rc = pb_read_row(&r, row)) == 1) nrows++;
-  if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
-  lua_pushinteger(L, (lua_Integer)nrows);
-  return 1;
-}
-
 /* rows_length(bytes) -> the length up to the last row's checksum (what
  * follows is padding) | nil, msg, code */
 static int l_rows_length(lua_State *L) {
@@ -687,7 +669,6 @@ static const luaL_Reg funcs[] = {
   {"encode_value", l_encode_value},
   {"decode_rows", l_decode_rows},
   {"decode_value", l_decode_value},
-  {"count_rows", l_count_rows},
   {"rows_length", l_rows_length},
   {"hmac_sha1_b64", l_hmac_sha1_b64},
   {"content_md5", l_content_md5},

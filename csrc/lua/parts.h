@@ -12,6 +12,8 @@
   X(chunk) \
   X(merge) \
   X(kv) \
+  X(row) \
+  X(resume) \
   X(wire)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);

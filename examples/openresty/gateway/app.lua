@@ -10,7 +10,7 @@
 --
 -- Bad input gets a 4xx with {"error": "...", "code": "..."}; nothing a
 -- client sends may turn into a 500 (spec/openresty checks the error log).
-local json = require "dkjson"
+local json = require "gateway.json"
 local backoff = require "otskit.backoff"
 
 local app = {}
@@ -30,7 +30,17 @@ end
 --- init{ db, buckets } (init_by_lua): settings and the cursor secret. The
 -- secret is drawn here, before the fork, because a cursor one worker signs
 -- must be accepted by every other worker.
+-- The shared dicts the gateway needs: without one, nginx must refuse to
+-- start (naming the directive), not answer every request with a 500.
+app.SHARED_DICTS = { { "otskit_budget", "1m" }, { "otskit_gw", "4m" } }
+
 function app.init(opts)
+  for _, d in ipairs(app.SHARED_DICTS) do
+    if not ngx.shared[d[1]] then
+      error(("otskit gateway: nginx.conf has no shared dict %s: add `lua_shared_dict %s %s;` to its http block")
+        :format(d[1], d[1], d[2]), 0)
+    end
+  end
   cfg.db = assert(opts.db, "gateway: db path")
   cfg.buckets = opts.buckets or cfg.buckets
   cfg.secret = urandom(32)
@@ -169,7 +179,7 @@ end
 local function series_post(id)
   local body, err = read_body()
   if not body then return fail(413, "RequestBodyTooLarge", err) end
-  local doc, _, jerr = json.decode(body, 1, json.null)
+  local doc, jerr = json.decode(body)
   if type(doc) ~= "table" or type(doc.points) ~= "table" then
     return fail(400, "BadRequest", "body must be JSON {\"points\": [{\"ts\": int, \"v\": number|string}, ...]}"
       .. (jerr and (" (" .. jerr .. ")") or ""))
@@ -249,13 +259,13 @@ local function events_get()
   end
   local out = {}
   for i, p in ipairs(rows) do out[i] = { ts = p.ts, id = p.id, v = p.columns.v } end
-  return reply(200, { rows = out, cursor = c or json.null })
+  return reply(200, { rows = json.array(out), cursor = c or json.null })
 end
 
 local function events_post()
   local body, err = read_body()
   if not body then return fail(413, "RequestBodyTooLarge", err) end
-  local doc = json.decode(body, 1, json.null)
+  local doc = json.decode(body)
   if type(doc) ~= "table" or type(doc.events) ~= "table" or #doc.events < 1
      or #doc.events > cfg.max_points then
     return fail(400, "BadRequest", ("body must be JSON {\"events\": [{\"ts\": int, \"id\": string, \"v\": number|string}, ...]} with 1..%d events"):format(cfg.max_points))
@@ -350,6 +360,7 @@ function app.admin()
         out.counters[k:sub(3)] = dict:get(k)
       end
     end
+    out.workers = json.array(out.workers)
     out.budget = require("gateway.series").budget_available()
     out.key_path = require("otskit.key").path
     out.ffi_why = require("otskit.key").ffi_why

@@ -194,9 +194,12 @@ function P:range(q)
   end
   local limit, lm, lc = common.check_limit(MOD, q.limit)
   if not limit then return nil, lm, lc end
+  -- a cursor is bound to the range it was made for (BadCursor otherwise)
+  local xxh3 = require("otskit.hash").xxh3
+  local made_for = ("from=%s,to=%s"):format(lo == true and "" or xxh3(lo, true), hi == true and "" or xxh3(hi, true))
   local inner, cm, cc
   if q.cursor ~= nil then
-    inner, cm, cc = common.unwrap_cursor(MOD, self.tag, q.cursor)
+    inner, cm, cc = common.unwrap_cursor(MOD, self.tag, q.cursor, made_for)
     if not inner then return nil, cm, cc end
   end
   local nrest = #self.rest
@@ -220,9 +223,10 @@ function P:range(q)
     end,
     get_range = self.get_range,
     map = function(row) return decode_row(self, row) end,
-    limit = limit, cursor = inner, secret = self.secret, parallel = false, columns = q.columns })
+    limit = limit, cursor = inner, secret = self.secret and (self.secret .. "\0" .. made_for),
+    parallel = false, columns = q.columns })
   if not rows then return nil, cursor, code end
-  return rows, common.wrap_cursor(self.tag, cursor)
+  return rows, common.wrap_cursor(self.tag, cursor, made_for)
 end
 
 return M

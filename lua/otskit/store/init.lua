@@ -102,7 +102,7 @@ function DB:_attach(name, pk, bounds, popts)
         local cur = assert(h:scan(t.kv, lo, hi, false))
         return function() return cur:next() end
       end,
-      pk1 = function(k) return (assert(kv.first(k))) end,
+      pk1 = function(k) return (assert(core.key.first(k))) end,
       value = function(enc)
         local v = unpack(enc)[1]
         if type(v) == "table" then v = tostring(v) end
