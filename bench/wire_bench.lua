@@ -110,6 +110,8 @@ local t_full = bench.time_batch(function() wire.decode_response("GetRange", body
 local t_rows = bench.time_batch(function() wire.decode_rows(rows_bytes) end, 1, reps) * 1e3
 local t_c = bench.time_batch(function() cbench.plainbuffer_count(rows_bytes) end, 1, reps) * 1e3
 local t_enc = bench.time_batch(function() wire.encode_request("BatchWriteRow", breq) end, 1, reps) * 1e3
+local gres = { rows = rows, consumed = { capacity_unit = { read = 700, write = 0 } } }
+local t_srv = bench.time_batch(function() wire.encode_response("GetRange", gres) end, 1, reps) * 1e3
 
 bench.title(("wire: GetRange decode (%d rows, %d B/row) and BatchWriteRow encode (%d rows), vs Node SDK %s")
   :format(ROWS, math.floor(#rows_bytes / ROWS), BATCH, node.node))
@@ -120,3 +122,4 @@ bench.row("rows field only (decode_rows)", t_rows, "", node.decode_ms / t_rows)
 bench.row("C-only decode, checksums verified (the limit)", t_c, "", node.decode_ms / t_c)
 bench.row("BatchWriteRow request encode (encode_request)", t_enc,
   ("%.3g (%.3g-%.3g)"):format(node.encode_ms, node.encode_min, node.encode_max), node.encode_ms / t_enc)
+bench.row("GetRange response encode, server side (encode_response)", t_srv, "(no SDK encoder)", "")

@@ -319,6 +319,41 @@ static int l_encode_put(lua_State *L) {
   return enc_result(L, &e, ok);
 }
 
+/* encode_rows(rows) -> bytes | nil, msg, code: one buffer of rows in the
+ * store's read shape ({primary_key, cells} or {primary_key, columns}), as a
+ * GetRange response carries them */
+static int l_encode_rows(lua_State *L) {
+  enc e;
+  int ok = 1;
+  size_t i, n;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  enc_open(L, &e);
+  n = lua_rawlen(L, 1);
+  if (n) pb_write_header(e.w);
+  for (i = 1; ok && i <= n; i++) {
+    int row, cols;
+    lua_rawgeti(L, 1, (lua_Integer)i);
+    row = lua_gettop(L);
+    if (lua_type(L, row) != LUA_TTABLE) { lua_pop(L, 1); ok = enc_fail(&e, "rows must be tables%s%s", "", ""); break; }
+    lua_getfield(L, row, "primary_key");
+    ok = write_pk(&e, lua_gettop(L), 0, 0);
+    lua_getfield(L, row, "cells");
+    if (lua_isnil(L, -1)) { lua_pop(L, 1); lua_getfield(L, row, "columns"); }
+    cols = lua_gettop(L);
+    if (ok && lua_type(L, cols) == LUA_TTABLE) {
+      lua_pushnil(L);
+      if (lua_next(L, cols)) {
+        lua_pop(L, 2);
+        pb_row_data(e.w);
+        ok = write_columns(&e, cols, PB_OP_NONE, "columns");
+      }
+    }
+    if (ok) pb_row_end(e.w, 0);
+    lua_settop(L, row - 1);
+  }
+  return enc_result(L, &e, ok);
+}
+
 /* encode_delete(pk) -> bytes | nil, msg, code (with the delete marker) */
 static int l_encode_delete(lua_State *L) {
   enc e;
@@ -666,6 +701,7 @@ static const luaL_Reg funcs[] = {
   {"encode_put", l_encode_put},
   {"encode_update", l_encode_update},
   {"encode_delete", l_encode_delete},
+  {"encode_rows", l_encode_rows},
   {"encode_value", l_encode_value},
   {"decode_rows", l_decode_rows},
   {"decode_value", l_decode_value},

@@ -512,13 +512,9 @@ OPS.GetRange = {
     return req
   end,
   res = function(res)
-    local parts = { "\117\0\0\0" }
-    for i, row in ipairs(res.rows or {}) do
-      local b, msg, code = encode_row(row)
-      if not b then return nil, msg, code end
-      parts[i + 1] = b:sub(5)
-    end
-    local m = { consumed = consumed(res.consumed), rows = #parts > 1 and table.concat(parts) or "" }
+    local rows, msg, code = core.encode_rows(res.rows or {})
+    if not rows then return nil, msg, code end
+    local m = { consumed = consumed(res.consumed), rows = rows }
     if res.next_start_primary_key then
       local b, msg, code = core.encode_pk(res.next_start_primary_key)
       if not b then return nil, msg, code end
