@@ -106,6 +106,8 @@ bench.same(assert(core.pb_encode("BatchWriteRowRequest", m)), ours, "BatchWriteR
 
 -- timings (ms per page / per batch)
 local rows_bytes = assert(core.pb_decode("GetRangeResponse", body)).rows
+bench.title(("wire: GetRange decode (%d rows, %d B/row) and BatchWriteRow encode (%d rows), vs Node SDK %s")
+  :format(ROWS, math.floor(#rows_bytes / ROWS), BATCH, node.node))
 local t_full = bench.time_batch(function() wire.decode_response("GetRange", body) end, 1, reps) * 1e3
 local t_rows = bench.time_batch(function() wire.decode_rows(rows_bytes) end, 1, reps) * 1e3
 local t_c = bench.time_batch(function() cbench.plainbuffer_count(rows_bytes) end, 1, reps) * 1e3
@@ -113,8 +115,6 @@ local t_enc = bench.time_batch(function() wire.encode_request("BatchWriteRow", b
 local gres = { rows = rows, consumed = { capacity_unit = { read = 700, write = 0 } } }
 local t_srv = bench.time_batch(function() wire.encode_response("GetRange", gres) end, 1, reps) * 1e3
 
-bench.title(("wire: GetRange decode (%d rows, %d B/row) and BatchWriteRow encode (%d rows), vs Node SDK %s")
-  :format(ROWS, math.floor(#rows_bytes / ROWS), BATCH, node.node))
 bench.table({ "operation", "otskit ms", "Node SDK ms (min-max)", "SDK / otskit" })
 bench.row("GetRange response -> Lua rows (decode_response)", t_full,
   ("%.3g (%.3g-%.3g)"):format(node.decode_ms, node.decode_min, node.decode_max), node.decode_ms / t_full)
@@ -123,3 +123,9 @@ bench.row("C-only decode, checksums verified (the limit)", t_c, "", node.decode_
 bench.row("BatchWriteRow request encode (encode_request)", t_enc,
   ("%.3g (%.3g-%.3g)"):format(node.encode_ms, node.encode_min, node.encode_max), node.encode_ms / t_enc)
 bench.row("GetRange response encode, server side (encode_response)", t_srv, "(no SDK encoder)", "")
+
+-- the Node SDK's own medians and the ratios, recorded with the run
+bench.value("wire: Node SDK GetRange decode (ms)", "ms", "lower", node.decode_ms)
+bench.value("wire: Node SDK BatchWriteRow encode (ms)", "ms", "lower", node.encode_ms)
+bench.value("wire: GetRange decode, SDK / otskit", "x", "higher", node.decode_ms / t_full)
+bench.value("wire: BatchWriteRow encode, SDK / otskit", "x", "higher", node.encode_ms / t_enc)
