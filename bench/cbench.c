@@ -16,6 +16,7 @@
 #include "hash.h"
 #include "laux.h"
 #include "merge.h"
+#include "plainbuffer.h"
 
 #if defined(__GNUC__)
 #define BENCH_EXPORT __attribute__((visibility("default")))
@@ -363,12 +364,40 @@ static int l_direct(lua_State *L) {
   return 1;
 }
 
+/* ---- PlainBuffer ------------------------------------------------------ */
+
+static int row_gc(lua_State *L) {
+  pb_row_free(lua_touserdata(L, 1));
+  return 0;
+}
+
+/* plainbuffer_count(bytes) -> rows: the C-only decode of otskit.wire
+ * (every cell parsed, checksums verified, no Lua objects) | nil, msg */
+static int l_plainbuffer_count(lua_State *L) {
+  size_t n, nrows = 0;
+  const char *s = luaL_checklstring(L, 1, &n);
+  pb_reader r;
+  pb_row *row = lua_newuserdata(L, sizeof *row);
+  int rc;
+  memset(row, 0, sizeof *row);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, row_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  if (!pb_reader_init(&r, s, n)) { lua_pushnil(L); lua_pushstring(L, r.err); return 2; }
+  while ((rc = pb_read_row(&r, row)) == 1) nrows++;
+  if (rc < 0) { lua_pushnil(L); lua_pushstring(L, r.err); return 2; }
+  lua_pushinteger(L, (lua_Integer)nrows);
+  return 1;
+}
+
 BENCH_EXPORT int luaopen_otskit_bench(lua_State *L) {
   static const luaL_Reg merge_methods[] = {{"run", l_merge_run}, {NULL, NULL}};
   static const luaL_Reg merge_meta[] = {{"__gc", b_gc}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
     {"prefix_loop", l_prefix_loop}, {"prefix_check", l_prefix_check}, {"fnv", l_fnv},
-    {"merge_keys", l_merge_keys}, {"direct", l_direct}, {NULL, NULL}
+    {"merge_keys", l_merge_keys}, {"direct", l_direct},
+    {"plainbuffer_count", l_plainbuffer_count}, {NULL, NULL}
   };
   otsk_newclass(L, MERGE_MT, merge_methods, merge_meta);
   lua_newtable(L);

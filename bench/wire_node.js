@@ -11,17 +11,20 @@ const fs = require('fs');
 const dir = process.argv[2], reps = +process.argv[3] || 7;
 
 function median(xs) { const s = xs.slice().sort((a, b) => a - b); return s[s.length >> 1]; }
-// a few untimed runs first: V8 optimizes the SDK's code before timing
+// CPU time (user + system of this process, as the Lua side's os.clock),
+// after untimed runs that let V8 optimize the SDK's code; wall time too
 function time(fn) {
-  const per = [];
+  const per = [], wall = [];
   let out;
-  for (let w = 0; w < 3; w++) fn();
+  for (let w = 0; w < 5; w++) fn();
   for (let r = 0; r < reps; r++) {
-    const t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage(), t0 = process.hrtime.bigint();
     out = fn();
-    per.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    const c = process.cpuUsage(c0);
+    wall.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    per.push((c.user + c.system) / 1e3);
   }
-  return [median(per), out, Math.min(...per), Math.max(...per)];
+  return [median(per), out, Math.min(...per), Math.max(...per), median(wall)];
 }
 
 function text(v) {
@@ -34,7 +37,7 @@ function text(v) {
 
 // decode
 const body = fs.readFileSync(dir + '/getrange.bin');
-const [dms, res, dmin, dmax] = time(() => TS.decoder.decode('getRange', body));
+const [dms, res, dmin, dmax, dwall] = time(() => TS.decoder.decode('getRange', body));
 const lines = [];
 for (const row of res.rows) {
   const cells = row.primaryKey.map(c => c.name + '=' + text(c.value));
@@ -54,9 +57,10 @@ const params = { tables: [{ tableName: spec.table, rows: spec.rows.map(r => ({
   primaryKey: r.pk.map(([n, v]) => ({ [n]: val(v) })),
   attributeColumns: r.cols.map(([n, v, ts]) => ({ [n]: val(v), timestamp: ts })),
 })) }] };
-const [ems, ebody, emin, emax] = time(() => {
+const [ems, ebody, emin, emax, ewall] = time(() => {
   const req = TS.encoder.encode('batchWriteRow', params);
   return Object.getPrototypeOf(req).constructor.encode(req).finish();
 });
 fs.writeFileSync(dir + '/node_batch.bin', Buffer.from(ebody));
-console.log(JSON.stringify({ decode_ms: dms, decode_min: dmin, decode_max: dmax, encode_ms: ems, encode_min: emin, encode_max: emax, node: process.version }));
+console.log(JSON.stringify({ decode_ms: dms, decode_min: dmin, decode_max: dmax, decode_wall: dwall,
+  encode_ms: ems, encode_min: emin, encode_max: emax, encode_wall: ewall, node: process.version }));

@@ -221,4 +221,37 @@ describe("otskit.wire messages", function()
     assert.same({ table_names = { "t" } }, call("ListTable", "list_table", {}))
     db:close()
   end)
+
+  it("carries versions, types, filters, auto-increment and table options between client and store", function()
+    local db = assert(store.open({ partitions = false }))
+    local function call(api, method, req)
+      local sreq = assert(wire.decode_request(api, assert(wire.encode_request(api, req))))
+      local res, msg, code = db[method](db, sreq)
+      if not res then return nil, msg, code end
+      res.latency = nil
+      local body = assert(wire.encode_response(api, res))
+      local back = assert(wire.decode_response(api, body, req))
+      return back, res
+    end
+    local now = os.time() * 1000
+    local opts = { time_to_live = -1, max_versions = 3, max_time_deviation = 86400 }
+    assert(call("CreateTable", "create_table", { name = "v", primary_key = { { "k", "BINARY" }, { "id", "INTEGER", "AUTO_INCREMENT" } },
+      options = opts, reserved = { read = 0, write = 0 } }))
+    local d, direct = call("DescribeTable", "describe_table", { name = "v" })
+    assert.same(opts, d.options)
+    assert.same(direct.table_meta.primary_key, d.table_meta.primary_key)
+    local p = assert(call("PutRow", "put_row", { table = "v", primary_key = { { "k", wire.binary("\0k") }, { "id", wire.AUTO_INCREMENT } },
+      columns = { { "s", "old", now - 2000 }, { "s", "new", now - 1000 }, { "b", wire.binary("\1\2"), now } }, return_type = "RT_PK" }))
+    local pk = p.row.primary_key
+    assert.equal("number", type(pk[2][2]))             -- the generated value
+    local g, gs = call("GetRow", "get_row", { table = "v", primary_key = pk, max_versions = 2 })
+    assert.same(gs.row.cells, g.row.cells)              -- every version, ts and type, as the store gave them
+    assert.equal("new", g.row.columns.s)
+    local f = call("GetRow", "get_row", { table = "v", primary_key = pk,
+      filter = { column = "s", comparator = "EQUAL", value = "nope" } })
+    assert.is_nil(f.row)
+    local u = assert(call("UpdateTable", "update_table", { name = "v", options = { max_versions = 1 } }))
+    assert.equal(1, u.options.max_versions)
+    db:close()
+  end)
 end)

@@ -69,6 +69,19 @@ describe("otskit.wire PlainBuffer", function()
     assert.equal(wire.INF_MIN, assert(wire.decode_rows(unhex(V.inf_min .. "00")))[1].primary_key[1][2])
   end)
 
+  it("encodes many rows into one buffer, as a GetRange response carries them", function()
+    local core = require("otskit.core").wire
+    local r1 = { primary_key = { { "pk1", "a" } }, cells = { { "s", "v", TS, "STRING" }, { "x", "\1", TS, "BINARY" } } }
+    local r2 = { primary_key = { { "pk1", "b" } }, columns = { n = 1 } }
+    local r3 = { primary_key = { { "pk1", "c" } } }
+    local want = "\117\0\0\0" .. wire.encode_put(r1.primary_key, r1.cells):sub(5)
+      .. wire.encode_put(r2.primary_key, r2.columns):sub(5) .. wire.encode_put(r3.primary_key, {}):sub(5)
+    assert.equal(want, core.encode_rows({ r1, r2, r3 }))
+    assert.equal("", core.encode_rows({}))
+    local _, _, code = core.encode_rows({ { primary_key = { { "pk1", {} } } } })
+    assert.equal("OTSParameterInvalid", code)
+  end)
+
   it("decodes nothing from an empty buffer or a bare header", function()
     assert.same({}, wire.decode_rows(""))
     assert.same({}, wire.decode_rows("\117\0\0\0"))

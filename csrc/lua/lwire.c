@@ -319,6 +319,41 @@ static int l_encode_put(lua_State *L) {
   return enc_result(L, &e, ok);
 }
 
+/* encode_rows(rows) -> bytes | nil, msg, code: one buffer of rows in the
+ * store's read shape ({primary_key, cells} or {primary_key, columns}), as a
+ * GetRange response carries them */
+static int l_encode_rows(lua_State *L) {
+  enc e;
+  int ok = 1;
+  size_t i, n;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  enc_open(L, &e);
+  n = lua_rawlen(L, 1);
+  if (n) pb_write_header(e.w);
+  for (i = 1; ok && i <= n; i++) {
+    int row, cols;
+    lua_rawgeti(L, 1, (lua_Integer)i);
+    row = lua_gettop(L);
+    if (lua_type(L, row) != LUA_TTABLE) { lua_pop(L, 1); ok = enc_fail(&e, "rows must be tables%s%s", "", ""); break; }
+    lua_getfield(L, row, "primary_key");
+    ok = write_pk(&e, lua_gettop(L), 0, 0);
+    lua_getfield(L, row, "cells");
+    if (lua_isnil(L, -1)) { lua_pop(L, 1); lua_getfield(L, row, "columns"); }
+    cols = lua_gettop(L);
+    if (ok && lua_type(L, cols) == LUA_TTABLE) {
+      lua_pushnil(L);
+      if (lua_next(L, cols)) {
+        lua_pop(L, 2);
+        pb_row_data(e.w);
+        ok = write_columns(&e, cols, PB_OP_NONE, "columns");
+      }
+    }
+    if (ok) pb_row_end(e.w, 0);
+    lua_settop(L, row - 1);
+  }
+  return enc_result(L, &e, ok);
+}
+
 /* encode_delete(pk) -> bytes | nil, msg, code (with the delete marker) */
 static int l_encode_delete(lua_State *L) {
   enc e;
@@ -599,24 +634,6 @@ static int l_decode_value(lua_State *L) {
   return 1;
 }
 
-/* count_rows(bytes) -> rows | nil, msg: the C-only decode (checksums
- * verified, no Lua objects): the bench's floor. */
-static int l_count_rows(lua_State *L) {
-  size_t n, nrows = 0;
-  const char *s = luaL_checklstring(L, 1, &n);
-  pb_reader r;
-  pb_row *row = lua_newuserdata(L, sizeof *row);
-  int rc;
-  memset(row, 0, sizeof *row);
-  luaL_getmetatable(L, ROW_MT);
-  lua_setmetatable(L, -2);
-  if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
-  while ((rc = pb_read_row(&r, row)) == 1) nrows++;
-  if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
-  lua_pushinteger(L, (lua_Integer)nrows);
-  return 1;
-}
-
 /* rows_length(bytes) -> the length up to the last row's checksum (what
  * follows is padding) | nil, msg, code */
 static int l_rows_length(lua_State *L) {
@@ -684,10 +701,10 @@ static const luaL_Reg funcs[] = {
   {"encode_put", l_encode_put},
   {"encode_update", l_encode_update},
   {"encode_delete", l_encode_delete},
+  {"encode_rows", l_encode_rows},
   {"encode_value", l_encode_value},
   {"decode_rows", l_decode_rows},
   {"decode_value", l_decode_value},
-  {"count_rows", l_count_rows},
   {"rows_length", l_rows_length},
   {"hmac_sha1_b64", l_hmac_sha1_b64},
   {"content_md5", l_content_md5},

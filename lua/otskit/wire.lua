@@ -32,6 +32,7 @@ wire.binary, wire.integer, wire.double = values.binary, values.integer, values.d
 core.init(getmetatable(values.binary("")), store.INF_MIN, store.INF_MAX, store.AUTO_INCREMENT)
 
 local unpack_or = table.unpack or unpack
+local EMPTY = {}
 local INVALID = "OTSParameterInvalid"
 local function invalid(msg) return nil, msg, INVALID end
 
@@ -219,11 +220,15 @@ end
 
 local EXIST = { IGNORE = true, EXPECT_EXIST = true, EXPECT_NOT_EXIST = true }
 
+-- the messages of the plain conditions, shared (pb_encode only reads them)
+local PLAIN_COND = { IGNORE = { row_existence = "IGNORE" }, EXPECT_EXIST = { row_existence = "EXPECT_EXIST" },
+                     EXPECT_NOT_EXIST = { row_existence = "EXPECT_NOT_EXIST" } }
+
 local function encode_condition(c)
-  if c == nil then return { row_existence = "IGNORE" } end
+  if c == nil then return PLAIN_COND.IGNORE end
   if type(c) == "string" then
     if not EXIST[c] then return invalid("condition must be IGNORE, EXPECT_EXIST or EXPECT_NOT_EXIST, got " .. c) end
-    return { row_existence = c }
+    return PLAIN_COND[c]
   end
   if type(c) ~= "table" then return invalid("condition must be a string or a table") end
   local re = c.row_existence or "IGNORE"
@@ -512,13 +517,9 @@ OPS.GetRange = {
     return req
   end,
   res = function(res)
-    local parts = { "\117\0\0\0" }
-    for i, row in ipairs(res.rows or {}) do
-      local b, msg, code = encode_row(row)
-      if not b then return nil, msg, code end
-      parts[i + 1] = b:sub(5)
-    end
-    local m = { consumed = consumed(res.consumed), rows = #parts > 1 and table.concat(parts) or "" }
+    local rows, msg, code = core.encode_rows(res.rows or {})
+    if not rows then return nil, msg, code end
+    local m = { consumed = consumed(res.consumed), rows = rows }
     if res.next_start_primary_key then
       local b, msg, code = core.encode_pk(res.next_start_primary_key)
       if not b then return nil, msg, code end
@@ -648,14 +649,16 @@ OPS.BatchWriteRow = {
         for k in pairs(row) do
           if not ROW_KEYS[row.type][k] then return invalid(("tables[%d].rows[%d]: unsupported option '%s'"):format(i, j, tostring(k))) end
         end
-        local r = { type = row.type, table = spec.table, primary_key = row.primary_key, columns = row.columns,
-                    update = row.update, condition = row.condition, return_type = row.return_type,
-                    return_column_names = row.return_column_names }
-        r.type = nil
-        local m, m2, c2 = op.req(r)
-        if not m then return nil, ("tables[%d].rows[%d]: %s"):format(i, j, m2), c2 end
-        rows[j] = { type = row.type, row_change = m[ROW_FIELD[row.type]], condition = m.condition,
-                    return_content = m.return_content }
+        local t, pk, b, m2, c2 = row.type, row.primary_key, nil, nil, nil
+        if t == "PUT" then b, m2, c2 = core.encode_put(pk, row.columns or EMPTY)
+        elseif t == "UPDATE" then b, m2, c2 = wire.encode_update(pk, row.update)
+        else b, m2, c2 = core.encode_delete(pk) end
+        if not b then return nil, ("tables[%d].rows[%d]: %s"):format(i, j, m2), c2 end
+        local cond, m3, c3 = encode_condition(row.condition)
+        if not cond then return nil, ("tables[%d].rows[%d]: %s"):format(i, j, m3), c3 end
+        local rc, m4, c4 = encode_return(row)
+        if m4 then return nil, ("tables[%d].rows[%d]: %s"):format(i, j, m4), c4 end
+        rows[j] = { type = t, row_change = b, condition = cond, return_content = rc }
       end
       tables[i] = { table_name = spec.table, rows = rows }
     end

@@ -8,7 +8,8 @@ set -u
 cd "$(dirname "$0")/../.."
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   if [ "$(id -u)" != 0 ]; then echo "make interop: install nodejs and npm (as root)" >&2; exit 1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm >/dev/null || exit 1
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get update -q && apt-get install -y -q --no-install-recommends nodejs npm; } >/dev/null || exit 1
 fi
 if [ ! -f build/node/node_modules/tablestore/package.json ] ||
    ! grep -q '"version": "5.6.5"' build/node/node_modules/tablestore/package.json; then
