@@ -92,7 +92,7 @@ describe("otskit.store on a damaged file", function()
 
     p = sample()
     h = assert(kv.open(p))
-    local row = kv.encode_row({ "v" }, { "STRING" }, { "x" })
+    local row = require("otskit.core").row.encode({ "v" }, { "STRING" }, { "x" })
     assert(h:put("t_t", "\255not a tuple", row))          -- sorts last
     assert(h:put("t_t", key.pack { "text" }, row))         -- a tuple, wrong type
     h:close()

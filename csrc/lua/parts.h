@@ -11,7 +11,9 @@
   X(frame) \
   X(chunk) \
   X(merge) \
-  X(kv)
+  X(kv) \
+  X(row) \
+  X(resume)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)

@@ -1,6 +1,6 @@
 --- otskit analyze FILE.lua -- runs your own scenario (the file returns a
 -- table: see otskit.analyze for the contract, and
--- examples/scenario_sessions.lua) the way `otskit demo` runs the built-in
+-- README "The demo and otskit analyze") the way `otskit demo` runs the built-in
 -- ones: every design on a fresh embedded store, the side-by-side table on
 -- stdout, the hot-spot picture as SVG.
 local analyze = require "otskit.analyze"
@@ -94,7 +94,7 @@ function cmd.run(args)
   print(("otskit analyze %s: %d scenario%s, each design on a fresh embedded store (simulated time)")
     :format(args.file, #list, #list == 1 and "" or "s"))
   local ok, res = pcall(cmd.run_all, list, { svg = out, quiet = args.quiet, prog = "otskit analyze" })
-  if not ok then io.stderr:write("otskit analyze: " .. tostring(res) .. "\n"); return 1 end
+  if not ok then io.stderr:write("otskit analyze: " .. tostring(res):gsub("^otskit%.analyze: ", "") .. "\n"); return 1 end
   return res and 0 or 1
 end
 

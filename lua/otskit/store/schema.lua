@@ -4,12 +4,11 @@ local base = require "otskit.store.base"
 local keycodec = require "otskit.key"
 local values = require "otskit.store.values"
 local condition = require "otskit.store.condition"
-local kv = require("otskit.core").kv
 local pack, unpack = keycodec.pack, keycodec.unpack
 local INF_MIN, INF_MAX, AUTO = base.INF_MIN, base.INF_MAX, base.AUTO_INCREMENT
 local DB, L = base.DB, base.LIMITS
 local invalid, valid_name = base.invalid, base.valid_name
-local utf8_ok = kv.utf8
+local utf8_ok = require("otskit.core").row.utf8
 
 local schema = {}
 
