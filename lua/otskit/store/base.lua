@@ -26,28 +26,6 @@ base.DB = DB
 
 function base.invalid(msg) return nil, msg, "OTSParameterInvalid" end
 
--- A kv failure as the service reports it: lock contention that outlasted
--- the busy timeout is OTSServerBusy (retryable: the transaction was
--- rolled back, nothing applied); a table another connection dropped is
--- OTSObjectNotExist; damage, a full disk or anything else is
--- OTSInternalServerError with what happened.
-local KV_WHAT = { KVCorrupt = "the store file is damaged: ", KVFull = "the disk is full: " }
-function base.dberr(msg, code)
-  msg = tostring(msg)
-  if code == "KVBusy" then return nil, "the store is busy (another connection holds its lock): " .. msg, "OTSServerBusy" end
-  if code == "KVNoTable" then return nil, "the table was dropped by another connection: " .. msg, "OTSObjectNotExist" end
-  return nil, (KV_WHAT[code] or "") .. msg, "OTSInternalServerError"
-end
-function base.damaged(msg) return nil, "the store file is damaged: " .. msg, "OTSInternalServerError" end
-
--- A db failure inside a partition callback: raised as a table so the
--- transaction wrapper returns it as nil, msg, code (never a Lua error).
-base.DBFAIL = {}
-function base.check(v, msg, code)
-  if v == nil and msg ~= nil then error(setmetatable({ msg = msg, code = code }, base.DBFAIL), 0) end
-  return v
-end
-
 function base.check_req(req, op)
   if type(req) ~= "table" then error("otskit.store: " .. op .. " takes a request table", 3) end
 end

@@ -4,6 +4,7 @@ local keycodec = require "otskit.key"
 local schema = require "otskit.store.schema"
 local write = require "otskit.store.write"
 local read = require "otskit.store.read"
+local dberr = require("otskit.store.txn").dberr
 local pack = keycodec.pack
 local PLAN, row_out = write.PLAN, read.row_out
 local DB, L = base.DB, base.LIMITS
@@ -68,7 +69,7 @@ function DB:batch_get_row(req)
       else
         local blob, err, ecode = self.h:get(p.t.kv, k)
         if blob == nil and err then
-          local _, m, c = base.dberr(err, ecode)
+          local _, m, c = dberr(err, ecode)
           if c == "OTSServerBusy" then return nil, m, c end
           rows[j] = { ok = false, code = c, message = m }
         else

@@ -12,6 +12,8 @@ local bound_key, pk_out = schema.bound_key, schema.pk_out
 local DB, L = base.DB, base.LIMITS
 local invalid, check_req, ceil_cu, consumed = base.invalid, base.check_req, base.ceil_cu, base.consumed
 local decode = values.decode
+local txn = require "otskit.store.txn"
+local dberr, damaged, key_vals = txn.dberr, txn.damaged, txn.key_vals
 
 local read = {}
 
@@ -51,7 +53,7 @@ local function lazy_cells(row, key)
 end
 
 local function pk_of(t, k)
-  local vals, why = schema.key_vals(t, k)
+  local vals, why = key_vals(t, k)
   if not vals then return nil, why end
   local pk, pkc, size = {}, t.pk, 0
   for i = 1, #pkc do
@@ -155,7 +157,7 @@ function DB:get_row(req)
   if not o then return nil, m2, c2 end
   local k = pack(vals)
   local blob, err, ecode = self.h:get(t.kv, k)
-  if blob == nil and err then return base.dberr(err, ecode) end
+  if blob == nil and err then return dberr(err, ecode) end
   if t.parts then t.parts:read(k) end
   local row, size
   if blob then
@@ -227,15 +229,15 @@ function DB:get_range(req)
   local h, parts = self.h, t.parts
   local page_rows, page_bytes = self.page_rows, self.page_bytes
   local cur, err, ecode = h:scan(t.kv, lo, hi, reverse, page_rows + 1)
-  if not cur then return base.dberr(err, ecode) end
+  if not cur then return dberr(err, ecode) end
   local rows, n, scanned, bytes, nextk = {}, 0, 0, 0, nil
   while nextk == nil do
     -- small first batches: a small limit reads few rows when none are dropped
     local want = limit - n + 1
     local batch = scanned < 64 and 64 or 256
-    local ks, vs, got = cur:fetch(want < batch and want or batch, 1048576)
     -- fetch fails as nil, msg, code: test the first value, not the count
-    if ks == nil then cur:close(); return base.dberr(vs, got) end
+    local ks, vs, got = cur:fetch(want < batch and want or batch, 1048576)
+    if ks == nil then cur:close(); return dberr(vs, got) end
     if got == 0 then break end
     for i = 1, got do
       local k = ks[i]
@@ -254,8 +256,8 @@ function DB:get_range(req)
   end
   cur:close()
   local nextpk = nextk and pk_out(t, nextk)
-  if nextk and not nextpk then return base.damaged(select(2, schema.key_vals(t, nextk))) end
-  return { rows = rows, next_start_primary_key = nextpk or nil,
+  if nextk and not nextpk then return damaged(select(2, key_vals(t, nextk))) end
+  return { rows = rows, next_start_primary_key = nextpk,
            consumed = consumed(ceil_cu(bytes), 0), latency = lat }
 end
 

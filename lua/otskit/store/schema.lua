@@ -4,6 +4,7 @@ local base = require "otskit.store.base"
 local keycodec = require "otskit.key"
 local values = require "otskit.store.values"
 local condition = require "otskit.store.condition"
+local key_vals = require("otskit.store.txn").key_vals
 local pack, unpack = keycodec.pack, keycodec.unpack
 local INF_MIN, INF_MAX, AUTO = base.INF_MIN, base.INF_MAX, base.AUTO_INCREMENT
 local DB, L = base.DB, base.LIMITS
@@ -92,26 +93,8 @@ local function bound_key(vals)
   return pack(pre)
 end
 
--- The stored key k of table t as its primary-key values, checked against
--- the schema: a key that is not a tuple of the table's column types is
--- damage, reported, never returned. -> vals | nil, msg
-local function key_vals(t, k)
-  local vals = unpack(k)
-  if type(vals) ~= "table" then return nil, "a stored key is not a tuple" end
-  local n = 0
-  for _ in pairs(vals) do n = n + 1 end
-  if n ~= t.npk then return nil, ("a stored key of table %s has %d columns, not %d"):format(t.name, n, t.npk) end
-  for i, c in ipairs(t.pk) do
-    local v = vals[i]
-    local ok
-    if c.type == "INTEGER" then ok = type(v) == "number" or (type(v) == "table" and keycodec.kind(v) == "int")
-    else ok = type(v) == "string" end
-    if not ok then return nil, ("a stored key of table %s: column %s is not %s"):format(t.name, c.name, c.type) end
-  end
-  return vals
-end
-schema.key_vals = key_vals
-
+-- the primary key of key k as {{name, value}, ...}; nil when k (read
+-- from the file) does not match the table's key schema
 local function pk_out(t, k)
   local vals = key_vals(t, k)
   if not vals then return nil end

@@ -3,9 +3,9 @@ local base = require "otskit.store.base"
 local core = require "otskit.core"
 local keycodec = require "otskit.key"
 local partitions = require "otskit.store.partitions"
-local schema = require "otskit.store.schema"
+local txn = require "otskit.store.txn"
+local dberr, check = txn.dberr, txn.check
 local kv = core.kv
-local check = base.check
 local pack, unpack = keycodec.pack, keycodec.unpack
 local DB, L = base.DB, base.LIMITS
 local invalid, check_req, valid_name, ceil_cu, consumed =
@@ -74,10 +74,11 @@ local function part_opts(base, over)
   for k, v in pairs(over or {}) do o[k] = v end
   for _, k in ipairs({ "split_rows", "split_bytes", "split_load", "window", "history" }) do
     local v = o[k]
-    if v ~= nil and v ~= false and (type(v) ~= "number" or v <= 0) then
+    -- type(), not v ~= nil: a NULL cdata equals nil on LuaJIT
+    if type(v) ~= "nil" and v ~= false and (type(v) ~= "number" or not (v > 0) or v == math.huge) then
       error("otskit.store: partition." .. k .. " must be a positive number or false", 4)
     end
-    if v == false then o[k] = nil end
+    if v == false or type(v) == "nil" then o[k] = nil end
   end
   return o
 end
@@ -89,10 +90,7 @@ local function copy(o)
 end
 
 local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
-local function unhex(h)
-  if #h % 2 ~= 0 or h:find("[^0-9a-f]") then return nil end
-  return (h:gsub("..", function(x) return string.char(tonumber(x, 16)) end))
-end
+local function unhex(h) return (h:gsub("..", function(x) return string.char(tonumber(x, 16)) end)) end
 
 -- metadata row text: "pk <name> <TYPE>" lines, then "bound <hex>",
 -- "auto <column>", "tab <option> <n>", "res <read|write> <n>" lines
@@ -109,61 +107,6 @@ local function meta_text(t)
   end
   return table.concat(out, "\n")
 end
-
--- Parses a metadata row ("pk <name> <TYPE>", "bound <hex>", "opt <k> <v>",
--- "auto <column>", "tab <option> <n>", "res <read|write> <n>" lines),
--- checking every field: a damaged row is reported, never used.
--- -> pk, bounds, partition opts, table options, reserved | nil, msg
-local PK_TYPES = { INTEGER = true, STRING = true, BINARY = true }
-local OPT_KEYS = { split_rows = true, split_bytes = true, split_load = true, window = true, history = true }
-local TAB_KEYS = { time_to_live = true, max_versions = true, max_time_deviation = true }
-local function parse_meta(name, text)
-  local function bad(why) return nil, ("metadata of table %q: %s"):format(tostring(name), why) end
-  if not valid_name(name) then return bad("not a valid table name") end
-  local pk, bounds, po, to, res, seen, auto = {}, {}, {}, {}, {}, {}, nil
-  for line in text:gmatch("[^\n]+") do
-    local a, b, c = line:match("^(%S+) (%S+) ?(%S*)$")
-    if a == "pk" then
-      if not valid_name(b) or not PK_TYPES[c] or seen[b] then return bad("bad primary key line") end
-      seen[b] = true
-      pk[#pk + 1] = { name = b, type = c }
-    elseif a == "bound" and c == "" then
-      local raw = unhex(b)
-      if not raw then return bad("a split bound is not hex") end
-      bounds[#bounds + 1] = raw
-    elseif a == "opt" and OPT_KEYS[b] then
-      local v = tonumber(c)
-      if not v or v ~= v or v <= 0 or v == math.huge then return bad("bad option " .. b) end
-      po[b] = v
-    elseif a == "tab" and TAB_KEYS[b] then
-      to[b] = tonumber(c)
-    elseif a == "res" and (b == "read" or b == "write") then
-      res[b] = tonumber(c)
-    elseif a == "auto" and c == "" and seen[b] and not auto then
-      auto = b
-    else
-      return bad("unknown line")
-    end
-  end
-  if #pk < 1 or #pk > L.pk_columns then return bad("needs 1 to 4 primary key columns, has " .. #pk) end
-  local t1 = { name = name, pk = { pk[1] }, npk = 1 }
-  for i, b in ipairs(bounds) do
-    if not schema.key_vals(t1, b) then return bad("split bound " .. i .. " is not a " .. pk[1].type) end
-    if i > 1 and kv.cmp(bounds[i - 1], b) >= 0 then return bad("split bounds out of order") end
-  end
-  for i, c in ipairs(pk) do
-    if c.name == auto then
-      if i == 1 or c.type ~= "INTEGER" then return bad("bad AUTO_INCREMENT column") end
-      c.auto = true
-    end
-  end
-  local options, m1 = parse_options(to)
-  if not options then return bad(m1) end
-  local reserved, m2 = parse_reserved(res)
-  if not reserved then return bad(m2) end
-  return pk, bounds, po, options, reserved
-end
-tables.parse_meta = parse_meta
 
 -- derived per-table settings the hot paths read
 local function settle(t)
@@ -186,6 +129,7 @@ function DB:_attach(name, pk, bounds, popts, options, reserved)
     t.parts = partitions.new({ bounds = bounds, split_rows = popts.split_rows, split_bytes = popts.split_bytes,
       split_load = popts.split_load, window = popts.window, history = popts.history }, {
       clock = function() return self:now() end,
+      -- db failures here are raised for DB:_txn (txn.check), never left raw
       scan = function(lo, hi)
         local cur = check(h:scan(t.kv, lo, hi, false))
         return function()
@@ -203,7 +147,7 @@ function DB:_attach(name, pk, bounds, popts, options, reserved)
         local v = unpack(enc)
         v = type(v) == "table" and v[1]
         if v == nil then check(nil, "a split bound is not a tuple", "KVCorrupt") end
-        if type(v) == "table" or type(v) == "cdata" then v = tostring(v) end
+        if type(v) == "table" then v = tostring(v) end
         return v
       end,
       on_split = function(los)
@@ -307,7 +251,9 @@ function DB:create_table(req)
   local ok, msg, ecode = h:drop("t_" .. name)
   if ok then ok, msg, ecode = h:create("t_" .. name) end
   if ok then ok, msg, ecode = h:put("meta", name, text) end
-  if not ok then return base.dberr(msg, ecode) end
+  if not ok then return dberr(msg, ecode) end
+  ok, msg, ecode = self:_bump()
+  if not ok then return nil, msg, ecode end
   self:_attach(name, pk, bounds, popts, options, reserved).meta = text
   return { table = name }
 end
@@ -331,9 +277,10 @@ function DB:update_table(req)
   t.options, t.reserved = options, reserved
   local text = meta_text(t)
   local ok, err, ecode = self.h:put("meta", t.name, text)
+  if ok then ok, err, ecode = self:_bump() else ok, err, ecode = dberr(err, ecode) end
   if not ok then
     t.options, t.reserved = old_o, old_r
-    return base.dberr(err, ecode)
+    return nil, err, ecode
   end
   t.meta = text
   settle(t)
@@ -351,7 +298,9 @@ function DB:delete_table(req)
   local h = self.h
   local ok, err, ecode = h:drop(t.kv)
   if ok then ok, err, ecode = h:delete("meta", name) end
-  if ok == nil then return base.dberr(err, ecode) end
+  if ok == nil then return dberr(err, ecode) end
+  ok, err, ecode = self:_bump()
+  if not ok then return nil, err, ecode end
   self.tables[name] = nil
   return {}
 end

@@ -6,11 +6,13 @@ local keycodec = require "otskit.key"
 local values = require "otskit.store.values"
 local condition = require "otskit.store.condition"
 local schema = require "otskit.store.schema"
+local txn = require "otskit.store.txn"
+local dberr = txn.dberr
 local pack = keycodec.pack
 local pk_size, pk_out, parse_columns, is_ts = schema.pk_size, schema.pk_out, schema.parse_columns, schema.is_ts
 local DB, L, AUTO = base.DB, base.LIMITS, base.AUTO_INCREMENT
-local invalid, check_req, valid_name, ceil_cu, consumed, now_ms, dberr =
-  base.invalid, base.check_req, base.valid_name, base.ceil_cu, base.consumed, base.now_ms, base.dberr
+local invalid, check_req, valid_name, ceil_cu, consumed, now_ms =
+  base.invalid, base.check_req, base.valid_name, base.ceil_cu, base.consumed, base.now_ms
 
 local write = {}
 
@@ -225,21 +227,20 @@ end
 function DB:_auto_value(t, vals)
   local h = self.h
   local ak = t.name .. "\0" .. pack({ vals[1] })
-  local last = self.autoinc[ak]
-  if last == nil then
-    local s, err, ecode = h:get("autoinc", ak)
-    if s == nil and err then return dberr(err, ecode) end
-    last = 0
-    if s then
-      last = tonumber(s)
-      if values.LUA54 then last = math.tointeger(last) end
-    end
+  -- read under the write lock every time: another connection may have
+  -- handed out values since (a cached last value would repeat them)
+  local s, err, ecode = h:get("autoinc", ak)
+  if s == nil and err then return dberr(err, ecode) end
+  local last = 0
+  if s then
+    last = s:match("^%d+$") and tonumber(s)
+    if not last then return txn.damaged("an AUTO_INCREMENT counter is not a number") end
+    if values.LUA54 then last = math.tointeger(last) or last end
   end
   local v = math.floor((self.clock() + self.offset) * 1e6)
   if v <= last then v = last + 1 end
-  local ok, err, ecode = h:put("autoinc", ak, values.int_text(v))
-  if not ok then return dberr(err, ecode) end
-  self.autoinc[ak] = v
+  local ok, err2, ecode2 = h:put("autoinc", ak, values.int_text(v))
+  if not ok then return dberr(err2, ecode2) end
   return v
 end
 
@@ -347,7 +348,7 @@ function DB:_apply(t, plan)
   if old and (condition.needs_row(plan.cond) or plan.kind == "UPDATE") then
     local kept
     cols, types, cells, kept = visible(t, old, plan.now or now_ms(self))
-    if not cols then return base.damaged("a stored row: " .. tostring(types)) end
+    if not cols then return txn.damaged("a stored row: " .. tostring(types)) end
     exists = #old == 0 or kept > 0 -- a row whose every cell expired is gone
   end
   local ok, m, c = condition.check(plan.cond, exists, cols, types, cells)
@@ -411,6 +412,7 @@ function DB:_write(op, kind, req)
   local acct, m2, c2 = self:_apply(t, plan)
   if not acct then return nil, m2, c2 end
   self:_account(t, acct)
+  -- an applied fault: committed (DB:_txn), then reported
   if fail then return nil, self.faults:message(), self.faults.code, "commit" end
   local res = { consumed = consumed(condition.needs_row(plan.cond) and 1 or 0, ceil_cu(plan.size)), latency = lat }
   if plan.ret then res.row = write.ret_row(t, plan) end
