@@ -1,7 +1,6 @@
 /* lkv.c -- Lua binding of kv.c: otskit.core.kv. A db and its cursors are
  * userdata; a cursor keeps its db alive (uservalue) and is closed with it. */
 #include <string.h>
-#include <time.h>
 
 #include "bytes.h"
 #include "compat.h"
@@ -9,7 +8,6 @@
 #include "laux.h"
 #include "lkey.h"
 #include "parts.h"
-#include "row.h"
 
 #define DB_MT "otskit.kv.db"
 #define CUR_MT "otskit.kv.cursor"
@@ -327,22 +325,6 @@ static int l_bsearch(lua_State *L) {
 }
 
 
-/* kv.utf8(s) -> whether s is well-formed UTF-8 */
-static int l_utf8(lua_State *L) {
-  size_t n;
-  const char *s = luaL_checklstring(L, 1, &n);
-  lua_pushboolean(L, row_utf8_valid(s, n));
-  return 1;
-}
-
-/* kv.now() -> seconds since the epoch, with sub-millisecond resolution */
-static int l_now(lua_State *L) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
-  return 1;
-}
-
 static const luaL_Reg db_methods[] = {
   {"close", l_close}, {"create", l_create}, {"has", l_has}, {"drop", l_drop},
   {"get", l_get}, {"put", l_put}, {"delete", l_delete}, {"count", l_count},
@@ -368,8 +350,7 @@ static const luaL_Reg cur_meta[] = {
   {NULL, NULL}
 };
 static const luaL_Reg funcs[] = {
-  {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch},
-  {"utf8", l_utf8}, {"now", l_now}, {NULL, NULL}
+  {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch}, {NULL, NULL}
 };
 
 int otsk_open_kv(lua_State *L) {

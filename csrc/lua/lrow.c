@@ -1,7 +1,7 @@
 /* lrow.c -- Lua binding of row.c: otskit.core.row, the cell encoding of
- * the embedded store's rows (encode, decode: versions with ms timestamps,
- * cells sorted by name then newest first). */
+ * the embedded store's rows (encode, decode). */
 #include <string.h>
+#include <time.h>
 
 #include "compat.h"
 #include "laux.h"
@@ -51,39 +51,51 @@ static void read_cell(lua_State *L, int i, row_cell *c) {
 }
 
 /* reads cell i's timestamp from the optional table at 4 (nil entry: none) */
-static void read_ts(lua_State *L, int i, row_cell *c) {
+static void read_ts(lua_State *L, int i, row_cell *c, int has_def, int64_t def) {
   const char *why = NULL;
-  c->has_ts = 0;
-  c->ts = 0;
+  c->has_ts = has_def;
+  c->ts = has_def ? def : 0;
   if (lua_isnoneornil(L, 4)) return;
   lua_rawgeti(L, 4, i);
-  if (!lua_isnil(L, -1)) {
+  if (!lua_isnil(L, -1) && !(lua_isboolean(L, -1) && !lua_toboolean(L, -1))) {
     if (!otsk_toint64(L, -1, &c->ts, &why)) otsk_error(L, "row", "encode: timestamp %d: %s", i, why);
     c->has_ts = 1;
   }
   lua_pop(L, 1);
 }
 
-/* row.encode(names, types, values [, timestamps]) -> bytes | nil, i:
- * the cells sorted by name, newest first within a name (row.h); nil and
+/* row.encode(names, types, values [, timestamps [, default_ts]]) -> bytes
+ * | nil, i: the cells sorted by name, newest first within a name (row.h);
+ * a cell whose timestamp entry is nil or false (or with no timestamps
+ * table) takes default_ts, or none without it; nil and
  * the index of the first STRING value that is not UTF-8. The strings stay
  * referenced by the argument tables while encoding. */
 static int l_encode_row(lua_State *L) {
   int n, i;
   size_t total = 0, off = 0;
   unsigned char *buf;
-  row_cell *cells;
+  row_cell small[16], *cells;
+  int has_def;
+  int64_t def;
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
   luaL_checktype(L, 3, LUA_TTABLE);
   if (!lua_isnoneornil(L, 4)) luaL_checktype(L, 4, LUA_TTABLE);
+  has_def = !lua_isnoneornil(L, 5);
+  def = has_def ? otsk_checkint64(L, 5, "row", "#5 (default_ts)") : 0;
   n = (int)lua_rawlen(L, 1);
   lua_settop(L, 4);
-  cells = (row_cell *)lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *cells, 0); /* 5 */
+  /* most rows are small: their cells on the C stack, no allocation */
+  if (n <= (int)(sizeof small / sizeof small[0])) {
+    cells = small;
+    lua_pushnil(L); /* 5 */
+  } else {
+    cells = (row_cell *)lua_newuserdatauv(L, (size_t)n * sizeof *cells, 0); /* 5 */
+  }
   for (i = 1; i <= n; i++) { /* validate and size */
     row_cell *c = &cells[i - 1];
     read_cell(L, i, c);
-    read_ts(L, i, c);
+    read_ts(L, i, c, has_def, def);
     lua_settop(L, 5);
     if (c->type == ROW_STRING && !row_utf8_valid(c->s, c->s_len)) {
       lua_pushnil(L);
@@ -194,8 +206,25 @@ static int l_decode_row(lua_State *L) {
   return 5;
 }
 
+/* row.utf8(s) -> whether s is well-formed UTF-8 */
+static int l_utf8(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  lua_pushboolean(L, row_utf8_valid(s, n));
+  return 1;
+}
+
+/* row.now() -> seconds since the epoch, sub-millisecond: the wall clock
+ * the store stamps cells with (the plain parts may not read clocks) */
+static int l_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
 static const luaL_Reg funcs[] = {
-  {"encode", l_encode_row}, {"decode", l_decode_row}, {NULL, NULL}
+  {"encode", l_encode_row}, {"decode", l_decode_row}, {"utf8", l_utf8}, {"now", l_now}, {NULL, NULL}
 };
 
 int otsk_open_row(lua_State *L) {

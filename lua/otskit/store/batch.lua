@@ -38,7 +38,7 @@ function DB:batch_get_row(req)
     if not okt then return nil, mt, ct end
     local t, msg, code = self:_table(spec.table)
     if not t then return nil, msg, code end
-    local o, m2, c2 = self:_read_opts(t, spec)
+    local o, m2, c2 = self:_read_setup(t, spec)
     if not o then return nil, m2, c2 end
     if type(spec.primary_keys) ~= "table" then return invalid("tables[" .. i .. "].primary_keys must be a list") end
     if #spec.primary_keys == 0 then return invalid("No row specified in the request of BatchGetRow.") end

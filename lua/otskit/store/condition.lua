@@ -11,7 +11,7 @@
 -- primary key is refused (conditions and filters test attribute columns).
 -- latest_version_only = false: any version of the column may satisfy it.
 local values = require "otskit.store.values"
-local kv = require("otskit.core").kv
+local row = require("otskit.core").row
 
 local condition = {}
 
@@ -65,7 +65,7 @@ local function parse_cc(cc, depth, count, pknames)
   if cc.value == nil then return invalid("column condition on '" .. col .. "' needs a value") end
   local ty, v = values.classify(cc.value)
   if not ty then return invalid("column condition on '" .. col .. "': " .. v) end
-  if ty == "STRING" and not kv.utf8(v) then return invalid("column condition on '" .. col .. "': value is not valid UTF-8") end
+  if ty == "STRING" and not row.utf8(v) then return invalid("column condition on '" .. col .. "': value is not valid UTF-8") end
   count[1] = count[1] + 1
   if count[1] > count.max then return invalid("more than " .. count.max .. " column conditions") end
   return { column = col, test = f, type = ty, value = v, pass_if_missing = cc.pass_if_missing ~= false,

@@ -76,7 +76,7 @@ function store.open(opts)
   local popts = part_opts(opts.partition)
   local h, msg, code = kv.open(opts.path or ":memory:", busy)
   if not h then return txn.dberr(msg, code) end
-  local db = setmetatable({ h = h, tables = {}, clock = opts.clock or kv.now, offset = 0,
+  local db = setmetatable({ h = h, tables = {}, clock = opts.clock or core.row.now, offset = 0,
     accounting = opts.partitions ~= false, popts = popts,
     page_rows = page.rows or base.LIMITS.range_rows, page_bytes = page.bytes or base.LIMITS.range_bytes,
     autoinc = {} }, DB)

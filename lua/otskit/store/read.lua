@@ -23,14 +23,31 @@ local GET_RANGE_FIELDS = base.set{ "table", "start", "stop", "inclusive_start_pr
 for _, k in ipairs(schema.READ_OPTIONS) do GET_ROW_FIELDS[k], GET_RANGE_FIELDS[k] = true, true end
 read.READ_FIELDS = schema.READ_OPTIONS
 
--- row.cells, built on first use: most readers only want row.columns, and
--- building a table per cell would slow every read. The row's metatable
--- holds the stored bytes and the read's options.
+-- row.cells on a plain read (no max_versions, time_range, column range,
+-- all-version filter or pagination), built on first use: most readers
+-- only want row.columns, and building a table per cell, or keeping each
+-- row's stored bytes for later, slows every read by a fifth or more. The
+-- row's metatable (one per read) holds the db, the table and the read's
+-- options; the cells come from the row as stored when first asked for.
+-- Reads that name versions get their cells with the read.
 local function lazy_cells(row, key)
   if key ~= "cells" then return nil end
   local mt = getmetatable(row)
-  local o = mt.o
-  local _, _, _, _, cells = decode(mt[1], o.want, false, o.lo, o.hi, o.maxv, true)
+  local db, t, o = mt.db, mt.t, mt.o
+  local vals = {}
+  for i, c in ipairs(row.primary_key) do vals[i] = c[2] end
+  if t.pk[1] and #vals == t.npk then
+    for i, c in ipairs(t.pk) do
+      if c.type == "INTEGER" and type(vals[i]) == "string" then vals[i] = keycodec.int(vals[i]) end
+    end
+  end
+  if db.h == nil then error("otskit.store: row.cells of a read without max_versions is read from the db, which is closed", 2) end
+  local cells = {}
+  local blob = db.h:get(t.kv, pack(vals))
+  if blob then
+    local _, _, _, _, c = decode(blob, o.want, false, o.lo, o.hi, o.maxv, true)
+    cells = c or {}
+  end
   rawset(row, "cells", cells)
   return cells
 end
@@ -101,7 +118,7 @@ end
 -- columns or time range; then the filter decides.
 local function row_out(t, k, blob, o)
   local simple = o.simple
-  local cols, types, size, kept, cells = decode(blob, o.want, o.filter ~= nil, o.lo, o.hi, o.maxv, not simple)
+  local cols, types, size, kept, cells = decode(blob, o.want, o.filter ~= nil, o.lo, o.hi, o.maxv, o.cells)
   if not cols then return nil, "the store file is damaged: a stored row: " .. tostring(types) end
   local pk, pksize = pk_of(t, k)
   if not pk then return nil, "the store file is damaged: " .. pksize end
@@ -110,7 +127,11 @@ local function row_out(t, k, blob, o)
   local row
   if simple then
     if o.filter and not condition.eval(o.filter, cols, types) then return false, size end
-    row = setmetatable({ primary_key = pk, columns = cols }, { blob, o = o, __index = lazy_cells })
+    if cells then
+      row = { primary_key = pk, columns = cols, cells = cells }
+    else
+      row = setmetatable({ primary_key = pk, columns = cols }, o.mt)
+    end
   else
     cols, cells = full_path(o, cols, types, cells)
     if not cols or (#cells == 0 and kept > 0) then return false, size end
@@ -132,7 +153,7 @@ function DB:get_row(req)
   if not t then return nil, msg, code end
   local vals, m, c = self:_pk_values(t, req.primary_key)
   if not vals then return nil, m, c end
-  local o, m2, c2 = self:_read_opts(t, req)
+  local o, m2, c2 = self:_read_setup(t, req)
   if not o then return nil, m2, c2 end
   local k = pack(vals)
   local blob, err, ecode = self.h:get(t.kv, k)
@@ -144,6 +165,16 @@ function DB:get_row(req)
     if row == nil then return nil, size, "OTSInternalServerError" end
   end
   return { row = row or nil, consumed = consumed(ceil_cu(size or 0), 0), latency = lat }
+end
+
+-- the read options of req, with what row_out needs: o.cells (decode the
+-- cells with the read) and o.mt (the metatable of lazily built cells)
+function DB:_read_setup(t, req)
+  local o, m, c = self:_read_opts(t, req)
+  if not o then return nil, m, c end
+  o.cells = not o.simple or req.max_versions ~= nil or req.time_range ~= nil
+  if not o.cells then o.mt = { db = self, t = t, o = o, __index = lazy_cells } end
+  return o
 end
 
 local function norm_direction(d)
@@ -175,7 +206,7 @@ function DB:get_range(req)
   if not sv then return nil, "start: " .. m, c end
   local ev, m1, c1 = self:_pk_values(t, req.stop or req.exclusive_end_primary_key, "inf")
   if not ev then return nil, "stop: " .. m1, c1 end
-  local o, m2, c2 = self:_read_opts(t, req)
+  local o, m2, c2 = self:_read_setup(t, req)
   if not o then return nil, m2, c2 end
   local limit = req.limit
   if limit ~= nil then

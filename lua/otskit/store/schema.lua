@@ -4,13 +4,12 @@ local base = require "otskit.store.base"
 local keycodec = require "otskit.key"
 local values = require "otskit.store.values"
 local condition = require "otskit.store.condition"
-local kv = require("otskit.core").kv
 local key_vals = require("otskit.store.txn").key_vals
 local pack, unpack = keycodec.pack, keycodec.unpack
 local INF_MIN, INF_MAX, AUTO = base.INF_MIN, base.INF_MAX, base.AUTO_INCREMENT
 local DB, L = base.DB, base.LIMITS
 local invalid, valid_name = base.invalid, base.valid_name
-local utf8_ok = kv.utf8
+local utf8_ok = require("otskit.core").row.utf8
 
 local schema = {}
 
@@ -114,10 +113,11 @@ end
 schema.is_ts = is_ts
 
 -- Attribute cells to write: {c = v} or {{"c", v [, ts]}, ...}.
--- -> names, types, vals, tss (ts or false per cell), size | nil, msg, code
+-- -> names, types, vals, tss (nil when no cell gives a ts, else ts or
+-- false per cell), size | nil, msg, code
 local function parse_columns(t, cols, what)
   if type(cols) ~= "table" then return invalid(what .. " must be a table") end
-  local names, types, vals, tss, size, seen, n = {}, {}, {}, {}, 0, {}, 0
+  local names, types, vals, tss, size, seen, n = {}, {}, {}, nil, 0, {}, 0
   for k, v in pairs(cols) do
     local name, val, ts = k, v, false
     if type(k) == "number" then
@@ -136,13 +136,22 @@ local function parse_columns(t, cols, what)
     local sz = values.size(ty, x)
     if ty == "STRING" or ty == "BINARY" then
       if sz > L.cell then return invalid(("column '%s' is %d bytes, longer than %d"):format(name, sz, L.cell)) end
-      if ty == "STRING" and not utf8_ok(x) then return invalid("column '" .. name .. "' is not valid UTF-8") end
+      -- (STRING values are checked for UTF-8 by the encoder, in the same pass)
     end
     n = n + 1
     if n > L.columns_per_row then
       return invalid("The number of attribute columns exceeds the limit: " .. L.columns_per_row)
     end
-    names[n], types[n], vals[n], tss[n] = name, ty, x, ts
+    names[n], types[n], vals[n] = name, ty, x
+    if ts then
+      if not tss then
+        tss = {}
+        for j = 1, n - 1 do tss[j] = false end
+      end
+      tss[n] = ts
+    elseif tss then
+      tss[n] = false
+    end
     size = size + #name + sz
   end
   return names, types, vals, tss, size

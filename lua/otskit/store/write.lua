@@ -82,24 +82,24 @@ function DB:_plan_put(t, row, batch)
   local names, types, cv, tss, csize = parse_columns(t, row.columns or {}, "columns")
   if not names then return nil, types, cv end
   local now = now_ms(self)
-  for i = 1, #names do
-    local ts = tss[i]
-    if ts then
-      local ok, m, c = check_ts(t, ts, now)
-      if not ok then return nil, m, c end
-    else
-      tss[i] = now
+  if tss then
+    for i = 1, #names do
+      local ts = tss[i]
+      if ts then
+        local ok, m, c = check_ts(t, ts, now)
+        if not ok then return nil, m, c end
+      end
     end
   end
   local size = pk_size(t, vals) + csize
   if size > L.row_bytes then return invalid("row is " .. size .. " bytes, larger than 4 MB") end
-  local blob, bad = values.encode(names, types, cv, tss)
+  local blob, bad = values.encode(names, types, cv, tss, now) -- cells without ts: now
   if not blob then return invalid("column '" .. names[bad] .. "' is not valid UTF-8") end
   local plan = { kind = "PUT", vals = vals, cond = cond, size = size, blob = blob, ret = ret, ret_names = rnames }
   if not (t.auto and vals[t.auto] == AUTO) then plan.key = pack(vals) end
   if ret == "RT_AFTER_MODIFY" then
     local cells = {}
-    for i = 1, #names do cells[i] = { names[i], cv[i], tss[i], types[i] } end
+    for i = 1, #names do cells[i] = { names[i], cv[i], tss and tss[i] or now, types[i] } end
     plan.after = cells
   end
   return plan
@@ -140,6 +140,7 @@ function DB:_plan_update(t, row, batch)
   if up.PUT ~= nil then
     local names, types, cv, tss, csize = parse_columns(t, up.PUT, "update.PUT")
     if not names then return nil, types, cv end
+    tss = tss or {}
     for i, n in ipairs(names) do
       local ok, m, c = claim(n, "PUT")
       if not ok then return nil, m, c end
@@ -183,7 +184,7 @@ function DB:_plan_update(t, row, batch)
     if not names then return nil, types, cv end
     for i, n in ipairs(names) do
       if types[i] ~= "INTEGER" then return invalid("INCREMENT of '" .. n .. "' needs an INTEGER, got " .. types[i]) end
-      if tss[i] then return invalid("INCREMENT of '" .. n .. "' takes no timestamp") end
+      if tss and tss[i] then return invalid("INCREMENT of '" .. n .. "' takes no timestamp") end
       local ok, m, c = claim(n, "INCREMENT")
       if not ok then return nil, m, c end
       plan.size = plan.size + #n + 8
@@ -414,7 +415,7 @@ function DB:_write(op, kind, req)
   -- an applied fault: committed (DB:_txn), then reported
   if fail then return nil, self.faults:message(), self.faults.code, "commit" end
   local res = { consumed = consumed(condition.needs_row(plan.cond) and 1 or 0, ceil_cu(plan.size)), latency = lat }
-  res.row = write.ret_row(t, plan)
+  if plan.ret then res.row = write.ret_row(t, plan) end
   return res
 end
 
