@@ -98,44 +98,6 @@ static void push_chunk(lua_State *L, const manifest *m, uint32_t index,
   lua_pushlstring(L, (const char *)buf, CHUNK_HEADER_SIZE + (size_t)len);
 }
 
-/* split(value, chunk_size, layout, gen|nil) -> manifest, {chunk, ...} */
-static int l_split(lua_State *L) {
-  size_t n;
-  const unsigned char *p = (const unsigned char *)luaL_checklstring(L, 1, &n);
-  manifest m;
-  uint32_t i;
-  unsigned char *buf;
-  XXH3_state_t *st, *cst;
-  m.chunk_size = get_chunk_size(L, 2);
-  m.layout = (chunk_layout)luaL_checkoption(L, 3, NULL, layout_names);
-  get_gen(L, 4, m.gen);
-  if ((uint64_t)n / m.chunk_size >= 0xffffffffu) otsk_error(L, "blob", "too many chunks");
-  m.length = n;
-  m.count = chunk_count(n, m.chunk_size);
-  lua_createtable(L, (int)m.count, 0);
-  buf = malloc(CHUNK_HEADER_SIZE + (size_t)(m.count ? chunk_len(&m, 0) : 0));
-  st = XXH3_createState();
-  cst = XXH3_createState();
-  if (!buf || !st || !cst || XXH3_128bits_reset(st) != XXH_OK) {
-    free(buf);
-    XXH3_freeState(st);
-    XXH3_freeState(cst);
-    return otsk_error(L, "blob", "out of memory");
-  }
-  for (i = 0; i < m.count; i++) { /* copied, checked and digested in one pass */
-    const unsigned char *d = p + (size_t)i * m.chunk_size;
-    push_chunk(L, &m, i, d, chunk_len(&m, i), buf, cst, st);
-    lua_rawseti(L, -2, (int)i + 1);
-  }
-  free(buf);
-  chunk_digest_final(st, m.digest);
-  XXH3_freeState(st);
-  XXH3_freeState(cst);
-  push_manifest(L, &m);
-  lua_insert(L, -2);
-  return 2;
-}
-
 /* manifest_info(m) -> {generation, length, chunk_size, count, layout, digest} */
 static int l_manifest_info(lua_State *L) {
   manifest m;
@@ -173,6 +135,7 @@ static int l_join(lua_State *L) {
   const void **ptrs;
   size_t *lens;
   unsigned char *out;
+  otsk_box *box;
   chunk_err e;
   luaL_checktype(L, 2, LUA_TTABLE);
   if (!get_manifest(L, 1, &m)) return 3;
@@ -184,23 +147,23 @@ static int l_join(lua_State *L) {
       otsk_error(L, "blob", "chunk %d is a %s, not a string", (int)i, luaL_typename(L, -1));
     lua_pop(L, 1);
   }
-  ptrs = malloc((n + 1) * sizeof *ptrs);
-  lens = malloc((n + 1) * sizeof *lens);
-  out = chunk_buf_alloc((size_t)m.length);
-  if (!ptrs || !lens || !out) {
-    free(ptrs); free(lens); chunk_buf_free(out, (size_t)m.length);
-    return otsk_error(L, "blob", "out of memory");
-  }
+  /* owned by the GC while strings are read and the value is pushed */
+  ptrs = (const void **)lua_newuserdata(L, (n + 1) * (sizeof *ptrs + sizeof *lens));
+  lens = (size_t *)(ptrs + n + 1);
+  box = otsk_box_new(L);
+  box->p = chunk_buf_alloc((size_t)m.length);
+  box->n = (size_t)m.length;
+  box->free = chunk_buf_free;
+  if (!box->p) return otsk_error(L, "blob", "out of memory");
+  out = (unsigned char *)box->p;
   for (i = 0; i < n; i++) { /* strings stay alive: the table holds them */
     lua_rawgeti(L, 2, (int)i + 1);
     ptrs[i] = lua_tolstring(L, -1, &lens[i]);
     lua_pop(L, 1);
   }
   e = chunk_join(&m, ptrs, lens, n, out, &which);
-  free(ptrs);
-  free(lens);
   if (e == CHUNK_OK) lua_pushlstring(L, (const char *)out, (size_t)m.length);
-  chunk_buf_free(out, (size_t)m.length);
+  otsk_box_release(box);
   if (e == CHUNK_OK) return 1;
   if (e == CHUNK_EDIGEST) return fail(L, e, "");
   lua_pushfstring(L, e == CHUNK_EMISSING ? "index %d of %d: " : "chunk #%d of %d given: ",
@@ -256,33 +219,66 @@ static splitter *check_splitter(lua_State *L) {
   return s;
 }
 
-static int l_splitter_close(lua_State *L) {
-  splitter *s = luaL_checkudata(L, 1, SPLITTER_T);
+static void splitter_release(splitter *s) {
   if (s->st) XXH3_freeState(s->st);
   if (s->cst) XXH3_freeState(s->cst);
   free(s->buf);
   s->st = NULL;
   s->cst = NULL;
   s->buf = NULL;
+}
+
+static int l_splitter_close(lua_State *L) {
+  splitter_release(luaL_checkudata(L, 1, SPLITTER_T));
   return 0;
 }
 
-/* splitter(chunk_size, layout, gen|nil) -> splitter */
-static int l_splitter_new(lua_State *L) {
-  uint32_t cs = get_chunk_size(L, 1);
-  int layout = luaL_checkoption(L, 2, NULL, layout_names);
+/* Pushes a splitter userdata (its __gc frees its buffers): chunk size
+ * cs, the layout and generation at args layout_idx and gen_idx. */
+static splitter *push_splitter(lua_State *L, uint32_t cs, int layout_idx, int gen_idx) {
+  int layout = luaL_checkoption(L, layout_idx, NULL, layout_names);
   splitter *s = lua_newuserdatauv(L, sizeof *s, 0);
   memset(s, 0, sizeof *s);
   luaL_setmetatable(L, SPLITTER_T);
-  get_gen(L, 3, s->m.gen);
+  get_gen(L, gen_idx, s->m.gen);
   s->m.chunk_size = cs;
   s->m.layout = (chunk_layout)layout;
   s->st = XXH3_createState();
   s->cst = XXH3_createState();
   s->buf = malloc(CHUNK_HEADER_SIZE + (size_t)cs);
   if (!s->st || !s->cst || !s->buf || XXH3_128bits_reset(s->st) != XXH_OK)
-    return otsk_error(L, "blob", "out of memory");
+    otsk_error(L, "blob", "out of memory");
+  return s;
+}
+
+/* splitter(chunk_size, layout, gen|nil) -> splitter */
+static int l_splitter_new(lua_State *L) {
+  push_splitter(L, get_chunk_size(L, 1), 2, 3);
   return 1;
+}
+
+/* split(value, chunk_size, layout, gen|nil) -> manifest, {chunk, ...}: a
+ * splitter owns the buffers while chunks are pushed (which may raise). */
+static int l_split(lua_State *L) {
+  size_t n;
+  const unsigned char *p = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  splitter *s = push_splitter(L, get_chunk_size(L, 2), 3, 4);
+  manifest *m = &s->m;
+  uint32_t i;
+  if ((uint64_t)n / m->chunk_size >= 0xffffffffu) otsk_error(L, "blob", "too many chunks");
+  m->length = n;
+  m->count = chunk_count(n, m->chunk_size);
+  lua_createtable(L, (int)m->count, 0);
+  for (i = 0; i < m->count; i++) { /* copied, checked and digested in one pass */
+    const unsigned char *d = p + (size_t)i * m->chunk_size;
+    push_chunk(L, m, i, d, chunk_len(m, i), s->buf, s->cst, s->st);
+    lua_rawseti(L, -2, (int)i + 1);
+  }
+  chunk_digest_final(s->st, m->digest);
+  push_manifest(L, m);
+  splitter_release(s); /* now, not at the next collection */
+  lua_insert(L, -2);
+  return 2;
 }
 
 static void emit(lua_State *L, splitter *s) {

@@ -273,6 +273,10 @@ static int l_push(lua_State *L) {
   if (!lua_checkstack(L, 2 * WIN + 8)) return otsk_error(L, "merge", "stack overflow");
   get_uv(L, 1);          /* 5: uv */
   lua_rawgeti(L, 5, 0);  /* 6: field name (K_FIELD) */
+  /* the batch is kept first: storing it may raise (out of memory), and
+   * the merge must never hold keys of rows it cannot hand out */
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, 5, src + 1);
   if (merge_begin(u->m, src, n) != MERGE_OK) return otsk_error(L, "merge", "out of memory");
   if (u->mode != K_PK) {
     why = push_bytes(L, u, src, n, &i);
@@ -298,8 +302,6 @@ static int l_push(lua_State *L) {
     return otsk_error(L, "merge", "source %d row %d %s", src + 1, (int)i, why);
   }
   merge_end(u->m, src, done);
-  lua_pushvalue(L, 3);
-  lua_rawseti(L, 5, src + 1);
   return 0;
 }
 
