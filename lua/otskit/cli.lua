@@ -9,6 +9,7 @@ local commands = {
   { name = "demo", summary = "Run every access pattern beside its naive design: tables and a hot-spot picture." },
   { name = "analyze", summary = "Run your own scenario file (naive vs recommended designs) the same way." },
   { name = "keys", summary = "Show the key designs of the best practices on example data." },
+  { name = "bench", summary = "Bench results as data: compare two runs (exit 1 on a regression), plot, report." },
 }
 
 function cli.main(argv)
