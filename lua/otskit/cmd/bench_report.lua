@@ -42,6 +42,9 @@ function report.facts(env)
   env = env or {}
   local cpuinfo = readfile("/proc/cpuinfo") or ""
   local rev = sh("git rev-parse HEAD")
+  -- (not `rev and x ~= nil or nil`: a clean tree's false would turn nil)
+  local dirty
+  if rev then dirty = sh("git status --porcelain") ~= nil end
   local f = {
     cpu_model = cpuinfo:match("model name%s*:%s*([^\n]+)") or sh("uname -m"),
     cores = tonumber(sh("nproc --all") or "") or nil,
@@ -53,7 +56,7 @@ function report.facts(env)
     cflags = env.cflags,
     git_revision = rev,
     git_short = rev and rev:sub(1, 10),
-    git_dirty = rev and (sh("git status --porcelain") ~= nil) or nil,
+    git_dirty = dirty,
     git_commit_time = tonumber(sh("git log -1 --format=%ct") or ""),
     git_subject = sh("git log -1 --format=%s"),
     load_start = env.load_start,
