@@ -1,5 +1,5 @@
 -- examples/scenario_pageviews.lua -- a scenario of your own for
--- `otskit analyze` (the contract is in lua/otskit/analyze/init.lua):
+-- `otskit analyze` (the contract: README "The demo and otskit analyze"):
 --
 --   lua5.4 bin/otskit analyze examples/scenario_pageviews.lua
 --
@@ -19,11 +19,8 @@ local hp = key.hash_prefix { algo = "md5", len = 2 }
 local function call(env, method, req, op)
   local opts = { op = op, idempotent = true }
   for k, v in pairs(env.retry) do opts[k] = v end
-  return retry.call(function()
-    local r, msg, code = env.store[method](env.store, req)
-    if r == nil then return nil, { code = code, message = msg } end
-    return r
-  end, opts)
+  -- the store's nil, message, code is what retry.call classifies
+  return retry.call(function() return env.store[method](env.store, req) end, opts)
 end
 
 local function day(ts) return os.date("!%Y-%m-%d", ts) end

@@ -22,11 +22,7 @@ local function call(env, method, req, op, extra)
   for k, v in pairs(env.retry) do o[k] = v end
   for k, v in pairs(extra or {}) do o[k] = v end
   local st = env.store
-  return retry.call(function()
-    local a, b, c = st[method](st, req)
-    if a == nil and c ~= nil then return nil, { code = c, message = b } end
-    return a, b
-  end, o)
+  return retry.call(function() return st[method](st, req) end, o)
 end
 S.call = call
 
