@@ -6,17 +6,23 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN       = -std=c99 -Wall -Wextra -Wpedantic -D_DEFAULT_SOURCE
 PIC        = -fPIC -fvisibility=hidden
-LIBS       = -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lm
+LIBS       = -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lprotobuf-c -lm
 LUA54_INC ?= /usr/include/lua5.4
 JIT_INC   ?= /usr/include/luajit-2.1
 
+# proto/*.proto: the Tablestore messages, compiled by protoc-c into
+# build/proto/ (plain C, built with the core).
+PROTO      = $(sort $(wildcard proto/*.proto))
+PROTO_C    = $(patsubst proto/%.proto,build/proto/%.pb-c.c,$(PROTO))
+PROTO_H    = $(PROTO_C:.c=.h)
+
 # csrc/core: plain C parts (no Lua headers); csrc/ffi: the LuaJIT FFI ABI
 # (plain C too); csrc/lua: the Lua bindings and luaopen_otskit_core.
-PLAIN_SRC  = $(sort $(wildcard csrc/core/*.c csrc/ffi/*.c))
+PLAIN_SRC  = $(sort $(wildcard csrc/core/*.c csrc/ffi/*.c)) $(PROTO_C)
 BIND_SRC   = $(sort $(wildcard csrc/lua/*.c))
 SRC        = $(PLAIN_SRC) $(BIND_SRC)
-HDR        = $(wildcard csrc/*/*.h)
-INC        = -Icsrc/core -Icsrc/ffi
+HDR        = $(wildcard csrc/*/*.h) $(PROTO_H)
+INC        = -Icsrc/core -Icsrc/ffi -Ibuild/proto
 LUA_INC    = $(INC) -Icsrc/lua
 BENCH_SO   = build/5.4/otskit_bench.so build/jit/otskit_bench.so
 CTESTS     = $(patsubst spec/c/%.c,build/ctest/%,$(wildcard spec/c/*_test.c))
@@ -39,9 +45,9 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
              libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
-             lua-cjson luarocks
+             lua-cjson luarocks protobuf-c-compiler libprotobuf-c-dev
 
-.PHONY: all deps build test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test
+.PHONY: all deps build interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test
 
 all: build
 
@@ -61,6 +67,10 @@ deps:
 	fi
 
 build: deps build/5.4/otskit/core.so build/jit/otskit/core.so
+
+build/proto/%.pb-c.c build/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=proto --c_out=build/proto $<
 
 build/5.4/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
@@ -122,6 +132,12 @@ build/jit/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(BENCH_C) $(LIBS)
 
+
+# The codec cross-check against the official Node.js SDK (tablestore@5.6.5
+# from npm into build/node): spec/interop/run.sh.
+interop: build
+	@sh spec/interop/run.sh
+
 # make bench: the quick suite (under 90 s) -> one JSON run document in
 # bench/results/ (git-ignored); FULL=1 the full suite, which also rewrites
 # its sections of bench/RESULTS.md. BENCH="key merge" runs only those;
@@ -149,7 +165,7 @@ demo: build
 # luarocks into ~/.luarocks (ROCK_TREE=dir for another tree). Its
 # dependencies (argparse) come from Debian (make deps), not the network.
 ROCK_TREE ?=
-rock: deps
+rock: deps $(PROTO_C)
 	luarocks --lua-version=5.4 $(if $(ROCK_TREE),--tree $(ROCK_TREE),--local) make --deps-mode=none rockspec/otskit-scm-1.rockspec
 
 # Modules for Lua 5.4 (share/lua/5.4, lib/lua/5.4) and LuaJIT / OpenResty

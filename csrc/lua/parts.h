@@ -13,7 +13,8 @@
   X(merge) \
   X(kv) \
   X(row) \
-  X(resume)
+  X(resume) \
+  X(wire)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)
