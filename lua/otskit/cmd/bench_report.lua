@@ -53,13 +53,14 @@ function report.facts(env)
     cflags = env.cflags,
     git_revision = rev,
     git_short = rev and rev:sub(1, 10),
-    git_dirty = rev and (sh("git status --porcelain") ~= nil) or nil,
+    git_dirty = nil, -- set below (a clean tree is false, not missing)
     git_commit_time = tonumber(sh("git log -1 --format=%ct") or ""),
     git_subject = sh("git log -1 --format=%s"),
     load_start = env.load_start,
     load_end = (readfile("/proc/loadavg") or ""):match("^(%S+ %S+ %S+)"),
     pinned_cpu = env.pin,
   }
+  if rev then f.git_dirty = sh("git status --porcelain") ~= nil end
   return f
 end
 
