@@ -42,6 +42,8 @@ function report.facts(env)
   env = env or {}
   local cpuinfo = readfile("/proc/cpuinfo") or ""
   local rev = sh("git rev-parse HEAD")
+  local dirty -- nil outside a git checkout; false for a clean tree
+  if rev then dirty = sh("git status --porcelain") ~= nil end
   local f = {
     cpu_model = cpuinfo:match("model name%s*:%s*([^\n]+)") or sh("uname -m"),
     cores = tonumber(sh("nproc --all") or "") or nil,
@@ -53,14 +55,13 @@ function report.facts(env)
     cflags = env.cflags,
     git_revision = rev,
     git_short = rev and rev:sub(1, 10),
-    git_dirty = nil, -- set below (a clean tree is false, not missing)
+    git_dirty = dirty,
     git_commit_time = tonumber(sh("git log -1 --format=%ct") or ""),
     git_subject = sh("git log -1 --format=%s"),
     load_start = env.load_start,
     load_end = (readfile("/proc/loadavg") or ""):match("^(%S+ %S+ %S+)"),
     pinned_cpu = env.pin,
   }
-  if rev then f.git_dirty = sh("git status --porcelain") ~= nil end
   return f
 end
 
