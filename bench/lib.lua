@@ -126,12 +126,21 @@ local function spin(t0, want)
 end
 
 -- one timed repetition of variant v: seconds
+-- A calling loop of its own for each variant (a fresh function prototype
+-- from load): on LuaJIT one loop shared by every variant gets one trace
+-- specialised to whichever closure it saw first, and the others run
+-- through side exits, so a variant's speed depended on the order.
+local LOOP = "local fn, n = ... for i = 1, n do fn(i) end"
+local function new_loop()
+  return assert((loadstring or load)(LOOP, "=bench loop"))
+end
+
 local function once(v, calls, gc_stop)
-  local clock, fn = bench.clock, v.fn
+  local clock, fn, loop = bench.clock, v.fn, v.loop
   collectgarbage("collect")
   if gc_stop then collectgarbage("stop") end
   local t0 = clock()
-  if calls then for i = 1, calls do fn(i) end else fn() end
+  if calls then loop(fn, calls) else fn() end
   local t = clock() - t0
   if v.slow then spin(t0, t * (1 + v.slow)); t = clock() - t0 end
   if gc_stop then collectgarbage("restart") end
@@ -186,13 +195,13 @@ function bench.run(spec)
     if by[label] then error(("bench.run: variant %q twice"):format(label), 2) end
     local full = spec.name .. ": " .. label
     local slow = bench.slow
-    vs[i] = { label = label, fn = fn, name = full, t = {},
+    vs[i] = { label = label, fn = fn, name = full, t = {}, loop = new_loop(),
       slow = slow and full:find(slow.text, 1, true) and slow.by or nil }
     by[label] = vs[i]
   end
   for _ = 1, spec.warmup or D.warmup do
     for _, v in ipairs(vs) do
-      if calls then for i = 1, calls do v.fn(i) end else v.fn() end
+      if calls then v.loop(v.fn, calls) else v.fn() end
     end
   end
   -- rounds in ABBA order until min_reps and the budget are spent
