@@ -6,7 +6,7 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN       = -std=c99 -Wall -Wextra -Wpedantic -D_DEFAULT_SOURCE
 PIC        = -fPIC -fvisibility=hidden
-LIBS       = -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lm
+LIBS       = -lcurl -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lm
 LUA54_INC ?= /usr/include/lua5.4
 JIT_INC   ?= /usr/include/luajit-2.1
 
@@ -35,7 +35,8 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev lua-busted \
              libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
              libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
-             nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk
+             nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
+             libcurl4-openssl-dev python3 openssl
 
 .PHONY: all deps build test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
 

@@ -21,6 +21,7 @@ external_dependencies = {
   LZ4 = { header = "lz4.h" },
   ZLIB = { header = "zlib.h" },
   SQLITE = { header = "sqlite3.h" },
+  CURL = { header = "curl/curl.h" },
 }
 build = {
   type = "builtin",
@@ -28,20 +29,20 @@ build = {
     ["otskit.core"] = {
       sources = {
         "csrc/core/backoff.c", "csrc/core/chunk.c", "csrc/core/cursor.c",
-        "csrc/core/frame.c", "csrc/core/hash.c", "csrc/core/kv.c",
+        "csrc/core/frame.c", "csrc/core/hash.c", "csrc/core/http.c", "csrc/core/kv.c",
         "csrc/core/merge.c", "csrc/core/row.c", "csrc/core/splice.c",
         "csrc/core/tuple.c", "csrc/ffi/ffi.c", "csrc/lua/laux.c",
         "csrc/lua/lbackoff.c", "csrc/lua/lchunk.c", "csrc/lua/lframe.c",
-        "csrc/lua/lhash.c", "csrc/lua/lkey.c", "csrc/lua/lkv.c",
+        "csrc/lua/lhash.c", "csrc/lua/lhttp.c", "csrc/lua/lkey.c", "csrc/lua/lkv.c",
         "csrc/lua/lmerge.c", "csrc/lua/lprefix.c", "csrc/lua/lsplice.c",
         "csrc/lua/ltuple.c", "csrc/lua/otskit.c",
       },
       defines = { "_DEFAULT_SOURCE" },
-      libraries = { "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
+      libraries = { "curl", "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
       incdirs = { "csrc/core", "csrc/ffi", "csrc/lua", "$(OPENSSL_INCDIR)", "$(XXHASH_INCDIR)", "$(ZSTD_INCDIR)",
-                  "$(LZ4_INCDIR)", "$(ZLIB_INCDIR)", "$(SQLITE_INCDIR)" },
+                  "$(LZ4_INCDIR)", "$(ZLIB_INCDIR)", "$(SQLITE_INCDIR)", "$(CURL_INCDIR)" },
       libdirs = { "$(OPENSSL_LIBDIR)", "$(XXHASH_LIBDIR)", "$(ZSTD_LIBDIR)",
-                  "$(LZ4_LIBDIR)", "$(ZLIB_LIBDIR)", "$(SQLITE_LIBDIR)" },
+                  "$(LZ4_LIBDIR)", "$(ZLIB_LIBDIR)", "$(SQLITE_LIBDIR)", "$(CURL_LIBDIR)" },
     },
     ["otskit"] = "lua/otskit/init.lua",
     ["otskit.hash"] = "lua/otskit/hash.lua",

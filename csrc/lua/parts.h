@@ -11,7 +11,8 @@
   X(frame) \
   X(chunk) \
   X(merge) \
-  X(kv)
+  X(kv) \
+  X(http)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)
