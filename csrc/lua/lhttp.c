@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compat.h"
 #include "http.h"
@@ -340,6 +341,15 @@ static int l_connects(lua_State *L) {
   return 1;
 }
 
+/* http.time() -> seconds since the epoch, with milliseconds (the wall
+ * clock, for x-ots-date) */
+static int l_time(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)(ts.tv_nsec / 1000000) / 1000.0);
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
   {"submit", l_submit}, {"wait", l_wait}, {"poll", l_poll}, {"take", l_take},
   {"request", l_request}, {"cancel", l_cancel}, {"pending", l_pending},
@@ -351,5 +361,7 @@ int otsk_open_http(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, l_new);
   lua_setfield(L, -2, "new");
+  lua_pushcfunction(L, l_time);
+  lua_setfield(L, -2, "time");
   return 1;
 }
