@@ -18,7 +18,7 @@ local function fresh(opts)
   local tr, log = fake.server(db, opts)
   local c = client.new{ endpoint = "http://127.0.0.1:1/ignored/path", instance = "inst",
     access_key_id = "AK", access_key_secret = "SK", transport = tr, wire = fake,
-    retry = opts.retry or { base = 0.001, cap = 0.002, throttle_base = 0.001, max_attempts = 4 },
+    retry = opts.retry or { strategy = "full", base = 0.001, cap = 0.002, throttle_base = 0.001, max_attempts = 4, deadline = 60 },
     budget = opts.budget == nil and false or opts.budget }
   return c, db, log
 end

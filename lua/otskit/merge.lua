@@ -282,6 +282,10 @@ local yieldable_phase = { rewrite = true, access = true, content = true, timer =
 
 local function pick_runner(parallel)
   if type(parallel) == "function" then return parallel end
+  -- an object with a parallel method: otskit.client (its requests go out together)
+  if type(parallel) == "table" and type(parallel.parallel) == "function" then
+    return function(jobs) return parallel:parallel(jobs) end
+  end
   if parallel == false or parallel == "sequential" then return run_sequential end
   local have_ngx = type(ngx) == "table" and type(ngx.thread) == "table" and ngx.get_phase
   if parallel == "ngx" then
@@ -292,14 +296,14 @@ local function pick_runner(parallel)
     if have_ngx and yieldable_phase[ngx.get_phase()] then return run_ngx end
     return run_sequential
   end
-  fail("parallel must be nil, false, \"ngx\" or a function(jobs)", 3)
+  fail("parallel must be nil, false, \"ngx\", a function(jobs) or an object with a parallel method", 3)
 end
 
 local function bad_cursor(msg) return nil, "otskit.merge: bad cursor (" .. msg .. ")", "BadCursor" end
 
 --- merge.read{ sources = list | k, fetch = f, key = K, limit = n,
 -- order = "asc"|"desc", cursor = text, secret = s, dedup = bool,
--- parallel = nil|false|"ngx"|function(jobs), max_empty = 1000,
+-- parallel = nil|false|"ngx"|function(jobs)|client, max_empty = 1000,
 -- first_rows = n }
 --   -> rows, cursor   (cursor nil when everything was read)
 --   -> nil, message, code   (a fetch failed: its message and code; a bad

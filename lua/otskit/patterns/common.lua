@@ -286,13 +286,25 @@ function common.check_limit(modname, limit)
   return limit
 end
 
+--- common.parallel_of(opts) -> opts.parallel, or when it is nil and the
+-- store has a parallel method (otskit.client), the store: its fan-outs
+-- then go out together.
+function common.parallel_of(opts)
+  if opts.parallel ~= nil then return opts.parallel end
+  local db = opts.store
+  if type(db) == "table" and type(db.parallel) == "function" then return db end
+  return nil
+end
+
 --- common.run_jobs(jobs, parallel): runs every job (a function) and
--- returns when all finished. parallel: a function(jobs) of your own;
+-- returns when all finished. parallel: a function(jobs) of your own, or
+-- an object with a parallel method (otskit.client);
 -- "ngx" or nil inside OpenResty (a phase that can yield): ngx.thread per
 -- job; false or nil elsewhere: one after another.
 local YIELDABLE = { rewrite = true, access = true, content = true, timer = true }
 function common.run_jobs(jobs, parallel)
   if type(parallel) == "function" then return parallel(jobs) end
+  if type(parallel) == "table" and type(parallel.parallel) == "function" then return parallel:parallel(jobs) end
   local ngx = rawget(_G, "ngx")
   local have = type(ngx) == "table" and type(ngx.thread) == "table" and ngx.get_phase
   if parallel == "ngx" or (parallel == nil and have and YIELDABLE[ngx.get_phase()]) then

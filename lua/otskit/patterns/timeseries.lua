@@ -63,7 +63,7 @@ function M.new(opts)
   local by = opts.by or "mod"
   if by ~= "mod" and by ~= "hash" then raise("by must be \"mod\" or \"hash\"") end
   local self = setmetatable({
-    table = name, n = n, by = by, parallel = opts.parallel,
+    table = name, n = n, by = by, parallel = common.parallel_of(opts),
     buckets = key.buckets { n = n, by = by },
     acc = common.access(opts, MOD), tag = "ts:" .. name,
   }, TS)
