@@ -6,17 +6,23 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN       = -std=c99 -Wall -Wextra -Wpedantic -D_DEFAULT_SOURCE
 PIC        = -fPIC -fvisibility=hidden
-LIBS       = -lcurl -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lm
+LIBS       = -lcurl -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lprotobuf-c -lm
 LUA54_INC ?= /usr/include/lua5.4
 JIT_INC   ?= /usr/include/luajit-2.1
 
+# proto/*.proto: the Tablestore messages, compiled by protoc-c into
+# build/proto/ (plain C, built with the core).
+PROTO      = $(sort $(wildcard proto/*.proto))
+PROTO_C    = $(patsubst proto/%.proto,build/proto/%.pb-c.c,$(PROTO))
+PROTO_H    = $(PROTO_C:.c=.h)
+
 # csrc/core: plain C parts (no Lua headers); csrc/ffi: the LuaJIT FFI ABI
 # (plain C too); csrc/lua: the Lua bindings and luaopen_otskit_core.
-PLAIN_SRC  = $(sort $(wildcard csrc/core/*.c csrc/ffi/*.c))
+PLAIN_SRC  = $(sort $(wildcard csrc/core/*.c csrc/ffi/*.c)) $(PROTO_C)
 BIND_SRC   = $(sort $(wildcard csrc/lua/*.c))
 SRC        = $(PLAIN_SRC) $(BIND_SRC)
-HDR        = $(wildcard csrc/*/*.h)
-INC        = -Icsrc/core -Icsrc/ffi
+HDR        = $(wildcard csrc/*/*.h) $(PROTO_H)
+INC        = -Icsrc/core -Icsrc/ffi -Ibuild/proto
 LUA_INC    = $(INC) -Icsrc/lua
 CTESTS     = $(patsubst spec/c/%.c,build/ctest/%,$(wildcard spec/c/*_test.c))
 FUZZERS    = $(patsubst fuzz/%.c,build/fuzz/%,$(wildcard fuzz/*_fuzz.c))
@@ -34,11 +40,12 @@ SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-f
 DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev lua-busted \
              libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
-             libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
+             libsqlite3-dev protobuf-c-compiler libprotobuf-c-dev lua-cjson lua-luaossl lua-binaryheap lua-zlib lua-argparse \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
              libcurl4-openssl-dev python3 openssl
 
-.PHONY: all deps build test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
+
+.PHONY: all deps build interop test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
 
 all: build
 
@@ -58,6 +65,10 @@ deps:
 	fi
 
 build: deps build/5.4/otskit/core.so build/jit/otskit/core.so
+
+build/proto/%.pb-c.c build/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=proto --c_out=build/proto $<
 
 build/5.4/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
@@ -108,13 +119,18 @@ fuzz: deps $(FUZZERS)
 	  grep -E 'stat::number_of_executed_units' build/fuzz/$$n.log; \
 	done
 
+# The codec cross-check against the official Node.js SDK (tablestore@5.6.5
+# from npm into build/node): spec/interop/run.sh.
+interop: build
+	@sh spec/interop/run.sh
+
 bench: build
 	@sh bench/run.sh
 
 demo: build
 	@lua5.4 bin/otskit demo
 
-rock: deps
+rock: deps $(PROTO_C)
 	luarocks --lua-version=5.4 make --local rockspec/otskit-scm-1.rockspec
 
 PREFIX ?= /usr/local

@@ -1,6 +1,8 @@
 -- otskit rockspec: `luarocks make rockspec/otskit-scm-1.rockspec` builds
 -- the C core and installs the Lua modules (no server needed).
--- Keep modules["otskit.core"].sources in step with csrc/*/*.c.
+-- Keep modules["otskit.core"].sources in step with csrc/*/*.c. The
+-- protobuf messages are C that protoc-c generates from proto/*.proto into
+-- build/proto/: `make rock` generates them, then runs luarocks make.
 rockspec_format = "3.0"
 package = "otskit"
 version = "scm-1"
@@ -22,6 +24,7 @@ external_dependencies = {
   ZLIB = { header = "zlib.h" },
   SQLITE = { header = "sqlite3.h" },
   CURL = { header = "curl/curl.h" },
+  PROTOBUFC = { header = "protobuf-c/protobuf-c.h" },
 }
 build = {
   type = "builtin",
@@ -30,19 +33,22 @@ build = {
       sources = {
         "csrc/core/backoff.c", "csrc/core/chunk.c", "csrc/core/cursor.c",
         "csrc/core/frame.c", "csrc/core/hash.c", "csrc/core/http.c", "csrc/core/kv.c",
-        "csrc/core/merge.c", "csrc/core/row.c", "csrc/core/splice.c",
+        "csrc/core/merge.c", "csrc/core/plainbuffer.c", "csrc/core/row.c",
+        "csrc/core/sign.c", "csrc/core/splice.c",
         "csrc/core/tuple.c", "csrc/ffi/ffi.c", "csrc/lua/laux.c",
         "csrc/lua/lbackoff.c", "csrc/lua/lchunk.c", "csrc/lua/lframe.c",
         "csrc/lua/lhash.c", "csrc/lua/lhttp.c", "csrc/lua/lkey.c", "csrc/lua/lkv.c",
-        "csrc/lua/lmerge.c", "csrc/lua/lprefix.c", "csrc/lua/lsplice.c",
-        "csrc/lua/ltuple.c", "csrc/lua/otskit.c",
+        "csrc/lua/lmerge.c", "csrc/lua/lpbmsg.c", "csrc/lua/lprefix.c",
+        "csrc/lua/lsplice.c", "csrc/lua/ltuple.c", "csrc/lua/lwire.c",
+        "csrc/lua/otskit.c",
+        "build/proto/tablestore.pb-c.c", "build/proto/tablestore_filter.pb-c.c",
       },
       defines = { "_DEFAULT_SOURCE" },
-      libraries = { "curl", "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "m" },
-      incdirs = { "csrc/core", "csrc/ffi", "csrc/lua", "$(OPENSSL_INCDIR)", "$(XXHASH_INCDIR)", "$(ZSTD_INCDIR)",
+      libraries = { "curl", "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "protobuf-c", "m" },
+      incdirs = { "csrc/core", "csrc/ffi", "csrc/lua", "build/proto", "$(PROTOBUFC_INCDIR)", "$(OPENSSL_INCDIR)", "$(XXHASH_INCDIR)", "$(ZSTD_INCDIR)",
                   "$(LZ4_INCDIR)", "$(ZLIB_INCDIR)", "$(SQLITE_INCDIR)", "$(CURL_INCDIR)" },
       libdirs = { "$(OPENSSL_LIBDIR)", "$(XXHASH_LIBDIR)", "$(ZSTD_LIBDIR)",
-                  "$(LZ4_LIBDIR)", "$(ZLIB_LIBDIR)", "$(SQLITE_LIBDIR)", "$(CURL_LIBDIR)" },
+                  "$(LZ4_LIBDIR)", "$(ZLIB_LIBDIR)", "$(SQLITE_LIBDIR)", "$(PROTOBUFC_LIBDIR)", "$(CURL_LIBDIR)" },
     },
     ["otskit"] = "lua/otskit/init.lua",
     ["otskit.hash"] = "lua/otskit/hash.lua",
@@ -53,6 +59,7 @@ build = {
     ["otskit.key_ffi"] = "lua/otskit/key_ffi.lua",
     ["otskit.blob"] = "lua/otskit/blob.lua",
     ["otskit.merge"] = "lua/otskit/merge.lua",
+    ["otskit.wire"] = "lua/otskit/wire.lua",
     ["otskit.store"] = "lua/otskit/store/init.lua",
     ["otskit.store.values"] = "lua/otskit/store/values.lua",
     ["otskit.store.condition"] = "lua/otskit/store/condition.lua",

@@ -15,11 +15,16 @@ describe("rockspec", function()
     return t
   end
 
-  it("lists every csrc/*/*.c as a source of otskit.core", function()
-    local listed = {}
-    for _, s in ipairs(spec.build.modules["otskit.core"].sources) do listed[#listed + 1] = s end
-    table.sort(listed)
+  it("lists every csrc/*/*.c and every generated proto/*.proto C file as a source of otskit.core", function()
+    local listed, generated = {}, {}
+    for _, s in ipairs(spec.build.modules["otskit.core"].sources) do
+      if s:match("^build/proto/") then generated[#generated + 1] = s else listed[#listed + 1] = s end
+    end
+    table.sort(listed); table.sort(generated)
     assert.same(lines("ls csrc/*/*.c"), listed)
+    local want = {}
+    for _, p in ipairs(lines("ls proto/*.proto")) do want[#want + 1] = p:gsub("^proto/(.*)%.proto$", "build/proto/%1.pb-c.c") end
+    assert.same(want, generated)
   end)
 
   it("lists every Lua module under lua/otskit", function()

@@ -12,6 +12,7 @@
   X(chunk) \
   X(merge) \
   X(kv) \
+  X(wire) \
   X(http)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);

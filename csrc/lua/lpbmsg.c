@@ -1,0 +1,348 @@
+/* lpbmsg.c -- protobuf messages <-> Lua tables through protoc-c's
+ * descriptors (otskit.core.wire.pb_encode / pb_decode). Fields by their
+ * .proto names, enums by value name, int64 exact, bytes as strings; the
+ * mapping to the store's vocabulary is otskit.wire's (Lua). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "compat.h"
+#include "laux.h"
+#include "tablestore.pb-c.h"
+#include "tablestore_filter.pb-c.h"
+
+static const ProtobufCMessageDescriptor *const messages[] = {
+  &ots__error__descriptor,
+  &ots__create_table_request__descriptor, &ots__create_table_response__descriptor,
+  &ots__update_table_request__descriptor, &ots__update_table_response__descriptor,
+  &ots__describe_table_request__descriptor, &ots__describe_table_response__descriptor,
+  &ots__list_table_request__descriptor, &ots__list_table_response__descriptor,
+  &ots__delete_table_request__descriptor, &ots__delete_table_response__descriptor,
+  &ots__get_row_request__descriptor, &ots__get_row_response__descriptor,
+  &ots__put_row_request__descriptor, &ots__put_row_response__descriptor,
+  &ots__update_row_request__descriptor, &ots__update_row_response__descriptor,
+  &ots__delete_row_request__descriptor, &ots__delete_row_response__descriptor,
+  &ots__batch_get_row_request__descriptor, &ots__batch_get_row_response__descriptor,
+  &ots__batch_write_row_request__descriptor, &ots__batch_write_row_response__descriptor,
+  &ots__get_range_request__descriptor, &ots__get_range_response__descriptor,
+  &ots__compute_split_points_by_size_request__descriptor,
+  &ots__compute_split_points_by_size_response__descriptor,
+  &ots__filter__filter__descriptor, &ots__filter__single_column_value_filter__descriptor,
+  &ots__filter__composite_column_value_filter__descriptor,
+  &ots__filter__column_pagination_filter__descriptor,
+  NULL
+};
+
+static const ProtobufCMessageDescriptor *find_message(lua_State *L, int idx) {
+  const char *name = luaL_checkstring(L, idx);
+  int i;
+  for (i = 0; messages[i]; i++)
+    if (strcmp(messages[i]->short_name, name) == 0) return messages[i];
+  luaL_error(L, "otskit.wire: unknown message %s", name);
+  return NULL;
+}
+
+/* ------------------------------------------------------------ arena:
+ * every allocation of one encode, freed at once (also by __gc when an
+ * error unwinds past it) */
+#define ARENA_MT "otskit.wire.arena"
+typedef struct block { struct block *next; } block;
+typedef struct { block *head; } arena;
+
+static void *arena_alloc(arena *a, size_t n) {
+  block *b = malloc(sizeof(block) + n + 16);
+  if (!b) return NULL;
+  b->next = a->head;
+  a->head = b;
+  return (char *)b + ((sizeof(block) + 15) & ~(size_t)15);
+}
+
+static void arena_free(arena *a) {
+  while (a->head) { block *n = a->head->next; free(a->head); a->head = n; }
+}
+
+static int arena_gc(lua_State *L) {
+  arena_free(luaL_checkudata(L, 1, ARENA_MT));
+  return 0;
+}
+
+/* ------------------------------------------------------------ encode */
+
+typedef struct { lua_State *L; arena *a; char err[200]; } penc;
+
+static int perr(penc *e, const ProtobufCFieldDescriptor *f, const char *why) {
+  snprintf(e->err, sizeof e->err, "field %s: %s", f->name, why);
+  return 0;
+}
+
+static int fill(penc *e, int idx, const ProtobufCMessageDescriptor *d, ProtobufCMessage *m);
+
+/* the Lua value at idx into the member at dst */
+static int scalar(penc *e, int idx, const ProtobufCFieldDescriptor *f, void *dst) {
+  lua_State *L = e->L;
+  int64_t v = 0;
+  const char *why = NULL;
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+    if (!otsk_toint64(L, idx, &v, &why)) return perr(e, f, why);
+    if (v < INT32_MIN || v > INT32_MAX) return perr(e, f, "out of int32 range");
+    *(int32_t *)dst = (int32_t)v;
+    return 1;
+  case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+    if (!otsk_toint64(L, idx, &v, &why)) return perr(e, f, why);
+    if (v < 0 || v > (int64_t)UINT32_MAX) return perr(e, f, "out of uint32 range");
+    *(uint32_t *)dst = (uint32_t)v;
+    return 1;
+  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
+    if (!otsk_toint64(L, idx, &v, &why)) return perr(e, f, why);
+    *(int64_t *)dst = v;
+    return 1;
+  case PROTOBUF_C_TYPE_FLOAT:
+    if (lua_type(L, idx) != LUA_TNUMBER) return perr(e, f, "not a number");
+    *(float *)dst = (float)lua_tonumber(L, idx);
+    return 1;
+  case PROTOBUF_C_TYPE_DOUBLE:
+    if (lua_type(L, idx) != LUA_TNUMBER) return perr(e, f, "not a number");
+    *(double *)dst = (double)lua_tonumber(L, idx);
+    return 1;
+  case PROTOBUF_C_TYPE_BOOL:
+    if (lua_type(L, idx) != LUA_TBOOLEAN) return perr(e, f, "not a boolean");
+    *(protobuf_c_boolean *)dst = lua_toboolean(L, idx);
+    return 1;
+  case PROTOBUF_C_TYPE_ENUM: {
+    const ProtobufCEnumDescriptor *ed = f->descriptor;
+    const ProtobufCEnumValue *ev = NULL;
+    if (lua_type(L, idx) == LUA_TSTRING) ev = protobuf_c_enum_descriptor_get_value_by_name(ed, lua_tostring(L, idx));
+    else if (otsk_toint64(L, idx, &v, &why) && v >= INT32_MIN && v <= INT32_MAX)
+      ev = protobuf_c_enum_descriptor_get_value(ed, (int)v);
+    if (!ev) return perr(e, f, "not a value of the enum");
+    *(int *)dst = ev->value;
+    return 1;
+  }
+  case PROTOBUF_C_TYPE_STRING: {
+    size_t n;
+    const char *s;
+    if (lua_type(L, idx) != LUA_TSTRING) return perr(e, f, "not a string");
+    s = lua_tolstring(L, idx, &n);
+    if (strlen(s) != n) return perr(e, f, "string with a NUL byte");
+    *(const char **)dst = s; /* anchored by the caller's table */
+    return 1;
+  }
+  case PROTOBUF_C_TYPE_BYTES: {
+    ProtobufCBinaryData *b = dst;
+    if (lua_type(L, idx) != LUA_TSTRING) return perr(e, f, "not a string");
+    b->data = (uint8_t *)lua_tolstring(L, idx, &b->len);
+    return 1;
+  }
+  case PROTOBUF_C_TYPE_MESSAGE: {
+    const ProtobufCMessageDescriptor *md = f->descriptor;
+    ProtobufCMessage *sub;
+    if (lua_type(L, idx) != LUA_TTABLE) return perr(e, f, "not a table");
+    if (!(sub = arena_alloc(e->a, md->sizeof_message))) return perr(e, f, "out of memory");
+    md->message_init(sub);
+    *(ProtobufCMessage **)dst = sub;
+    return fill(e, lua_absindex(L, idx), md, sub);
+  }
+  }
+  return perr(e, f, "unsupported field type");
+}
+
+static size_t elem_size(const ProtobufCFieldDescriptor *f) {
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE: return 8;
+  case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
+  case PROTOBUF_C_TYPE_ENUM: return sizeof(int);
+  case PROTOBUF_C_TYPE_STRING: return sizeof(char *);
+  case PROTOBUF_C_TYPE_BYTES: return sizeof(ProtobufCBinaryData);
+  case PROTOBUF_C_TYPE_MESSAGE: return sizeof(ProtobufCMessage *);
+  default: return 4;
+  }
+}
+
+static int fill(penc *e, int idx, const ProtobufCMessageDescriptor *d, ProtobufCMessage *m) {
+  lua_State *L = e->L;
+  unsigned i;
+  if (!lua_checkstack(L, 8)) { snprintf(e->err, sizeof e->err, "nested too deep"); return 0; }
+  for (i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    char *member = (char *)m + f->offset;
+    int ok = 1;
+    lua_getfield(L, idx, f->name);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      if (f->label == PROTOBUF_C_LABEL_REQUIRED) {
+        snprintf(e->err, sizeof e->err, "%s: missing required field %s", d->short_name, f->name);
+        return 0;
+      }
+      continue;
+    }
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t n, j, es = elem_size(f);
+      char *arr;
+      if (lua_type(L, -1) != LUA_TTABLE) { lua_pop(L, 1); return perr(e, f, "not a list"); }
+      n = lua_rawlen(L, -1);
+      if (n) {
+        if (!(arr = arena_alloc(e->a, n * es))) { lua_pop(L, 1); return perr(e, f, "out of memory"); }
+        for (j = 0; j < n && ok; j++) {
+          lua_rawgeti(L, -1, (lua_Integer)j + 1);
+          ok = scalar(e, lua_gettop(L), f, arr + j * es);
+          lua_pop(L, 1);
+        }
+        *(size_t *)((char *)m + f->quantifier_offset) = n;
+        *(void **)member = arr;
+      }
+    } else {
+      ok = scalar(e, lua_gettop(L), f, member);
+      if (ok && f->label == PROTOBUF_C_LABEL_OPTIONAL && f->type != PROTOBUF_C_TYPE_STRING &&
+          f->type != PROTOBUF_C_TYPE_MESSAGE)
+        *(protobuf_c_boolean *)((char *)m + f->quantifier_offset) = 1;
+    }
+    lua_pop(L, 1);
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+/* pb_encode(message_name, t) -> bytes | nil, msg, "OTSParameterInvalid" */
+static int l_pb_encode(lua_State *L) {
+  const ProtobufCMessageDescriptor *d = find_message(L, 1);
+  arena *a;
+  penc e;
+  ProtobufCMessage *m;
+  size_t n;
+  uint8_t *buf;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  a = lua_newuserdata(L, sizeof *a);
+  a->head = NULL;
+  luaL_getmetatable(L, ARENA_MT);
+  lua_setmetatable(L, -2);
+  e.L = L; e.a = a; e.err[0] = 0;
+  if (!(m = arena_alloc(a, d->sizeof_message))) return luaL_error(L, "otskit.wire: out of memory");
+  d->message_init(m);
+  if (!fill(&e, 2, d, m)) {
+    arena_free(a);
+    return otsk_fail(L, "OTSParameterInvalid", "%s", e.err);
+  }
+  n = protobuf_c_message_get_packed_size(m);
+  if (!(buf = arena_alloc(a, n))) return luaL_error(L, "otskit.wire: out of memory");
+  protobuf_c_message_pack(m, buf);
+  lua_pushlstring(L, (const char *)buf, n);
+  arena_free(a);
+  return 1;
+}
+
+/* ------------------------------------------------------------ decode */
+
+#define MSG_MT "otskit.wire.msg"
+static int msg_gc(lua_State *L) {
+  ProtobufCMessage **m = luaL_checkudata(L, 1, MSG_MT);
+  if (*m) protobuf_c_message_free_unpacked(*m, NULL);
+  *m = NULL;
+  return 0;
+}
+
+static void push_msg(lua_State *L, const ProtobufCMessage *m, unsigned *unknown);
+
+static void push_scalar(lua_State *L, const ProtobufCFieldDescriptor *f, const void *p, unsigned *unknown) {
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+    lua_pushinteger(L, *(const int32_t *)p); return;
+  case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+    otsk_pushint64(L, *(const uint32_t *)p); return;
+  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
+    otsk_pushint64(L, *(const int64_t *)p); return;
+  case PROTOBUF_C_TYPE_FLOAT: lua_pushnumber(L, *(const float *)p); return;
+  case PROTOBUF_C_TYPE_DOUBLE: lua_pushnumber(L, *(const double *)p); return;
+  case PROTOBUF_C_TYPE_BOOL: lua_pushboolean(L, *(const protobuf_c_boolean *)p); return;
+  case PROTOBUF_C_TYPE_ENUM: {
+    const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
+    if (ev) lua_pushstring(L, ev->name);
+    else lua_pushinteger(L, *(const int *)p);
+    return;
+  }
+  case PROTOBUF_C_TYPE_STRING: lua_pushstring(L, *(char *const *)p); return;
+  case PROTOBUF_C_TYPE_BYTES: {
+    const ProtobufCBinaryData *b = p;
+    lua_pushlstring(L, (const char *)b->data, b->len);
+    return;
+  }
+  case PROTOBUF_C_TYPE_MESSAGE: push_msg(L, *(ProtobufCMessage *const *)p, unknown); return;
+  }
+  lua_pushnil(L);
+}
+
+static void push_msg(lua_State *L, const ProtobufCMessage *m, unsigned *unknown) {
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  unsigned i;
+  luaL_checkstack(L, 8, "otskit.wire: message nested too deep");
+  if (m->n_unknown_fields && !*unknown) *unknown = m->unknown_fields[0].tag;
+  lua_createtable(L, 0, (int)d->n_fields);
+  for (i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    const char *member = (const char *)m + f->offset;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t n = *(const size_t *)((const char *)m + f->quantifier_offset), j, es = elem_size(f);
+      const char *arr = *(char *const *)member;
+      if (n == 0) continue;
+      lua_createtable(L, (int)n, 0);
+      for (j = 0; j < n; j++) {
+        push_scalar(L, f, arr + j * es, unknown);
+        lua_rawseti(L, -2, (lua_Integer)j + 1);
+      }
+    } else {
+      if (f->label == PROTOBUF_C_LABEL_OPTIONAL) {
+        if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE) {
+          if (*(void *const *)member == NULL) continue;
+        } else if (!*(const protobuf_c_boolean *)((const char *)m + f->quantifier_offset)) {
+          continue;
+        }
+      }
+      push_scalar(L, f, member, unknown);
+    }
+    lua_setfield(L, -2, f->name);
+  }
+}
+
+/* pb_decode(message_name, bytes) -> t, first unknown field number or nil
+ * | nil, msg, "CorruptMessage" (malformed, or a required field missing) */
+static int l_pb_decode(lua_State *L) {
+  const ProtobufCMessageDescriptor *d = find_message(L, 1);
+  size_t n;
+  const char *s = luaL_checklstring(L, 2, &n);
+  ProtobufCMessage **box = lua_newuserdata(L, sizeof *box);
+  unsigned unknown = 0;
+  *box = NULL;
+  luaL_getmetatable(L, MSG_MT);
+  lua_setmetatable(L, -2);
+  *box = protobuf_c_message_unpack(d, NULL, n, (const uint8_t *)s);
+  if (!*box) return otsk_fail(L, "CorruptMessage", "%s: malformed protobuf or a required field missing", d->short_name);
+  push_msg(L, *box, &unknown);
+  protobuf_c_message_free_unpacked(*box, NULL);
+  *box = NULL;
+  if (unknown) { lua_pushinteger(L, (lua_Integer)unknown); return 2; }
+  return 1;
+}
+
+static const luaL_Reg funcs[] = {
+  {"pb_encode", l_pb_encode},
+  {"pb_decode", l_pb_decode},
+  {NULL, NULL}
+};
+
+/* adds pb_encode / pb_decode to the table on top of the stack */
+int otsk_wire_pb_register(lua_State *L) {
+  luaL_newmetatable(L, ARENA_MT);
+  lua_pushcfunction(L, arena_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, MSG_MT);
+  lua_pushcfunction(L, msg_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  otsk_setfuncs(L, funcs);
+  return 0;
+}

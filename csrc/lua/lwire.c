@@ -1,0 +1,665 @@
+/* lwire.c -- Lua binding of plainbuffer.c and sign.c: otskit.core.wire.
+ * Rows go between Lua tables and PlainBuffer bytes directly (no
+ * intermediate objects); otskit.wire (Lua) builds the messages on top. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compat.h"
+#include "laux.h"
+#include "parts.h"
+#include "plainbuffer.h"
+#include "sign.h"
+
+int otsk_wire_pb_register(lua_State *L); /* lpbmsg.c */
+
+/* The context (upvalue 1 of every function): the store's typed-value
+ * metatable and sentinels (set by wire.init), and a scratch writer. */
+enum { CTX_TYPED = 1, CTX_INF_MIN, CTX_INF_MAX, CTX_AUTO, CTX_WRITER, CTX_KEYS };
+#define WRITER_MT "otskit.wire.writer"
+#define TWO53 9007199254740992.0
+
+static int writer_gc(lua_State *L) {
+  pb_writer *w = luaL_checkudata(L, 1, WRITER_MT);
+  pb_writer_free(w);
+  return 0;
+}
+
+/* ------------------------------------------------------------ encoding */
+
+typedef struct {
+  lua_State *L;
+  int typed, inf_min, inf_max, autoinc; /* stack slots of the context */
+  pb_writer *w;
+  char err[160];
+} enc;
+
+/* Pushes the context onto the stack; the scratch writer is reset. */
+static void enc_open(lua_State *L, enc *e) {
+  int ctx = lua_upvalueindex(1);
+  e->L = L;
+  lua_rawgeti(L, ctx, CTX_TYPED); e->typed = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_INF_MIN); e->inf_min = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_INF_MAX); e->inf_max = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_AUTO); e->autoinc = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_WRITER);
+  e->w = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (lua_isnil(L, e->typed)) luaL_error(L, "otskit.wire: core.wire.init was not called");
+  pb_writer_reset(e->w);
+  e->err[0] = 0;
+}
+
+static int enc_fail(enc *e, const char *fmt, const char *a, const char *b) {
+  snprintf(e->err, sizeof e->err, fmt, a, b);
+  return 0;
+}
+
+/* Reads the value at idx into *v (pointers into Lua strings the caller's
+ * tables anchor). what: for messages. allow: INF/AUTO sentinels allowed. */
+static int to_value(enc *e, int idx, pb_value *v, int allow_inf, int allow_auto, const char *what) {
+  lua_State *L = e->L;
+  const char *why = NULL;
+  idx = lua_absindex(L, idx);
+  memset(v, 0, sizeof *v);
+  switch (lua_type(L, idx)) {
+  case LUA_TSTRING:
+    v->vt = PB_VT_STRING;
+    v->s = lua_tolstring(L, idx, &v->n);
+    return 1;
+  case LUA_TBOOLEAN:
+    v->vt = PB_VT_BOOLEAN;
+    v->i = lua_toboolean(L, idx);
+    return 1;
+  case LUA_TNUMBER: {
+    lua_Number d;
+#if !OTSKIT_LUA51
+    if (lua_isinteger(L, idx)) { v->vt = PB_VT_INTEGER; v->i = (int64_t)lua_tointeger(L, idx); return 1; }
+    d = lua_tonumber(L, idx);
+#else
+    d = lua_tonumber(L, idx);
+    if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+      v->vt = PB_VT_INTEGER; v->i = (int64_t)d; return 1;
+    }
+#endif
+    if (d != d || d == HUGE_VAL || d == -HUGE_VAL) return enc_fail(e, "%s: NaN or infinite number%s", what, "");
+    v->vt = PB_VT_DOUBLE; v->d = d;
+    return 1;
+  }
+  case LUA_TTABLE: {
+    const char *ty;
+    int ok = 1;
+    if (lua_rawequal(L, idx, e->inf_min) || lua_rawequal(L, idx, e->inf_max)) {
+      if (!allow_inf) return enc_fail(e, "%s: INF_MIN/INF_MAX only bound a range%s", what, "");
+      v->vt = lua_rawequal(L, idx, e->inf_min) ? PB_VT_INF_MIN : PB_VT_INF_MAX;
+      return 1;
+    }
+    if (lua_rawequal(L, idx, e->autoinc)) {
+      if (!allow_auto) return enc_fail(e, "%s: AUTO_INCREMENT only in a primary key of put_row%s", what, "");
+      v->vt = PB_VT_AUTO_INCREMENT;
+      return 1;
+    }
+    if (!lua_getmetatable(L, idx)) break;
+    ok = lua_rawequal(L, -1, e->typed);
+    lua_pop(L, 1);
+    if (!ok) break;
+    lua_pushliteral(L, "type"); lua_rawget(L, idx);
+    lua_pushliteral(L, "value"); lua_rawget(L, idx);
+    ty = lua_tostring(L, -2);
+    ok = 0;
+    if (ty == NULL) {
+    } else if (strcmp(ty, "BINARY") == 0 || strcmp(ty, "STRING") == 0) {
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        v->vt = ty[0] == 'B' ? PB_VT_BLOB : PB_VT_STRING;
+        v->s = lua_tolstring(L, -1, &v->n); /* anchored by the typed table */
+        ok = 1;
+      }
+    } else if (strcmp(ty, "INTEGER") == 0) {
+      ok = otsk_toint64(L, -1, &v->i, &why);
+      v->vt = PB_VT_INTEGER;
+    } else if (strcmp(ty, "DOUBLE") == 0) {
+      if (lua_type(L, -1) == LUA_TNUMBER) {
+        v->vt = PB_VT_DOUBLE; v->d = lua_tonumber(L, -1); ok = 1;
+        if (v->d != v->d || v->d == HUGE_VAL || v->d == -HUGE_VAL) ok = 0;
+      }
+    } else if (strcmp(ty, "BOOLEAN") == 0) {
+      v->vt = PB_VT_BOOLEAN; v->i = lua_toboolean(L, -1); ok = 1;
+    }
+    lua_pop(L, 2);
+    if (!ok) return enc_fail(e, "%s: bad typed value%s", what, "");
+    return 1;
+  }
+  default:
+    break;
+  }
+  return enc_fail(e, "%s: unsupported value type %s", what, luaL_typename(L, idx));
+}
+
+static int name_at(enc *e, int idx, pb_cell *c, const char *what) {
+  if (lua_type(e->L, idx) != LUA_TSTRING) return enc_fail(e, "%s: column name must be a string, got %s", what, luaL_typename(e->L, idx));
+  c->name = lua_tolstring(e->L, idx, &c->name_len);
+  return 1;
+}
+
+static int ts_at(enc *e, int idx, pb_cell *c, const char *what) {
+  const char *why = NULL;
+  if (lua_isnil(e->L, idx)) return 1;
+  if (!otsk_toint64(e->L, idx, &c->ts, &why)) return enc_fail(e, "%s: timestamp %s", what, why);
+  c->has_ts = 1;
+  return 1;
+}
+
+/* the primary key list at idx: {{name, value}, ...} */
+static int write_pk(enc *e, int idx, int allow_inf, int allow_auto) {
+  lua_State *L = e->L;
+  size_t i, n;
+  if (lua_type(L, idx) != LUA_TTABLE) return enc_fail(e, "primary_key must be a list of {name, value}%s%s", "", "");
+  n = lua_rawlen(L, idx);
+  if (n == 0) return enc_fail(e, "primary_key is empty%s%s", "", "");
+  pb_row_begin(e->w);
+  for (i = 1; i <= n; i++) {
+    pb_cell c;
+    int ok;
+    memset(&c, 0, sizeof c);
+    lua_rawgeti(L, idx, (lua_Integer)i);
+    if (lua_type(L, -1) != LUA_TTABLE) { lua_pop(L, 1); return enc_fail(e, "primary_key entries must be {name, value}%s%s", "", ""); }
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
+    ok = name_at(e, -2, &c, "primary_key") && to_value(e, -1, &c.v, allow_inf, allow_auto, "primary_key");
+    if (ok) pb_write_cell(e->w, &c);
+    lua_pop(L, 3);
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+/* one attribute cell from a {name, value [, ts]} entry at idx (op: cell op) */
+static int write_entry(enc *e, int idx, int op, const char *what) {
+  lua_State *L = e->L;
+  pb_cell c;
+  int ok;
+  memset(&c, 0, sizeof c);
+  c.op = op;
+  if (lua_type(L, idx) != LUA_TTABLE) return enc_fail(e, "%s entries must be {name, value [, timestamp]}%s", what, "");
+  lua_rawgeti(L, idx, 1);
+  lua_rawgeti(L, idx, 2);
+  lua_rawgeti(L, idx, 3);
+  ok = name_at(e, -3, &c, what) && to_value(e, -2, &c.v, 0, 0, what) && ts_at(e, -1, &c, what);
+  if (ok) pb_write_cell(e->w, &c);
+  lua_pop(L, 3);
+  return ok;
+}
+
+typedef struct { const char *s; size_t n; int ref; } keyref;
+
+static int key_cmp(const void *a, const void *b) {
+  const keyref *x = a, *y = b;
+  size_t n = x->n < y->n ? x->n : y->n;
+  int r = memcmp(x->s, y->s, n);
+  return r ? r : (x->n < y->n ? -1 : x->n > y->n);
+}
+
+/* The columns at idx: a list of {name, value [, ts]} (order kept) or a
+ * map {name = value} (name order). op: cell op for every cell. */
+static int write_columns(enc *e, int idx, int op, const char *what) {
+  lua_State *L = e->L;
+  size_t i, n;
+  if (lua_isnil(L, idx)) return 1;
+  if (lua_type(L, idx) != LUA_TTABLE) return enc_fail(e, "%s must be a table%s", what, "");
+  n = lua_rawlen(L, idx);
+  if (n > 0) {
+    for (i = 1; i <= n; i++) {
+      int ok;
+      lua_rawgeti(L, idx, (lua_Integer)i);
+      ok = write_entry(e, lua_gettop(L), op, what);
+      lua_pop(L, 1);
+      if (!ok) return 0;
+    }
+    return 1;
+  }
+  {
+    size_t cnt = 0, cap = 16;
+    keyref *keys;
+    int kidx, ok = 1;
+    keys = lua_newuserdata(L, cap * sizeof *keys); /* collected with the stack */
+    kidx = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+      lua_pop(L, 1);
+      if (lua_type(L, -1) != LUA_TSTRING) { lua_pop(L, 1); lua_remove(L, kidx); return enc_fail(e, "%s: column name must be a string%s", what, ""); }
+      if (cnt == cap) {
+        keyref *k2 = lua_newuserdata(L, cap * 2 * sizeof *keys);
+        memcpy(k2, keys, cap * sizeof *keys);
+        lua_replace(L, kidx);  /* the old array is garbage now */
+        keys = k2; cap *= 2;
+      }
+      keys[cnt].s = lua_tolstring(L, -1, &keys[cnt].n); /* anchored: a key of the table */
+      cnt++;
+    }
+    qsort(keys, cnt, sizeof *keys, key_cmp);
+    for (i = 0; i < cnt && ok; i++) {
+      pb_cell c;
+      memset(&c, 0, sizeof c);
+      c.op = op;
+      c.name = keys[i].s; c.name_len = keys[i].n;
+      lua_pushlstring(L, keys[i].s, keys[i].n);
+      lua_rawget(L, idx);
+      ok = to_value(e, -1, &c.v, 0, 0, what);
+      if (ok) pb_write_cell(e->w, &c);
+      lua_pop(L, 1);
+    }
+    lua_remove(L, kidx);
+    return ok;
+  }
+}
+
+static int enc_result(lua_State *L, enc *e, int ok) {
+  if (!ok) return otsk_fail(L, "OTSParameterInvalid", "%s", e->err);
+  if (e->w->oom) return luaL_error(L, "otskit.wire: out of memory");
+  lua_pushlstring(L, (const char *)e->w->p, e->w->len);
+  return 1;
+}
+
+/* encode_pk(pk) -> bytes | nil, msg, code (INF_MIN/INF_MAX allowed) */
+static int l_encode_pk(lua_State *L) {
+  enc e;
+  int ok;
+  enc_open(L, &e);
+  pb_write_header(e.w);
+  ok = write_pk(&e, 1, 1, 0);
+  if (ok) pb_row_end(e.w, 0);
+  return enc_result(L, &e, ok);
+}
+
+/* encode_put(pk, columns) -> bytes | nil, msg, code */
+static int l_encode_put(lua_State *L) {
+  enc e;
+  int ok;
+  enc_open(L, &e);
+  pb_write_header(e.w);
+  ok = write_pk(&e, 1, 0, 1);
+  if (ok && lua_type(L, 2) == LUA_TTABLE && lua_next(L, (lua_pushnil(L), 2))) {
+    lua_pop(L, 2);
+    pb_row_data(e.w);
+    ok = write_columns(&e, 2, PB_OP_NONE, "columns");
+  } else if (ok && !lua_isnil(L, 2) && lua_type(L, 2) != LUA_TTABLE) {
+    ok = enc_fail(&e, "columns must be a table%s%s", "", "");
+  }
+  if (ok) pb_row_end(e.w, 0);
+  return enc_result(L, &e, ok);
+}
+
+/* encode_delete(pk) -> bytes | nil, msg, code (with the delete marker) */
+static int l_encode_delete(lua_State *L) {
+  enc e;
+  int ok;
+  enc_open(L, &e);
+  pb_write_header(e.w);
+  ok = write_pk(&e, 1, 0, 0);
+  if (ok) pb_row_end(e.w, 1);
+  return enc_result(L, &e, ok);
+}
+
+/* encode_update(pk, ops): ops a list of {"PUT", name, value [, ts]},
+ * {"DELETE", name, ts}, {"DELETE_ALL", name}, {"INCREMENT", name, delta} */
+static int l_encode_update(lua_State *L) {
+  enc e;
+  int ok;
+  size_t i, n;
+  enc_open(L, &e);
+  pb_write_header(e.w);
+  ok = write_pk(&e, 1, 0, 0);
+  if (ok && lua_type(L, 2) != LUA_TTABLE) ok = enc_fail(&e, "update ops must be a list%s%s", "", "");
+  n = ok ? lua_rawlen(L, 2) : 0;
+  if (ok && n > 0) pb_row_data(e.w);
+  for (i = 1; ok && i <= n; i++) {
+    pb_cell c;
+    const char *op;
+    memset(&c, 0, sizeof c);
+    lua_rawgeti(L, 2, (lua_Integer)i);
+    if (lua_type(L, -1) != LUA_TTABLE) { lua_pop(L, 1); ok = enc_fail(&e, "update ops must be lists like {\"PUT\", name, value}%s%s", "", ""); break; }
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
+    lua_rawgeti(L, -3, 3);
+    lua_rawgeti(L, -4, 4);
+    op = lua_tostring(L, -4);
+    ok = name_at(&e, -3, &c, "update");
+    if (!ok) {
+    } else if (op && strcmp(op, "PUT") == 0) {
+      ok = to_value(&e, -2, &c.v, 0, 0, "update PUT") && ts_at(&e, -1, &c, "update PUT");
+    } else if (op && strcmp(op, "DELETE") == 0) {
+      c.v.vt = PB_VT_NONE; c.op = PB_OP_DELETE_ONE;
+      ok = ts_at(&e, -2, &c, "update DELETE");
+      if (ok && !c.has_ts) ok = enc_fail(&e, "update DELETE of '%s' needs a timestamp (DELETE_ALL deletes every version)%s", c.name, "");
+    } else if (op && strcmp(op, "DELETE_ALL") == 0) {
+      c.v.vt = PB_VT_NONE; c.op = PB_OP_DELETE_ALL;
+    } else if (op && strcmp(op, "INCREMENT") == 0) {
+      c.op = PB_OP_INCREMENT;
+      ok = to_value(&e, -2, &c.v, 0, 0, "update INCREMENT");
+      if (ok && c.v.vt != PB_VT_INTEGER) ok = enc_fail(&e, "update INCREMENT of '%s' needs an integer%s", c.name, "");
+    } else {
+      ok = enc_fail(&e, "update op must be PUT, DELETE, DELETE_ALL or INCREMENT, got %s%s", op ? op : "?", "");
+    }
+    if (ok) pb_write_cell(e.w, &c);
+    lua_pop(L, 5);
+  }
+  if (ok) pb_row_end(e.w, 0);
+  return enc_result(L, &e, ok);
+}
+
+/* encode_value(v) -> type byte + payload (a filter's column value) */
+static int l_encode_value(lua_State *L) {
+  enc e;
+  pb_value v;
+  int ok;
+  enc_open(L, &e);
+  ok = to_value(&e, 1, &v, 0, 0, "value");
+  if (ok) pb_write_value(e.w, &v);
+  return enc_result(L, &e, ok);
+}
+
+/* ------------------------------------------------------------ decoding */
+
+/* stack slots of decode's constants */
+typedef struct { int typed, inf_min, inf_max, autoinc, k_pk, k_cols, k_cells, k_deleted, k_type, k_value, k_op; } dec;
+
+static void push_typed(lua_State *L, const dec *d, const char *ty, int vidx) {
+  lua_createtable(L, 0, 2);
+  lua_pushvalue(L, d->k_type);
+  lua_pushstring(L, ty);
+  lua_rawset(L, -3);
+  lua_pushvalue(L, d->k_value);
+  lua_pushvalue(L, vidx < 0 ? vidx - 2 : vidx);
+  lua_rawset(L, -3);
+  lua_pushvalue(L, d->typed);
+  lua_setmetatable(L, -2);
+}
+
+/* Pushes a decoded value. pk: LuaJIT int64 past 2^53 as decimal text (the
+ * store's key form) rather than a typed INTEGER. */
+static void push_value(lua_State *L, const dec *d, const pb_value *v, int pk) {
+  switch (v->vt) {
+  case PB_VT_INTEGER:
+#if OTSKIT_LUA51
+    if ((double)v->i > TWO53 || (double)v->i < -TWO53) {
+      otsk_pushint64(L, v->i);
+      if (!pk) { push_typed(L, d, "INTEGER", -1); lua_remove(L, -2); }
+      return;
+    }
+    lua_pushnumber(L, (lua_Number)v->i);
+#else
+    (void)pk;
+    lua_pushinteger(L, (lua_Integer)v->i);
+#endif
+    return;
+  case PB_VT_DOUBLE:
+    lua_pushnumber(L, v->d);
+#if OTSKIT_LUA51
+    /* an integral double would read back as an INTEGER: keep its type */
+    if (v->d == floor(v->d)) { push_typed(L, d, "DOUBLE", -1); lua_remove(L, -2); }
+#endif
+    return;
+  case PB_VT_BOOLEAN: lua_pushboolean(L, (int)v->i); return;
+  case PB_VT_STRING: lua_pushlstring(L, v->s, v->n); return;
+  case PB_VT_BLOB:
+    lua_pushlstring(L, v->s, v->n);
+    push_typed(L, d, "BINARY", -1);
+    lua_remove(L, -2);
+    return;
+  case PB_VT_INF_MIN: lua_pushvalue(L, d->inf_min); return;
+  case PB_VT_INF_MAX: lua_pushvalue(L, d->inf_max); return;
+  case PB_VT_AUTO_INCREMENT: lua_pushvalue(L, d->autoinc); return;
+  default: lua_pushnil(L); return;
+  }
+}
+
+static const char *op_name(int op) {
+  return op == PB_OP_DELETE_ALL ? "DELETE_ALL" : op == PB_OP_DELETE_ONE ? "DELETE" : "INCREMENT";
+}
+
+/* Pushes one row: { primary_key = {{name, value}, ...}, columns = {name =
+ * newest value}, cells = {{name, value, ts [, op = ...]}, ...} [, deleted = true] } */
+static void push_row(lua_State *L, const dec *d, const pb_row *row) {
+  size_t i, nattr = row->ncells - row->npk;
+  const pb_cell *prev = NULL;
+  lua_createtable(L, 0, 4);
+  lua_pushvalue(L, d->k_pk);
+  lua_createtable(L, (int)row->npk, 0);
+  for (i = 0; i < row->npk; i++) {
+    const pb_cell *c = &row->cells[i];
+    lua_createtable(L, 2, 0);
+    lua_pushlstring(L, c->name, c->name_len);
+    lua_rawseti(L, -2, 1);
+    push_value(L, d, &c->v, 1);
+    lua_rawseti(L, -2, 2);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_rawset(L, -3);
+  lua_pushvalue(L, d->k_cols);
+  lua_createtable(L, 0, (int)nattr);
+  lua_pushvalue(L, d->k_cells);
+  lua_createtable(L, (int)nattr, 0);
+  /* stack: row, "columns", cols, "cells", cells */
+  for (i = 0; i < nattr; i++) {
+    const pb_cell *c = &row->cells[row->npk + i];
+    lua_createtable(L, 3, c->op ? 1 : 0);
+    lua_pushlstring(L, c->name, c->name_len);
+    lua_rawseti(L, -2, 1);
+    if (c->v.vt != PB_VT_NONE) {
+      push_value(L, d, &c->v, 0);
+      lua_rawseti(L, -2, 2);
+    }
+    if (c->has_ts) {
+      otsk_pushint64(L, c->ts);
+      lua_rawseti(L, -2, 3);
+    }
+    if (c->op) {
+      lua_pushvalue(L, d->k_op);
+      lua_pushstring(L, op_name(c->op));
+      lua_rawset(L, -3);
+    } else if (!prev || prev->name_len != c->name_len || memcmp(prev->name, c->name, c->name_len) != 0) {
+      /* the first cell of a name is its newest version */
+      lua_rawgeti(L, -1, 1);
+      lua_rawgeti(L, -2, 2);
+      lua_rawset(L, -6);
+      prev = c;
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_rawset(L, -5);
+  lua_rawset(L, -3);
+  if (row->deleted) {
+    lua_pushvalue(L, d->k_deleted);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+  }
+}
+
+static void dec_open(lua_State *L, dec *d) {
+  int ctx = lua_upvalueindex(1);
+  lua_rawgeti(L, ctx, CTX_TYPED); d->typed = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_INF_MIN); d->inf_min = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_INF_MAX); d->inf_max = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_AUTO); d->autoinc = lua_gettop(L);
+  if (lua_isnil(L, d->typed)) luaL_error(L, "otskit.wire: core.wire.init was not called");
+  lua_pushliteral(L, "primary_key"); d->k_pk = lua_gettop(L);
+  lua_pushliteral(L, "columns"); d->k_cols = lua_gettop(L);
+  lua_pushliteral(L, "cells"); d->k_cells = lua_gettop(L);
+  lua_pushliteral(L, "deleted"); d->k_deleted = lua_gettop(L);
+  lua_pushliteral(L, "type"); d->k_type = lua_gettop(L);
+  lua_pushliteral(L, "value"); d->k_value = lua_gettop(L);
+  lua_pushliteral(L, "op"); d->k_op = lua_gettop(L);
+}
+
+#define ROW_MT "otskit.wire.row"
+static int row_gc(lua_State *L) {
+  pb_row_free(luaL_checkudata(L, 1, ROW_MT));
+  return 0;
+}
+
+/* decode_rows(bytes [, max]) -> rows | nil, msg, "CorruptPlainBuffer".
+ * max: refuse more rows than this (1 for a single-row field). */
+static int l_decode_rows(lua_State *L) {
+  size_t n, nrows = 0, max;
+  const char *s = luaL_checklstring(L, 1, &n);
+  pb_reader r;
+  pb_row *row;
+  dec d;
+  int rc, out;
+  max = (size_t)luaL_optinteger(L, 2, 0);
+  dec_open(L, &d);
+  row = lua_newuserdata(L, sizeof *row);
+  memset(row, 0, sizeof *row);
+  luaL_getmetatable(L, ROW_MT);
+  lua_setmetatable(L, -2);
+  /* presize: rows are rarely under ~16 bytes */
+  lua_createtable(L, (int)(n / 64 < 4096 ? n / 64 : 4096), 0);
+  out = lua_gettop(L);
+  if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
+  while ((rc = pb_read_row(&r, row)) == 1) {
+    if (max && nrows == max) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
+    push_row(L, &d, row);
+    lua_rawseti(L, out, (lua_Integer)++nrows);
+  }
+  if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
+  pb_row_free(row);
+  return 1;
+}
+
+/* decode_value(bytes) -> value | nil, msg, code (a filter's column value) */
+static int l_decode_value(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n), *why = NULL;
+  pb_value v;
+  dec d;
+  dec_open(L, &d);
+  if (!pb_read_value(s, n, &v, &why)) return otsk_fail(L, "OTSParameterInvalid", "column value: %s", why);
+  if (v.vt == PB_VT_INF_MIN || v.vt == PB_VT_INF_MAX || v.vt == PB_VT_AUTO_INCREMENT)
+    return otsk_fail(L, "OTSParameterInvalid", "column value: INF_MIN/INF_MAX/AUTO_INCREMENT is not a value");
+  push_value(L, &d, &v, 0);
+  return 1;
+}
+
+/* count_rows(bytes) -> rows | nil, msg: the C-only decode (checksums
+ * verified, no Lua objects): the bench's floor. */
+static int l_count_rows(lua_State *L) {
+  size_t n, nrows = 0;
+  const char *s = luaL_checklstring(L, 1, &n);
+  pb_reader r;
+  pb_row *row = lua_newuserdata(L, sizeof *row);
+  int rc;
+  memset(row, 0, sizeof *row);
+  luaL_getmetatable(L, ROW_MT);
+  lua_setmetatable(L, -2);
+  if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
+  while ((rc = pb_read_row(&r, row)) == 1) nrows++;
+  if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
+  lua_pushinteger(L, (lua_Integer)nrows);
+  return 1;
+}
+
+/* rows_length(bytes) -> the length up to the last row's checksum (what
+ * follows is padding) | nil, msg, code */
+static int l_rows_length(lua_State *L) {
+  size_t n, end = 4;
+  const char *s = luaL_checklstring(L, 1, &n);
+  pb_reader r;
+  pb_row *row = lua_newuserdata(L, sizeof *row);
+  int rc;
+  memset(row, 0, sizeof *row);
+  luaL_getmetatable(L, ROW_MT);
+  lua_setmetatable(L, -2);
+  if (n == 0) { lua_pushinteger(L, 0); return 1; }
+  if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
+  while ((rc = pb_read_row(&r, row)) == 1) end = (size_t)(r.p - r.start);
+  if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
+  lua_pushinteger(L, (lua_Integer)end);
+  return 1;
+}
+
+/* ------------------------------------------------------------ signing */
+
+/* hmac_sha1_b64(key, msg) -> base64 signature */
+static int l_hmac_sha1_b64(lua_State *L) {
+  size_t kl, ml;
+  const char *k = luaL_checklstring(L, 1, &kl), *m = luaL_checklstring(L, 2, &ml);
+  char out[29];
+  if (!sign_hmac_sha1_b64(k, kl, m, ml, out)) return luaL_error(L, "otskit.wire: HMAC-SHA1 failed");
+  lua_pushlstring(L, out, 28);
+  return 1;
+}
+
+/* content_md5(body) -> base64 of MD5(body) */
+static int l_content_md5(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  char out[25];
+  if (!sign_md5_b64(s, n, out)) return luaL_error(L, "otskit.wire: MD5 failed");
+  lua_pushlstring(L, out, 24);
+  return 1;
+}
+
+/* equal(a, b) -> boolean, in time independent of where they differ */
+static int l_equal(lua_State *L) {
+  size_t an, bn;
+  const char *a = luaL_checklstring(L, 1, &an), *b = luaL_checklstring(L, 2, &bn);
+  lua_pushboolean(L, sign_equal(a, an, b, bn));
+  return 1;
+}
+
+/* init(typed_mt, INF_MIN, INF_MAX, AUTO_INCREMENT): the store's objects */
+static int l_init(lua_State *L) {
+  int ctx = lua_upvalueindex(1), i;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  for (i = 2; i <= 4; i++) luaL_checktype(L, i, LUA_TTABLE);
+  for (i = 1; i <= 4; i++) {
+    lua_pushvalue(L, i);
+    lua_rawseti(L, ctx, i);
+  }
+  return 0;
+}
+
+static const luaL_Reg funcs[] = {
+  {"init", l_init},
+  {"encode_pk", l_encode_pk},
+  {"encode_put", l_encode_put},
+  {"encode_update", l_encode_update},
+  {"encode_delete", l_encode_delete},
+  {"encode_value", l_encode_value},
+  {"decode_rows", l_decode_rows},
+  {"decode_value", l_decode_value},
+  {"count_rows", l_count_rows},
+  {"rows_length", l_rows_length},
+  {"hmac_sha1_b64", l_hmac_sha1_b64},
+  {"content_md5", l_content_md5},
+  {"equal", l_equal},
+  {NULL, NULL}
+};
+
+int otsk_open_wire(lua_State *L) {
+  const luaL_Reg *f;
+  pb_writer *w;
+  luaL_newmetatable(L, WRITER_MT);
+  lua_pushcfunction(L, writer_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, ROW_MT);
+  lua_pushcfunction(L, row_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  lua_newtable(L);                 /* the module */
+  lua_createtable(L, 5, 0);        /* the context */
+  w = lua_newuserdata(L, sizeof *w);
+  pb_writer_init(w);
+  luaL_getmetatable(L, WRITER_MT);
+  lua_setmetatable(L, -2);
+  lua_rawseti(L, -2, CTX_WRITER);
+  for (f = funcs; f->name; f++) {
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, f->func, 1);
+    lua_setfield(L, -3, f->name);
+  }
+  lua_pop(L, 1);
+  otsk_wire_pb_register(L);
+  return 1;
+}
