@@ -44,8 +44,7 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
              libcurl4-openssl-dev python3 openssl
 
-
-.PHONY: all deps build interop test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
+.PHONY: all deps build interop test ctest spec check valgrind fuzz bench demo install clean rock openresty-test serve
 
 all: build
 
@@ -91,6 +90,12 @@ test: build $(CTESTS)
 # free 127.0.0.1 port; nginx is always stopped (also part of make test).
 openresty-test: build
 	@sh spec/run.sh openresty
+
+# otskit serve: a local Tablestore-protocol server on SERVE_ARGS (default
+# 127.0.0.1:8800, in memory); Ctrl-C stops it.
+SERVE_ARGS ?=
+serve: build
+	@bin/otskit serve $(SERVE_ARGS)
 
 ctest: deps $(CTESTS)
 	@sh spec/run.sh c

@@ -43,6 +43,20 @@ DB.__index = DB
 
 local function invalid(msg) return nil, msg, "OTSParameterInvalid" end
 
+-- A kv failure as the service reports it: lock contention that outlasted
+-- the busy timeout is OTSServerBusy (retryable: the transaction was
+-- rolled back, nothing applied); a table another connection dropped is
+-- OTSObjectNotExist; damage, a full disk or anything else is
+-- OTSInternalServerError with what happened.
+local KV_WHAT = { KVCorrupt = "the store file is damaged: ", KVFull = "the disk is full: " }
+local function dberr(msg, code)
+  msg = tostring(msg)
+  if code == "KVBusy" then return nil, "the store is busy (another connection holds its lock): " .. msg, "OTSServerBusy" end
+  if code == "KVNoTable" then return nil, "the table was dropped by another connection: " .. msg, "OTSObjectNotExist" end
+  return nil, (KV_WHAT[code] or "") .. msg, "OTSInternalServerError"
+end
+local function damaged(msg) return nil, "the store file is damaged: " .. msg, "OTSInternalServerError" end
+
 local function check_req(req, op)
   if type(req) ~= "table" then error("otskit.store: " .. op .. " takes a request table", 3) end
 end
@@ -62,6 +76,8 @@ end
 local DEFAULT_PART = { split_bytes = 64 * 1048576, window = 60, history = 120 }
 
 local function part_opts(base, over)
+  if base ~= nil and type(base) ~= "table" then error("otskit.store: partition must be a table", 4) end
+  if over ~= nil and type(over) ~= "table" then error("otskit.store: partition must be a table", 4) end
   local o = {}
   for k, v in pairs(DEFAULT_PART) do o[k] = v end
   for k, v in pairs(base or {}) do o[k] = v end
@@ -77,7 +93,10 @@ local function part_opts(base, over)
 end
 
 local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
-local function unhex(h) return (h:gsub("..", function(x) return string.char(tonumber(x, 16)) end)) end
+local function unhex(h)
+  if #h % 2 ~= 0 or h:find("[^0-9a-f]") then return nil end
+  return (h:gsub("..", function(x) return string.char(tonumber(x, 16)) end))
+end
 
 -- metadata row text: "pk <name> <TYPE>" lines, then "bound <hex>" lines
 local function meta_text(t)
@@ -90,6 +109,69 @@ local function meta_text(t)
   return table.concat(out, "\n")
 end
 
+-- The stored key k of table t as its primary-key values, checked against
+-- the schema: a key that is not a tuple of the table's column types is
+-- damage, reported, never returned. -> vals | nil, msg
+local function key_vals(t, k)
+  local vals = unpack(k)
+  if type(vals) ~= "table" then return nil, "a stored key is not a tuple" end
+  local n = 0
+  for _ in pairs(vals) do n = n + 1 end
+  if n ~= t.npk then return nil, ("a stored key of table %s has %d columns, not %d"):format(t.name, n, t.npk) end
+  for i, c in ipairs(t.pk) do
+    local v = vals[i]
+    local ok
+    if c.type == "INTEGER" then ok = type(v) == "number" or (type(v) == "table" and keycodec.kind(v) == "int")
+    else ok = type(v) == "string" end
+    if not ok then return nil, ("a stored key of table %s: column %s is not %s"):format(t.name, c.name, c.type) end
+  end
+  return vals
+end
+
+-- Parses a metadata row ("pk <name> <TYPE>", "bound <hex>", "opt <k> <v>"
+-- lines), checking every field: a damaged row is reported, never used.
+-- -> pk, bounds, opts | nil, msg
+local PK_TYPES = { INTEGER = true, STRING = true, BINARY = true }
+local OPT_KEYS = { split_rows = true, split_bytes = true, split_load = true, window = true, history = true }
+local function parse_meta(name, text)
+  local function bad(why) return nil, ("metadata of table %q: %s"):format(tostring(name), why) end
+  if not valid_name(name) then return bad("not a valid table name") end
+  local pk, bounds, po, seen = {}, {}, {}, {}
+  for line in text:gmatch("[^\n]+") do
+    local a, b, c = line:match("^(%S+) (%S+) ?(%S*)$")
+    if a == "pk" then
+      if not valid_name(b) or not PK_TYPES[c] or seen[b] then return bad("bad primary key line") end
+      seen[b] = true
+      pk[#pk + 1] = { name = b, type = c }
+    elseif a == "bound" and c == "" then
+      local raw = unhex(b)
+      if not raw then return bad("a split bound is not hex") end
+      bounds[#bounds + 1] = raw
+    elseif a == "opt" and OPT_KEYS[b] then
+      local v = tonumber(c)
+      if not v or v ~= v or v <= 0 or v == math.huge then return bad("bad option " .. b) end
+      po[b] = v
+    else
+      return bad("unknown line")
+    end
+  end
+  if #pk < 1 or #pk > L.pk_columns then return bad("needs 1 to 4 primary key columns, has " .. #pk) end
+  local t1 = { name = name, pk = { pk[1] }, npk = 1 }
+  for i, b in ipairs(bounds) do
+    if not key_vals(t1, b) then return bad("split bound " .. i .. " is not a " .. pk[1].type) end
+    if i > 1 and kv.cmp(bounds[i - 1], b) >= 0 then return bad("split bounds out of order") end
+  end
+  return pk, bounds, po
+end
+
+-- A db failure inside a partition callback: raised as a table so the
+-- transaction wrapper returns it as nil, msg, code (never a Lua error).
+local DBFAIL = {}
+local function check(v, msg, code)
+  if v == nil and msg ~= nil then error(setmetatable({ msg = msg, code = code }, DBFAIL), 0) end
+  return v
+end
+
 function DB:_attach(name, pk, bounds, popts)
   local t = { name = name, kv = "t_" .. name, pk = pk, npk = #pk, pknames = {}, bounds = bounds, popts = popts }
   for _, c in ipairs(pk) do t.pknames[c.name] = true end
@@ -99,24 +181,36 @@ function DB:_attach(name, pk, bounds, popts)
       split_load = popts.split_load, window = popts.window, history = popts.history }, {
       clock = function() return self:now() end,
       scan = function(lo, hi)
-        local cur = assert(h:scan(t.kv, lo, hi, false))
-        return function() return cur:next() end
+        local cur = check(h:scan(t.kv, lo, hi, false))
+        return function()
+          local k, v, code = cur:next()
+          if k == nil and v ~= nil then check(nil, v, code) end
+          return k, v
+        end
       end,
-      pk1 = function(k) return (assert(kv.first(k))) end,
+      pk1 = function(k)
+        local f, m = kv.first(k)
+        if not f then check(nil, "a stored key is not a tuple: " .. m, "KVCorrupt") end
+        return f
+      end,
       value = function(enc)
-        local v = unpack(enc)[1]
-        if type(v) == "table" then v = tostring(v) end
+        local v = unpack(enc)
+        v = type(v) == "table" and v[1]
+        if v == nil then check(nil, "a split bound is not a tuple", "KVCorrupt") end
+        if type(v) == "table" or type(v) == "cdata" then v = tostring(v) end
         return v
       end,
       on_split = function(los)
         t.bounds = los
-        h:put("meta", name, meta_text(t))
+        t.meta = meta_text(t)
+        check(h:put("meta", name, t.meta))
       end,
     })
     -- sizes of an existing table (reopened file)
-    local cur = assert(h:scan(t.kv, nil, nil, false))
+    local cur = check(h:scan(t.kv, nil, nil, false))
     while true do
       local ks, vs, n = cur:fetch(512)
+      check(ks, vs, n)
       if n == 0 then break end
       for i = 1, n do
         local p = t.parts.parts[t.parts:locate(ks[i])]
@@ -133,36 +227,153 @@ end
 -- -> db | nil, msg, code. clock() -> seconds (default os.time) drives the
 -- partition windows; injected latency is added to it (db:now()).
 -- partitions = false turns the partition accounting off.
+local OPEN_OPTS = { path = "string", clock = "function", partitions = "boolean", partition = "table",
+  busy_timeout = "number", integrity_check = "boolean" }
+
 function store.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("otskit.store: open takes an options table", 2) end
-  if opts.clock ~= nil and type(opts.clock) ~= "function" then error("otskit.store: clock must be a function", 2) end
-  local h, msg, code = kv.open(opts.path or ":memory:")
-  if not h then return nil, msg, code end
+  for k, v in pairs(opts) do
+    local want = OPEN_OPTS[k]
+    if not want then error("otskit.store: open: unknown option " .. tostring(k), 2) end
+    if type(v) ~= want then error("otskit.store: open: " .. k .. " must be a " .. want .. ", got " .. type(v), 2) end
+  end
+  local busy = opts.busy_timeout or 5000
+  if busy ~= math.floor(busy) or busy < 0 or busy > 86400000 then
+    error("otskit.store: open: busy_timeout must be an integer number of ms in 0..86400000", 2)
+  end
+  local popts = part_opts(opts.partition)
+  local h, msg, code = kv.open(opts.path or ":memory:", busy)
+  if not h then return dberr(msg, code) end
   local db = setmetatable({ h = h, tables = {}, clock = opts.clock or os.time, offset = 0,
-    accounting = opts.partitions ~= false, popts = part_opts(opts.partition) }, DB)
-  -- Another connection may hold the file (or be recovering its WAL) as we
-  -- open: "database is locked" is worth retrying, so it says OTSServerBusy.
-  local function failed(err)
+    accounting = opts.partitions ~= false, popts = popts }, DB)
+  local function failed(m, c)
     h:close()
-    local busy = tostring(err):find("locked", 1, true) or tostring(err):find("busy", 1, true)
-    return nil, tostring(err), busy and "OTSServerBusy" or "OTSInternalServerError"
+    return nil, m, c
   end
-  local ok, err = h:create("meta")
-  if not ok then return failed(err) end
-  local cur, serr = h:scan("meta")
-  if not cur then return failed(serr) end
-  for name, text in cur.next, cur do
-    local pk, bounds, po = {}, {}, {}
-    for line in text:gmatch("[^\n]+") do
-      local a, b, c = line:match("^(%S+) (%S+) ?(%S*)$")
-      if a == "pk" then pk[#pk + 1] = { name = b, type = c }
-      elseif a == "bound" then bounds[#bounds + 1] = unhex(b)
-      elseif a == "opt" then po[b] = tonumber(c) end
-    end
-    db:_attach(name, pk, bounds, part_opts(nil, po))
+  local ok, err, ecode = h:begin()
+  if ok then
+    ok, err, ecode = h:create("meta")
+    if ok then ok, err, ecode = h:commit() end
+    if not ok then h:rollback() end
   end
+  if not ok then return failed(dberr(err, ecode)) end
+  if opts.integrity_check then
+    ok, err, ecode = db:check()
+    if not ok then return failed(nil, err, ecode) end
+  end
+  ok, err, ecode = db:_txn(false, function() return true end)
+  if not ok then return failed(nil, err, ecode) end
   return db
+end
+
+--- db:check() -> true | nil, msg, code: SQLite's integrity check of the
+-- whole file, then every stored row against its checksum and its table's
+-- key schema. Damage is OTSInternalServerError naming what is wrong.
+-- (store.open{ integrity_check = true } runs it before the first use.)
+function DB:check()
+  local h = self.h
+  if h == nil then error("otskit.store: db is closed", 2) end
+  local ok, err, code = h:integrity()
+  if not ok then return dberr(err, code) end
+  return self:_txn(false, function()
+    for _, t in pairs(self.tables) do
+      local cur, m, c = h:scan(t.kv)
+      if not cur then return dberr(m, c) end
+      while true do
+        local ks, vs, n = cur:fetch(512)
+        if ks == nil then return dberr(vs, n) end
+        if n == 0 then break end
+        for i = 1, n do
+          local _, why = key_vals(t, ks[i])
+          if why then return damaged(why) end
+          local cols, e = values.decode(vs[i])
+          if not cols then return damaged("a row of table " .. t.name .. ": " .. tostring(e)) end
+        end
+      end
+    end
+    return true
+  end)
+end
+
+-- Brings self.tables up to what is on disk when another connection (or
+-- this one) changed the schema: tables created, dropped or re-created.
+-- Runs inside a transaction; an unchanged table keeps its object (and
+-- its partition accounting).
+function DB:_sync()
+  local h = self.h
+  local v, err, code = h:schema()
+  if v == nil then return dberr(err, code) end
+  if v == self.schema then return true end
+  local cur, m, c = h:scan("meta")
+  if not cur then return dberr(m, c) end
+  local seen = {}
+  while true do
+    local ks, vs, n = cur:fetch(256)
+    if ks == nil then return dberr(vs, n) end
+    if n == 0 then break end
+    for i = 1, n do
+      local name, text = ks[i], vs[i]
+      local pk, bounds, po = parse_meta(name, text)
+      if not pk then return damaged(bounds) end
+      local has, e2, c2 = h:has("t_" .. name)
+      if has == nil then return dberr(e2, c2) end
+      if not has then return damaged(("table %s has metadata but no data table"):format(name)) end
+      seen[name] = true
+      local old = self.tables[name]
+      if not (old and old.meta == text) then
+        local ok, r = pcall(self._attach, self, name, pk, bounds, part_opts(nil, po))
+        if not ok then
+          if getmetatable(r) == DBFAIL then return dberr(r.msg, r.code) end
+          error(r, 0)
+        end
+        r.meta = text
+      end
+    end
+  end
+  for name in pairs(self.tables) do
+    if not seen[name] then self.tables[name] = nil end
+  end
+  self.schema = v
+  return true
+end
+
+-- Runs fn(self, ...) as one SQLite transaction: BEGIN IMMEDIATE for
+-- writes (the write lock is taken before anything is read, so a
+-- read-modify-write such as INCREMENT or a condition check cannot
+-- interleave with another connection's), BEGIN for reads (one snapshot).
+-- Commits when fn returns a result, rolls back when it returns nil, msg,
+-- code or raises (re-raised; a db failure inside a callback is returned).
+-- Lock contention beyond the busy timeout: OTSServerBusy, nothing applied.
+function DB:_txn(write, fn, ...)
+  local h = self.h
+  if h == nil then error("otskit.store: db is closed", 3) end
+  if h:in_txn() then return fn(self, ...) end
+  local ok, err, code = h:begin(not write)
+  if not ok then return dberr(err, code) end
+  ok, err, code = self:_sync()
+  local okp, r1, r2, r3, r4
+  if ok then
+    okp, r1, r2, r3, r4 = pcall(fn, self, ...)
+  else
+    okp, r1, r2, r3 = true, nil, err, code
+  end
+  if not okp then
+    h:rollback()
+    if getmetatable(r1) == DBFAIL then return dberr(r1.msg, r1.code) end
+    error(r1, 0)
+  end
+  if r1 == nil and r4 ~= "commit" then
+    h:rollback()
+    return nil, r2, r3
+  end
+  ok, err, code = h:commit()
+  if not ok then
+    h:rollback()
+    return dberr(err, code)
+  end
+  if r1 == nil then return nil, r2, r3 end -- an injected fault after the write
+  return r1, r2
 end
 
 --- db:close(): closes the SQLite database; idempotent.
@@ -223,11 +434,16 @@ function DB:create_table(req)
   end
   local popts = part_opts(self.popts, req.partition)
   local t = { pk = pk, bounds = bounds, popts = popts }
+  -- inside the write transaction self.tables is what is on disk (synced
+  -- under the write lock), so two connections creating one name cannot
+  -- both succeed; a data table left without metadata is replaced
   local h = self.h
-  local ok, msg = h:create("t_" .. name)
-  if ok then ok, msg = h:put("meta", name, meta_text(t)) end
-  if not ok then return nil, msg, "OTSInternalServerError" end
-  self:_attach(name, pk, bounds, popts)
+  local text = meta_text(t)
+  local ok, msg, ecode = h:drop("t_" .. name)
+  if ok then ok, msg, ecode = h:create("t_" .. name) end
+  if ok then ok, msg, ecode = h:put("meta", name, text) end
+  if not ok then return dberr(msg, ecode) end
+  self:_attach(name, pk, bounds, popts).meta = text
   return { table = name }
 end
 
@@ -238,9 +454,9 @@ function DB:delete_table(req)
   local t, msg, code = self:_table(name)
   if not t then return nil, msg, code end
   local h = self.h
-  local ok, err = h:drop(t.kv)
-  if ok then ok, err = h:delete("meta", name) end
-  if ok == nil then return nil, err, "OTSInternalServerError" end
+  local ok, err, ecode = h:drop(t.kv)
+  if ok then ok, err, ecode = h:delete("meta", name) end
+  if ok == nil then return dberr(err, ecode) end
   self.tables[name] = nil
   return {}
 end
@@ -337,7 +553,8 @@ local function bound_key(vals)
 end
 
 local function pk_out(t, k)
-  local vals = unpack(k)
+  local vals = key_vals(t, k)
+  if not vals then return nil end
   local out = {}
   for i, c in ipairs(t.pk) do
     local v = vals[i]
@@ -507,22 +724,22 @@ function DB:_apply(t, plan)
   local parts = t.parts ~= nil
   if plan.kind == "PUT" and not condition.needs_row(plan.cond) then
     -- the common blind put: one C call reads the old size and writes
-    local old, err = h:put(t.kv, k, plan.blob, parts)
-    if old == nil then return nil, err, "OTSInternalServerError" end
+    local old, err, ecode = h:put(t.kv, k, plan.blob, parts)
+    if old == nil then return dberr(err, ecode) end
     if not parts then return { k, 0, 0 } end
     return { k, old and 0 or 1, old and (#plan.blob - old) or (#k + #plan.blob) }
   end
   local need = condition.needs_row(plan.cond) or plan.kind == "UPDATE" or parts
   local old, cols, types
   if need then
-    local err
-    old, err = h:get(t.kv, k)
-    if old == nil and err then return nil, err, "OTSInternalServerError" end
+    local err, ecode
+    old, err, ecode = h:get(t.kv, k)
+    if old == nil and err then return dberr(err, ecode) end
   end
   if plan.cond.exist ~= "IGNORE" or plan.cond.cc or plan.kind == "UPDATE" then
     if old then
       cols, types = values.decode(old, nil, true)
-      if not cols then return nil, "stored row is corrupt: " .. types, "OTSInternalServerError" end
+      if not cols then return damaged("a stored row: " .. tostring(types)) end
     end
     local ok, m, c = condition.check(plan.cond, old ~= nil, cols, types)
     if not ok then return nil, m, c end
@@ -530,8 +747,8 @@ function DB:_apply(t, plan)
   local oldbytes = old and (#k + #old) or 0
   if plan.kind == "DELETE" then
     if not old and need then return { k, 0, 0 } end
-    local ok, err = h:delete(t.kv, k)
-    if ok == nil then return nil, err, "OTSInternalServerError" end
+    local ok, err, ecode = h:delete(t.kv, k)
+    if ok == nil then return dberr(err, ecode) end
     return { k, (old or ok) and -1 or 0, -oldbytes }
   end
   local blob = plan.blob
@@ -556,8 +773,8 @@ function DB:_apply(t, plan)
     for n, v in pairs(cols) do i = i + 1; names[i], tys[i], vs[i] = n, types[n], v end
     blob = values.encode(names, tys, vs)
   end
-  local ok, err = h:put(t.kv, k, blob)
-  if not ok then return nil, err, "OTSInternalServerError" end
+  local ok, err, ecode = h:put(t.kv, k, blob)
+  if not ok then return dberr(err, ecode) end
   return { k, old and 0 or 1, #k + #blob - oldbytes }
 end
 
@@ -590,7 +807,7 @@ function DB:_write(op, kind, req)
   local acct, m2, c2 = self:_apply(t, plan)
   if not acct then return nil, m2, c2 end
   self:_account(t, acct)
-  if fail then return nil, self.faults:message(), self.faults.code end
+  if fail then return nil, self.faults:message(), self.faults.code, "commit" end
   local res = { consumed = consumed(condition.needs_row(plan.cond) and 1 or 0, ceil_cu(plan.size)), latency = lat }
   if plan.ret == "RT_PK" then res.row = { primary_key = pk_out(t, plan.key) } end
   return res
@@ -614,8 +831,9 @@ function DB:delete_row(req) return self:_write("delete_row", "DELETE", req) end
 
 local function row_out(t, k, blob, want)
   local cols, err, size = values.decode(blob, want, false)
-  if not cols then return nil, "stored row is corrupt: " .. err end
-  local vals = unpack(k)
+  if not cols then return nil, "the store file is damaged: a stored row: " .. err end
+  local vals, why = key_vals(t, k)
+  if not vals then return nil, "the store file is damaged: " .. why end
   local pk, pkc = {}, t.pk
   for i = 1, #pkc do
     local c, v = pkc[i], vals[i]
@@ -643,8 +861,8 @@ function DB:get_row(req)
   local want, m2, c2 = parse_get_columns(t, req.columns)
   if m2 then return nil, m2, c2 end
   local k = pack(vals)
-  local blob, err = self.h:get(t.kv, k)
-  if blob == nil and err then return nil, err, "OTSInternalServerError" end
+  local blob, err, ecode = self.h:get(t.kv, k)
+  if blob == nil and err then return dberr(err, ecode) end
   if t.parts then t.parts:read(k) end
   local row, size
   if blob then
@@ -699,12 +917,13 @@ function DB:get_range(req)
     lo, hi = S, E
   end
   local h, parts = self.h, t.parts
-  local cur, err = h:scan(t.kv, lo, hi, reverse, limit + 1)
-  if not cur then return nil, err, "OTSInternalServerError" end
+  local cur, err, ecode = h:scan(t.kv, lo, hi, reverse, limit + 1)
+  if not cur then return dberr(err, ecode) end
   local rows, n, bytes, nextk = {}, 0, 0, nil
   while nextk == nil do
+    -- fetch fails as nil, msg, code: test the first value, not the count
     local ks, vs, got = cur:fetch(n < 64 and 64 or 256, 1048576)
-    if got == nil then cur:close(); return nil, ks, "OTSInternalServerError" end
+    if ks == nil then cur:close(); return dberr(vs, got) end
     if got == 0 then break end
     for i = 1, got do
       local k = ks[i]
@@ -719,7 +938,9 @@ function DB:get_range(req)
     end
   end
   cur:close()
-  return { rows = rows, next_start_primary_key = nextk and pk_out(t, nextk) or nil,
+  local nextpk = nextk and pk_out(t, nextk)
+  if nextk and not nextpk then return damaged(select(2, key_vals(t, nextk))) end
+  return { rows = rows, next_start_primary_key = nextpk,
            consumed = consumed(ceil_cu(bytes), 0), latency = lat }
 end
 
@@ -762,9 +983,11 @@ function DB:batch_get_row(req)
       if self.faults and self.faults:row_fails("batch_get_row") then
         rows[j] = { ok = false, code = self.faults.code, message = self.faults:message() }
       else
-        local blob, err = self.h:get(p.t.kv, k)
+        local blob, err, ecode = self.h:get(p.t.kv, k)
         if blob == nil and err then
-          rows[j] = { ok = false, code = "OTSInternalServerError", message = err }
+          local _, m, c = dberr(err, ecode)
+          if c == "OTSServerBusy" then return nil, m, c end
+          rows[j] = { ok = false, code = c, message = m }
         else
           if p.t.parts then p.t.parts:read(k) end
           local row, m = nil, nil
@@ -819,9 +1042,8 @@ function DB:batch_write_row(req)
     specs[i] = { t = t, plans = plans }
   end
   if size > L.request_bytes then return nil, "request is " .. size .. " bytes, larger than 4 MB", "OTSRequestBodyTooLarge" end
-  local h = self.h
-  local ok, err = h:begin()
-  if not ok then return nil, err, "OTSInternalServerError" end
+  -- the whole batch is one transaction (DB:_txn): a request-level error
+  -- rolls every row back
   local out, accts, failed = {}, {}, 0
   for i, s in ipairs(specs) do
     local rows = {}
@@ -837,8 +1059,7 @@ function DB:batch_write_row(req)
           r = { ok = true, consumed = consumed(0, ceil_cu(plan.size)) }
           if plan.ret == "RT_PK" then r.row = { primary_key = pk_out(s.t, plan.key) } end
           accts[#accts + 1] = { s.t, acct }
-        elseif c == "OTSInternalServerError" then
-          h:rollback()
+        elseif c == "OTSInternalServerError" or c == "OTSServerBusy" or c == "OTSObjectNotExist" then
           return nil, m, c
         else
           r = { ok = false, code = c, message = m }
@@ -849,8 +1070,6 @@ function DB:batch_write_row(req)
     end
     out[i] = { table = s.t.name, rows = rows }
   end
-  ok, err = h:commit()
-  if not ok then h:rollback(); return nil, err, "OTSInternalServerError" end
   -- count every row first, then split: a split rescans the store, which
   -- already holds the whole batch
   local touched = {}
@@ -859,7 +1078,7 @@ function DB:batch_write_row(req)
     touched[a[1]] = true
   end
   for t in pairs(touched) do if t.parts then t.parts:settle() end end
-  if fail then return nil, f:message(), f.code end
+  if fail then return nil, f:message(), f.code, "commit" end
   return { tables = out, failed = failed, latency = lat }
 end
 
@@ -896,6 +1115,20 @@ end
 --- db:fault_stats() -> { calls, failed, rows_failed, latency } | nil
 function DB:fault_stats()
   return self.faults and self.faults.stats or nil
+end
+
+
+-- Every operation that touches the file is one transaction (DB:_txn):
+-- writes take the write lock first, reads see one snapshot, and both see
+-- tables other connections created or dropped.
+for name, write in pairs({ create_table = true, delete_table = true, put_row = true, update_row = true,
+    delete_row = true, batch_write_row = true, get_row = false, get_range = false,
+    batch_get_row = false, describe_table = false, list_table = false }) do
+  local op = DB[name]
+  DB[name] = function(self, ...)
+    if self.h == nil then error("otskit.store: db is closed", 2) end
+    return self:_txn(write, op, ...)
+  end
 end
 
 return store
