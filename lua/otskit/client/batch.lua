@@ -70,7 +70,7 @@ function batch.run(self, api, req)
       first_encode_err = first_encode_err or { msg, code or "OTSParameterInvalid" }
       return nil, { code = code or "OTSParameterInvalid", message = msg }
     end
-    local res, err = self:_exchange(api, body, t_end)
+    local res, err = self:_exchange(api, body, t_end, out)
     if res == nil then last_err = err; return nil, err end
     local rtabs = res.tables
     if type(rtabs) ~= "table" or #rtabs ~= #groups then

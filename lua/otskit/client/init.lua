@@ -217,7 +217,7 @@ local FAILURE_CODE = { timeout = "RequestTimeout" }
 --- C:_exchange(api, body, deadline) -> response table | nil, err table
 -- (code, message, http_status, request_id, network, not_sent, timeout).
 -- One attempt: sign, send, check, decode.
-function C:_exchange(api, body, t_end)
+function C:_exchange(api, body, t_end, req)
   local w = self.wire
   local timeout = self.timeout
   if timeout and t_end then
@@ -237,6 +237,7 @@ function C:_exchange(api, body, t_end)
   local rid = h["x-ots-requestid"] or h["x-ots-request-id"]
   if r.status < 200 or r.status >= 300 then
     local code, msg = w.decode_error(r.body or "")
+    if code == nil then msg = nil end
     local bad = self:_verify(api, r, code)
     if bad then bad.http_status, bad.request_id = r.status, rid; return nil, bad end
     local err = { code = code, message = msg or ("HTTP status " .. r.status), http_status = r.status, request_id = rid }
@@ -245,7 +246,7 @@ function C:_exchange(api, body, t_end)
   end
   local bad = self:_verify(api, r)
   if bad then bad.http_status, bad.request_id = r.status, rid; return nil, bad end
-  local out, msg, code = w.decode_response(api, r.body or "")
+  local out, msg, code = w.decode_response(api, r.body or "", req)
   if out == nil then
     return nil, { code = code or "OTSResponseInvalid", message = "cannot decode the " .. api .. " response: " .. tostring(msg),
                   http_status = r.status, request_id = rid, network = true }
@@ -315,7 +316,7 @@ function C:_call(api, req)
   local t_end = self:_deadline()
   local me = self
   local res, m, c, _, last = retry.call(function()
-    return me:_exchange(api, body, t_end)
+    return me:_exchange(api, body, t_end, req)
   end, self:_retry_opts(api, is_conditional(req)))
   if res == nil then return failure(m, c, last) end
   return res
