@@ -70,6 +70,7 @@ build = {
     ["otskit.client.parallel"] = "lua/otskit/client/parallel.lua",
     ["otskit.client.batch"] = "lua/otskit/client/batch.lua",
     ["otskit.client.pager"] = "lua/otskit/client/pager.lua",
+    ["otskit.client.keys"] = "lua/otskit/client/keys.lua",
     ["otskit.server"] = "lua/otskit/server/init.lua",
     ["otskit.server.auth"] = "lua/otskit/server/auth.lua",
     ["otskit.server.dispatch"] = "lua/otskit/server/dispatch.lua",

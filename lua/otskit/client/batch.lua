@@ -38,6 +38,7 @@ function batch.run(self, api, req)
         conditional = field == "rows" and type(row) == "table" and client.is_conditional(row) or nil }
     end
   end
+  if #items == 0 then return self:_call(api, req) end
   local t_end = self:_deadline()
   local got = {}        -- item index -> the row result the service returned
   local answered = false

@@ -13,6 +13,7 @@ local transport = require "otskit.client.transport"
 local parallel = require "otskit.client.parallel"
 local batch = require "otskit.client.batch"
 local pager = require "otskit.client.pager"
+local keys = require "otskit.client.keys"
 
 local client = {}
 
@@ -104,6 +105,7 @@ function client.new(opts)
     base = scheme .. "://" .. hostport, instance = opts.instance,
     ak = opts.access_key_id, secret = opts.access_key_secret, sts = opts.sts_token,
     timeout = timeout or 10, budget = opts.budget, _jobs = setmetatable({}, { __mode = "k" }),
+    _keynames = {},
     stats = { calls = 0, attempts = 0, requests = 0 },
   }, C)
   -- retry options: checked now (backoff.new raises on a bad one)
@@ -310,6 +312,10 @@ client.is_conditional = is_conditional
 
 --- C:_call(api, req): encode once, then attempts under retry.call.
 function C:_call(api, req)
+  if api == "CreateTable" or api == "DeleteTable" then keys.forget(self, req.name) end
+  local named, m0, c0, r0, s0 = keys.name(self, api, req)
+  if not named then return nil, m0, c0, r0, s0 end
+  req = named
   local body, msg, code = self.wire.encode_request(api, req)
   if body == nil then return nil, msg, code or "OTSParameterInvalid" end
   self.stats.calls = self.stats.calls + 1
@@ -339,12 +345,16 @@ for name, api in pairs(client.APIS) do C[name] = method(name, api) end
 -- are sent again (only those), under one schedule and budget.
 function C:batch_write_row(req)
   if type(req) ~= "table" then fail("batch_write_row expects a request table") end
-  return batch.run(self, "BatchWriteRow", req)
+  local named, m, c, r, s = keys.name(self, "BatchWriteRow", req)
+  if not named then return nil, m, c, r, s end
+  return batch.run(self, "BatchWriteRow", named)
 end
 
 function C:batch_get_row(req)
   if type(req) ~= "table" then fail("batch_get_row expects a request table") end
-  return batch.run(self, "BatchGetRow", req)
+  local named, m, c, r, s = keys.name(self, "BatchGetRow", req)
+  if not named then return nil, m, c, r, s end
+  return batch.run(self, "BatchGetRow", named)
 end
 
 --- client:parallel(jobs): runs the functions so that the requests they
