@@ -53,7 +53,11 @@ describe("otskit.client", function()
     assert(c:delete_row{ table = "t", primary_key = {1} })
     assert.is_nil(assert(c:get_row{ table = "t", primary_key = {1} }).row)
     for _, e in ipairs(log) do assert.truthy(e.date:match("^D%d+$")) end
-    assert.equal(8, #log)
+    -- 8 calls, and one DescribeTable for the key names of {1}
+    assert.equal(9, #log)
+    local described = 0
+    for _, e in ipairs(log) do if e.api == "DescribeTable" then described = described + 1 end end
+    assert.equal(1, described)
   end)
 
   it("returns nil, message, code, request id and HTTP status on errors", function()
@@ -63,12 +67,12 @@ describe("otskit.client", function()
     assert.is_nil(ok)
     assert.equal("OTSConditionCheckFail", code)
     assert.is_string(msg)
-    assert.equal("rid-2", rid)
+    assert.equal("rid-3", rid)   -- 1: DescribeTable, 2: the first put
     assert.equal(403, status)
     ok, msg, code, rid, status = c:get_row{ table = "nope", primary_key = {1} }
     assert.equal("OTSObjectNotExist", code); assert.equal(404, status)
     -- refused by the codec: no request goes out
-    ok, msg, code, rid = c:get_row{ table = "__unencodable", primary_key = {1} }
+    ok, msg, code, rid = c:get_row{ table = "__unencodable", primary_key = {{"id", 1}} }
     assert.same({ "OTSParameterInvalid", nil }, { code, rid })
   end)
 
@@ -82,14 +86,16 @@ describe("otskit.client", function()
   end)
 
   it("retries an ambiguous failure for reads and conditional writes only", function()
-    local timeouts = function(api) if api ~= "CreateTable" then return { status = 503, code = "OTSTimeout" } end end
+    local timeouts = function(api)
+      if api ~= "CreateTable" and api ~= "DescribeTable" then return { status = 503, code = "OTSTimeout" } end
+    end
     local c, _, log = fresh{ script = timeouts }
-    local ok, _, code, _, status = c:put_row{ table = "t", primary_key = {1} }
+    local ok, _, code, _, status = c:put_row{ table = "t", primary_key = {{"id", 1}} }
     assert.is_nil(ok); assert.equal("OTSTimeout", code); assert.equal(503, status)
     assert.equal(1, #log)                                  -- an unconditional write: once
-    c:put_row{ table = "t", primary_key = {1}, condition = "EXPECT_NOT_EXIST" }
+    c:put_row{ table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_NOT_EXIST" }
     assert.equal(1 + 4, #log)                              -- conditional: retried
-    c:get_row{ table = "t", primary_key = {1} }
+    c:get_row{ table = "t", primary_key = {{"id", 1}} }
     assert.equal(1 + 4 + 4, #log)                          -- a read: retried
   end)
 
