@@ -78,6 +78,18 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
     return len;
   }
   if (buf_add(&q->head, p, len, (size_t)1 << 20) != 0) return 0;
+  /* the end of the headers: size the body buffer once from Content-Length */
+  if (len <= 2 && q->body.len == 0) {
+    curl_off_t cl = -1;
+    if (curl_easy_getinfo(q->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl > 0 &&
+        (size_t)cl <= q->h->o.max_response && (size_t)cl + 1 > q->body.cap) {
+      char *b = realloc(q->body.p, (size_t)cl + 1);
+      if (b) {
+        q->body.p = b;
+        q->body.cap = (size_t)cl + 1;
+      }
+    }
+  }
   return len;
 }
 
@@ -249,6 +261,8 @@ int otsk_http_submit(otsk_http *h, const otsk_http_request *r, char *err, size_t
   SETOPT(CURLOPT_HTTPHEADER, q->hdrs);
   SETOPT(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
   SETOPT(CURLOPT_TCP_KEEPALIVE, 1L);
+  /* big reads: fewer recv calls and write callbacks on large pages */
+  SETOPT(CURLOPT_BUFFERSIZE, 256L * 1024);
   SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
   SETOPT(CURLOPT_SSL_VERIFYPEER, h->o.insecure ? 0L : 1L);
   SETOPT(CURLOPT_SSL_VERIFYHOST, h->o.insecure ? 0L : 2L);
