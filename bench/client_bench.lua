@@ -33,8 +33,10 @@ print(("\n### %s"):format(bench.interp))
 
 ---------------------------------------------------------------------------
 -- 1. fan-out with 20 ms per request
+local WORKERS = tonumber(os.getenv("OTSKIT_SERVE_WORKERS") or "2")
 do
-  local srv = assert(serve.start{ faults = "latency=20,apis=GetRange" })
+  -- the server's work for 16 requests is spread over its workers (2 cores)
+  local srv = assert(serve.start{ faults = "latency=20,apis=GetRange", workers = WORKERS })
   local ok, err = pcall(function()
     local c = serve.client(srv)
     assert(c:create_table{ name = "b16", primary_key = {{"b", "INTEGER"}, {"ts", "INTEGER"}} })
@@ -65,7 +67,7 @@ do
     local seq = wall(function() page(false) end, bench.quick and 3 or 5)
     print("| measure | median | range | x one bucket |")
     print("|---|---|---|---|")
-    print(("| one bucket's get_range (20 ms server latency) | %.1f ms | | 1.00 |"):format(one * 1e3))
+    print(("| one bucket's get_range (20 ms server latency, %d server workers) | %.1f ms | | 1.00 |"):format(WORKERS, one * 1e3))
     print(("| merge.read page, 16 buckets, client:parallel | %.1f ms | %.1f-%.1f ms | %.2f |"):format(par * 1e3, plo * 1e3, phi * 1e3, par / one))
     print(("| merge.read page, 16 buckets, sequential | %.1f ms | | %.2f |"):format(seq * 1e3, seq / one))
   end)
@@ -117,6 +119,40 @@ do
     print()
     print(("| 1000 sequential get_row | TCP connections opened: %d |"):format(c2:connects() - before))
     print("|---|---|")
+  end)
+  srv.stop()
+  if not ok then error(err, 0) end
+end
+
+---------------------------------------------------------------------------
+-- 4. the same fan-out in OpenResty (transport "nginx": capture_multi),
+-- once (the nginx side is LuaJIT whatever runs this script)
+if not jit then
+  local ng = require "support.nginx"
+  local cjson = require "cjson"
+  local srv = assert(serve.start{ faults = "latency=20,apis=GetRange", workers = WORKERS })
+  local ok, err = pcall(function()
+    local n = assert(ng.start(srv.port))
+    local ok2, err2 = pcall(function()
+      local s = require("otskit.core").http.new()
+      local function get(q)
+        local r = assert(s:request{ url = n.url .. "/t?" .. q, method = "GET", timeout = 300 })
+        assert(r.status == 200, r.body)
+        return cjson.decode(r.body)
+      end
+      get("case=fanout&fill=1&t=bo")
+      local r = get("case=fanout&t=bo&reps=" .. REPS)
+      for i = 1, 100 do assert(r.ts[i] == i, "OpenResty page differs") end
+      print()
+      print("| OpenResty (transport nginx), 20 ms server latency | median | range | x one bucket |")
+      print("|---|---|---|---|")
+      print(("| one bucket's get_range | %.1f ms | %.1f-%.1f ms | 1.00 |"):format(r.one.median * 1e3, r.one.min * 1e3, r.one.max * 1e3))
+      print(("| merge.read page, 16 buckets, client:parallel | %.1f ms | %.1f-%.1f ms | %.2f |"):format(
+        r.parallel.median * 1e3, r.parallel.min * 1e3, r.parallel.max * 1e3, r.parallel.median / r.one.median))
+      print(("| merge.read page, 16 buckets, sequential | %.1f ms | | %.2f |"):format(r.sequential.median * 1e3, r.sequential.median / r.one.median))
+    end)
+    n.stop()
+    if not ok2 then error(err2, 0) end
   end)
   srv.stop()
   if not ok then error(err, 0) end
