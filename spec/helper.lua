@@ -56,7 +56,9 @@ end
 -- as written (its asserts are the checks), plus one that the section has
 -- at least min examples. Call inside a describe block, passing busted's
 -- `it` (busted gives it to spec files only, not to modules they require).
-function helper.readme_examples(it, heading, min)
+-- prepare(code) -> code, optional, edits an example just before it runs
+-- (e.g. the endpoint of a server the spec started).
+function helper.readme_examples(it, heading, min, prepare)
   local f = assert(io.open("README.md", "rb"))
   local text = f:read("*a")
   f:close()
@@ -68,6 +70,7 @@ function helper.readme_examples(it, heading, min)
     local name = "=README " .. heading .. " example " .. n
     it("example " .. n .. " runs", function()
       local env = setmetatable({ print = function() end }, { __index = _G })
+      if prepare then code = prepare(code) end
       local chunk
       if setfenv then
         chunk = assert(loadstring(code, name))

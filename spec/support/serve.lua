@@ -20,14 +20,16 @@ end
 
 serve.AK, serve.SK, serve.INSTANCE = "ak-test", "sk-test", "inst"
 
---- serve.start{ faults = "latency=20", workers = 1, data = bool } ->
+--- serve.start{ faults = "latency=20", workers = 1, data = bool,
+-- instance, access_key_id, access_key_secret } ->
 -- { url, port, stop() } | nil, message
 function serve.start(o)
   o = o or {}
   local port = serve.free_port()
   local tmp = sh("mktemp -d /tmp/otskit-client-serve.XXXXXX")
   local args = { "bin/otskit", "serve", "--listen", "127.0.0.1:" .. port, "--prefix", tmp .. "/ng",
-    "--instance", serve.INSTANCE, "--access-key-id", serve.AK, "--access-key-secret", serve.SK,
+    "--instance", o.instance or serve.INSTANCE, "--access-key-id", o.access_key_id or serve.AK,
+    "--access-key-secret", o.access_key_secret or serve.SK,
     "--workers", tostring(o.workers or 1) }
   if o.data or (o.workers or 1) > 1 then args[#args + 1] = "--data"; args[#args + 1] = tmp .. "/data" end
   if o.faults then args[#args + 1] = "--faults"; args[#args + 1] = o.faults end
