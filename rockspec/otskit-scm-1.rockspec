@@ -85,6 +85,7 @@ build = {
     ["otskit.analyze.report"] = "lua/otskit/analyze/report.lua",
     ["otskit.analyze.scenarios"] = "lua/otskit/analyze/scenarios.lua",
     ["otskit.analyze.svg"] = "lua/otskit/analyze/svg.lua",
+    ["otskit.analyze.remote"] = "lua/otskit/analyze/remote.lua",
     ["otskit.cmd.analyze"] = "lua/otskit/cmd/analyze.lua",
     ["otskit.cmd.keys"] = "lua/otskit/cmd/keys.lua",
     ["otskit.cmd.serve"] = "lua/otskit/cmd/serve.lua",
