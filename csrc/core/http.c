@@ -451,3 +451,31 @@ const char *otsk_http_req_headers(const otsk_http_req *q, size_t *len) {
   *len = q->head.len;
   return q->head.p ? q->head.p : "";
 }
+
+int otsk_http_header_next(const char **pos, const char *end, const char **name,
+                          size_t *nlen, const char **value, size_t *vlen) {
+  const char *p = *pos;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    const char *next = eol ? eol + 1 : end;
+    if (eol == NULL) eol = end;
+    const char *colon = memchr(p, ':', (size_t)(eol - p));
+    if (colon && colon > p) {
+      const char *v = colon + 1, *ve = eol;
+      while (v < ve && (*v == ' ' || *v == '\t')) v++;
+      while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t')) ve--;
+      /* a stray CR inside the value ends it */
+      const char *cr = memchr(v, '\r', (size_t)(ve - v));
+      if (cr) ve = cr;
+      *name = p;
+      *nlen = (size_t)(colon - p);
+      *value = v;
+      *vlen = (size_t)(ve - v);
+      *pos = next;
+      return 1;
+    }
+    p = next;
+  }
+  *pos = end;
+  return 0;
+}

@@ -189,32 +189,24 @@ static const char *failure_name(int f) {
  * names are joined with ", ". */
 static void push_headers(lua_State *L, const char *p, size_t len) {
   lua_newtable(L);
-  const char *end = p + len;
-  char name[256];
-  while (p < end) {
-    const char *eol = memchr(p, '\n', (size_t)(end - p));
-    if (eol == NULL) eol = end;
-    const char *colon = memchr(p, ':', (size_t)(eol - p));
-    if (colon && colon > p && (size_t)(colon - p) < sizeof name) {
-      size_t n = (size_t)(colon - p);
-      for (size_t i = 0; i < n; i++) name[i] = (char)tolower((unsigned char)p[i]);
-      const char *v = colon + 1, *ve = eol;
-      while (v < ve && (*v == ' ' || *v == '\t')) v++;
-      while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t')) ve--;
-      lua_pushlstring(L, name, n);
-      lua_pushvalue(L, -1);
-      lua_rawget(L, -3);
-      if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_pushlstring(L, v, (size_t)(ve - v));
-      } else {
-        lua_pushliteral(L, ", ");
-        lua_pushlstring(L, v, (size_t)(ve - v));
-        lua_concat(L, 3);
-      }
-      lua_rawset(L, -3);
+  const char *end = p + len, *name, *v;
+  size_t n, vn;
+  char lname[256];
+  while (otsk_http_header_next(&p, end, &name, &n, &v, &vn)) {
+    if (n >= sizeof lname) continue;
+    for (size_t i = 0; i < n; i++) lname[i] = (char)tolower((unsigned char)name[i]);
+    lua_pushlstring(L, lname, n);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, -3);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      lua_pushlstring(L, v, vn);
+    } else {
+      lua_pushliteral(L, ", ");
+      lua_pushlstring(L, v, vn);
+      lua_concat(L, 3);
     }
-    p = eol + 1;
+    lua_rawset(L, -3);
   }
 }
 
