@@ -24,6 +24,7 @@ SRC        = $(PLAIN_SRC) $(BIND_SRC)
 HDR        = $(wildcard csrc/*/*.h) $(PROTO_H)
 INC        = -Icsrc/core -Icsrc/ffi -Ibuild/proto
 LUA_INC    = $(INC) -Icsrc/lua
+BENCH_SO   = build/5.4/otskit_bench.so build/jit/otskit_bench.so
 CTESTS     = $(patsubst spec/c/%.c,build/ctest/%,$(wildcard spec/c/*_test.c))
 FUZZERS    = $(patsubst fuzz/%.c,build/fuzz/%,$(wildcard fuzz/*_fuzz.c))
 FUZZ_SECONDS ?= 60
@@ -32,7 +33,9 @@ SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-o
 SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
              ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-# Debian packages the build, tests, benches and demo need. luajit2 (not
+# Debian packages the build, tests, benches and demo need. luarocks (make
+# rock) pulls lua5.1 and points /usr/bin/lua at it: nothing here runs a bare
+# `lua`; every script names lua5.4 or luajit. luajit2 (not
 # luajit): OpenResty's branch, which does not conflict with nginx's lua module.
 # nginx & co. run the gateway example (make openresty-test); their Debian
 # service must never start (it would listen on 0.0.0.0:80): make deps
@@ -40,9 +43,9 @@ SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-f
 DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev lua-busted \
              libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
-             libsqlite3-dev protobuf-c-compiler libprotobuf-c-dev lua-cjson lua-luaossl lua-binaryheap lua-zlib lua-argparse \
+             libsqlite3-dev protobuf-c-compiler libprotobuf-c-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
-             libcurl4-openssl-dev python3 openssl
+             lua-cjson luarocks libcurl4-openssl-dev python3 openssl
 
 .PHONY: all deps build interop test ctest spec check valgrind fuzz bench demo install clean rock openresty-test serve
 
@@ -129,23 +132,42 @@ fuzz: deps $(FUZZERS)
 interop: build
 	@sh spec/interop/run.sh
 
-bench: build
+# bench/cbench.c: the C limits the benches compare against, a module of
+# its own (require "otskit_bench"), never part of core.so.
+BENCH_C    = bench/cbench.c $(PLAIN_SRC) csrc/lua/laux.c
+build/5.4/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(BENCH_C) $(LIBS)
+
+build/jit/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(BENCH_C) $(LIBS)
+
+bench: build $(BENCH_SO)
 	@sh bench/run.sh
 
 demo: build
 	@lua5.4 bin/otskit demo
 
+# luarocks into ~/.luarocks (ROCK_TREE=dir for another tree). Its
+# dependencies (argparse) come from Debian (make deps), not the network.
+ROCK_TREE ?=
 rock: deps $(PROTO_C)
-	luarocks --lua-version=5.4 make --local rockspec/otskit-scm-1.rockspec
+	luarocks --lua-version=5.4 $(if $(ROCK_TREE),--tree $(ROCK_TREE),--local) make --deps-mode=none rockspec/otskit-scm-1.rockspec
 
+# Modules for Lua 5.4 (share/lua/5.4, lib/lua/5.4) and LuaJIT / OpenResty
+# (share/lua/5.1, lib/lua/5.1), and bin/otskit, which finds them from its
+# own location (PREFIX/bin). /usr/local is on both VMs' default paths.
 PREFIX ?= /usr/local
 install: build
-	install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/otskit $(DESTDIR)$(PREFIX)/share/lua/5.4/otskit
-	install -m 644 build/5.4/otskit/core.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/otskit/core.so
-	cp -R lua/otskit/. $(DESTDIR)$(PREFIX)/share/lua/5.4/otskit/
-	install -d $(DESTDIR)$(PREFIX)/lib/lua/5.1/otskit $(DESTDIR)$(PREFIX)/share/lua/5.1/otskit
-	install -m 644 build/jit/otskit/core.so $(DESTDIR)$(PREFIX)/lib/lua/5.1/otskit/core.so
-	cp -R lua/otskit/. $(DESTDIR)$(PREFIX)/share/lua/5.1/otskit/
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 bin/otskit $(DESTDIR)$(PREFIX)/bin/otskit
+	for v in 5.4:5.4 5.1:jit; do \
+	  lv=$${v%%:*}; abi=$${v##*:}; \
+	  install -d $(DESTDIR)$(PREFIX)/lib/lua/$$lv/otskit $(DESTDIR)$(PREFIX)/share/lua/$$lv/otskit || exit 1; \
+	  install -m 644 build/$$abi/otskit/core.so $(DESTDIR)$(PREFIX)/lib/lua/$$lv/otskit/core.so || exit 1; \
+	  (cd lua && find otskit -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/lua/$$lv/{} \;) || exit 1; \
+	done
 
 clean:
 	rm -rf build

@@ -1,11 +1,11 @@
 --- bench/blob_bench.lua -- otskit.blob against the compression libraries
--- called directly from C in the same process (core.frame.bench_direct: the
+-- called directly from C in the same process (otskit_bench.direct: the
 -- library call alone, contexts reused, no frame, no checksum, no Lua string
 -- per call), against Debian's lua-zlib, dictionaries on 1 KB records, and
 -- split + join of a 50 MB value. Outputs are compared equal before timing.
 local bench = require "lib"
 local blob = require "otskit.blob"
-local F = require("otskit.core").frame
+local B = require "otskit_bench" -- bench/cbench.c (make bench)
 local ok_zlib, lzlib = pcall(require, "zlib")
 
 local H = blob.HEADER_SIZE
@@ -91,20 +91,20 @@ for _, sz in ipairs(SIZES) do
     local frame = assert(blob.pack(v, opts))
     local payload = frame:sub(H + 1)
     -- equal outputs first: the same payload bytes, the same value back
-    bench.same(F.bench_direct("compress", codec, level, v, 1), payload, name .. " payload")
-    bench.same(F.bench_direct("decompress", codec, level, payload, 1, #v), v, name .. " direct value")
-    bench.same(F.bench_direct("decompress_floor", codec, level, payload, 1, #v), v, name .. " floor value")
+    bench.same(B.direct("compress", codec, level, v, 1), payload, name .. " payload")
+    bench.same(B.direct("decompress", codec, level, payload, 1, #v), v, name .. " direct value")
+    bench.same(B.direct("decompress_floor", codec, level, payload, 1, #v), v, name .. " floor value")
     bench.same(blob.unpack(frame), v, name .. " value")
     local slow = (codec == "zlib") and 8 or 1
     local cn = math.max(1, math.floor(4 * MB / slow / #v))
     local dn = math.max(1, math.floor(16 * MB / #v))
     local reps = bench.quick and 3 or 7
     local tp = bench.time(function() blob.pack(v, opts) end, cn, reps)
-    local tpc = bench.time_batch(function() F.bench_direct("compress", codec, level, v, cn) end, cn, reps)
+    local tpc = bench.time_batch(function() B.direct("compress", codec, level, v, cn) end, cn, reps)
     local tu = bench.time(function() blob.unpack(frame) end, dn, reps)
-    local tuc = bench.time_batch(function() F.bench_direct("decompress", codec, level, payload, dn, #v) end, dn, reps)
-    local tux = bench.time_batch(function() F.bench_direct("decompress_xxh3", codec, level, payload, dn, #v) end, dn, reps)
-    local tuf = bench.time_batch(function() F.bench_direct("decompress_floor", codec, level, payload, dn, #v) end, dn, reps)
+    local tuc = bench.time_batch(function() B.direct("decompress", codec, level, payload, dn, #v) end, dn, reps)
+    local tux = bench.time_batch(function() B.direct("decompress_xxh3", codec, level, payload, dn, #v) end, dn, reps)
+    local tuf = bench.time_batch(function() B.direct("decompress_floor", codec, level, payload, dn, #v) end, dn, reps)
     bench.row(sz[1], name, #v / #frame, mbps(#v, tp), mbps(#v, tpc), tpc / tp,
       mbps(#v, tu), mbps(#v, tuc), tuc / tu, mbps(#v, tux), tux / tu, mbps(#v, tuf), tuf / tu)
     if codec == "zlib" and ok_zlib then

@@ -3,7 +3,7 @@
 -- identical bytes before it is timed.
 local bench = require "lib"
 local key = require "otskit.key"
-local C = require("otskit.core").key
+local B = require "otskit_bench" -- bench/cbench.c (make bench)
 
 local N = bench.quick and 2000 or 5000
 
@@ -46,19 +46,19 @@ do
   local one = {}
   for i = 1, N do one[i] = hp:encode(ids[i]) end
   bench.same(want, one, "md5 prefix: luaossl vs encode")
-  bench.same(C._bench_fnv(many), C._bench_prefix_check(hp, ids), "md5 prefix: C loop")
+  bench.same(B.fnv(many), B.prefix_check("md5", 4, ids), "md5 prefix: C loop")
 
   local t_ossl = per_call(function(i) out[i] = ossl_encode(ids[i]) end)
   local t_call = per_call(function(i) out[i] = hp:encode(ids[i]) end)
   local t_many = batch(function() out = hp:encode_many(ids) end, N)
-  local t_c = batch(function() out = C._bench_prefix_loop(hp, ids, 5) end, 5 * N)
+  local t_c = batch(function() out = B.prefix_loop("md5", 4, ids, 5) end, 5 * N)
 
   bench.title(("md5 hash prefix, %d sequential 10-digit keys (ns per key)"):format(N))
   bench.table { "implementation", "ns/key", "speed-up vs luaossl", "× the C limit" }
   bench.row("lua-luaossl digest + string.format", bench.ns(t_ossl), "1.0×", ratio(t_ossl, t_c))
   bench.row("otskit hp:encode(v) per call", bench.ns(t_call), ratio(t_ossl, t_call), ratio(t_call, t_c))
   bench.row("otskit hp:encode_many(keys)", bench.ns(t_many), ratio(t_ossl, t_many), ratio(t_many, t_c))
-  bench.row("C-only loop (_bench_prefix_loop, no Lua strings)", bench.ns(t_c), ratio(t_ossl, t_c), "1.0×")
+  bench.row("C-only loop (otskit_bench.prefix_loop, no Lua strings)", bench.ns(t_c), ratio(t_ossl, t_c), "1.0×")
 end
 
 ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 -- and the peak Lua memory of a 1 M-row merged read.
 local bench = require "lib"
 local merge = require "otskit.merge"
-local core = require "otskit.core"
+local B = require "otskit_bench" -- bench/cbench.c (make bench)
 local binaryheap = require "binaryheap"
 
 local N = bench.quick and 20000 or 100000
@@ -154,7 +154,7 @@ for _, k in ipairs(ONLY_MEM and {} or { 16, 64 }) do
     bench.same(want, keys_of(run_otskit(k, batches)), "otskit vs sort")
     bench.same(want, keys_of(run_heap(k, batches)), "binaryheap vs sort")
     bench.same(want, keys_of(run_read(k, buckets, page)), "merge.read vs sort")
-    local h = core.merge._bench_keys(keys)
+    local h = B.merge_keys(keys)
     local cnt, order = h:run(page, true)
     assert(cnt == N)
     bench.same(want, order, "C loser tree vs sort")
@@ -181,7 +181,7 @@ bench.table { "page", "otskit k=1 ns/row", "C k=1 ns/row", "binding I/O ns/row (
 for _, page in ipairs(ONLY_MEM and {} or { 100, 1000 }) do
   local _, keys, batches = dataset(1, page)
   bench.same(keys[1], keys_of(run_otskit(1, batches)), "k=1 order")
-  local h = core.merge._bench_keys(keys)
+  local h = B.merge_keys(keys)
   local t1 = bench.time_batch(function() run_otskit(1, batches) end, N)
   local tc = bench.time_batch(function() h:run(page) end, N, 15)
   bench.row(page, bench.ns(t1), bench.ns(tc), bench.ns(t1 - tc))

@@ -29,7 +29,7 @@ u="http://127.0.0.1:$port"
 adm() { curl -sf -X POST "$u/_admin/$1" >/dev/null || { echo "bench: admin $1 failed" >&2; exit 1; }; }
 stat() { # a counter (or "budget", or "retries": the sum over workers) from /_admin/stats
   curl -sf "$u/_admin/stats" | K="$1" luajit -e '
-    local j = require("dkjson").decode(io.read("*a"))
+    local j = require("cjson.safe").decode(io.read("*a"))
     local k = os.getenv("K")
     if k == "budget" then print(j.budget) return end
     if k == "retries" then local s = 0 for n, v in pairs(j.counters) do if n:match("^retries:") then s = s + v end end print(s) return end
@@ -106,7 +106,7 @@ echo "bench: md5 hash prefix inside the worker" >&2
 md5=$(curl -sf "$u/_admin/bench/md5?n=200000&reps=7")
 
 luajit - "$md5" > "$tmp.md5" <<'LUA'
-local j = require("dkjson").decode(arg[1])
+local j = require("cjson.safe").decode(arg[1])
 print(("| ngx.md5(v):sub(1, 4) .. v | %.0f | 1.00× |"):format(j.ngx_md5_ns))
 print(("| otskit hp:encode(v), FFI path (key.path = %s) | %.0f | %.2f× |"):format(j.path, j.otskit_ffi_ns, j.ffi_speedup))
 print(("| otskit, Lua C API path (key._capi.prefix.encode) | %.0f | %.2f× |"):format(j.otskit_capi_ns, j.capi_speedup))

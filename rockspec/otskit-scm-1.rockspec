@@ -15,7 +15,8 @@ attribute compression and chunking, and an embedded store with Tablestore
 semantics, in a C core for Lua.]],
   license = "MIT",
 }
-dependencies = { "lua >= 5.1, < 5.5" }
+-- argparse: bin/otskit's command line (Debian: lua-argparse)
+dependencies = { "lua >= 5.1, < 5.5", "argparse" }
 external_dependencies = {
   OPENSSL = { header = "openssl/md5.h" },
   XXHASH = { header = "xxhash.h" },
@@ -31,15 +32,14 @@ build = {
   modules = {
     ["otskit.core"] = {
       sources = {
-        "csrc/core/backoff.c", "csrc/core/chunk.c", "csrc/core/cursor.c",
-        "csrc/core/frame.c", "csrc/core/hash.c", "csrc/core/http.c", "csrc/core/kv.c",
-        "csrc/core/merge.c", "csrc/core/plainbuffer.c", "csrc/core/row.c",
-        "csrc/core/sign.c", "csrc/core/splice.c",
-        "csrc/core/tuple.c", "csrc/ffi/ffi.c", "csrc/lua/laux.c",
-        "csrc/lua/lbackoff.c", "csrc/lua/lchunk.c", "csrc/lua/lframe.c",
-        "csrc/lua/lhash.c", "csrc/lua/lhttp.c", "csrc/lua/lkey.c", "csrc/lua/lkv.c",
-        "csrc/lua/lmerge.c", "csrc/lua/lpbmsg.c", "csrc/lua/lprefix.c",
-        "csrc/lua/lsplice.c", "csrc/lua/ltuple.c", "csrc/lua/lwire.c",
+        "csrc/core/backoff.c", "csrc/core/chunk.c", "csrc/core/frame.c", "csrc/core/hash.c",
+        "csrc/core/http.c", "csrc/core/kv.c", "csrc/core/merge.c", "csrc/core/num.c",
+        "csrc/core/plainbuffer.c", "csrc/core/resume.c", "csrc/core/row.c", "csrc/core/sign.c",
+        "csrc/core/splice.c", "csrc/core/tuple.c", "csrc/ffi/ffi.c", "csrc/lua/laux.c",
+        "csrc/lua/lbackoff.c", "csrc/lua/lchunk.c", "csrc/lua/lframe.c", "csrc/lua/lhash.c",
+        "csrc/lua/lhttp.c", "csrc/lua/lkey.c", "csrc/lua/lkv.c", "csrc/lua/lmerge.c",
+        "csrc/lua/lmpool.c", "csrc/lua/lpbmsg.c", "csrc/lua/lprefix.c", "csrc/lua/lresume.c",
+        "csrc/lua/lrow.c", "csrc/lua/lsplice.c", "csrc/lua/ltuple.c", "csrc/lua/lwire.c",
         "csrc/lua/otskit.c",
         "build/proto/tablestore.pb-c.c", "build/proto/tablestore_filter.pb-c.c",
       },

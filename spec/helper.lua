@@ -51,38 +51,211 @@ function helper.rng(seed)
   return r
 end
 
---- helper.readme_examples(it, heading, min): one busted test per ```lua block
--- of README.md's "### <heading>" section (up to the next heading), each run
--- as written (its asserts are the checks), plus one that the section has
--- at least min examples. Call inside a describe block, passing busted's
--- `it` (busted gives it to spec files only, not to modules they require).
--- prepare(code) -> code, optional, edits an example just before it runs
--- (e.g. the endpoint of a server the spec started).
-function helper.readme_examples(it, heading, min, prepare)
+---------------------------------------------------------------------------
+-- README examples: every ```lua block runs as written, on both VMs, and
+-- what its `-->` comments show is checked:
+-- - `print(...)  --> OUT` (or a print statement followed by a line
+--   `--> OUT`): that print ran once and wrote OUT; fields of OUT are
+--   separated by two or more spaces, printed ones by print's tabs;
+-- - `EXPR  --> VALUES` or `local x = EXPR  --> VALUES` on one line:
+--   EXPR's results equal VALUES (Lua expressions, compared deeply).
+-- Text after " -- " in an annotation is commentary. An annotation that
+-- fits neither form fails the block: none can go unchecked. A block that
+-- returns a scenario (a table with `designs`) is run by otskit.analyze.
+
+local pack = table.pack or function(...) return { n = select("#", ...), ... } end
+
+-- the README's ```lua blocks: { heading, code, line } (heading: the ###
+-- or ## section it is in; line: its first line in README.md)
+function helper.readme_blocks()
   local f = assert(io.open("README.md", "rb"))
   local text = f:read("*a")
   f:close()
-  local a = assert(text:find("### " .. heading .. "\n", 1, true), "README has no ### " .. heading)
-  local b = math.min(text:find("\n## ", a, true) or #text, text:find("\n### ", a + 1, true) or #text)
-  local n = 0
-  for code in text:sub(a, b):gmatch("```lua\n(.-)```") do
+  local blocks, heading, inblock, code, start, n = {}, "", false, nil, 0, 0
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
     n = n + 1
-    local name = "=README " .. heading .. " example " .. n
-    it("example " .. n .. " runs", function()
-      local env = setmetatable({ print = function() end }, { __index = _G })
-      if prepare then code = prepare(code) end
-      local chunk
-      if setfenv then
-        chunk = assert(loadstring(code, name))
-        setfenv(chunk, env)
+    if inblock then
+      if line:match("^```%s*$") then
+        blocks[#blocks + 1] = { heading = heading, code = table.concat(code, "\n") .. "\n", line = start }
+        inblock = false
       else
-        chunk = assert(load(code, name, "t", env))
+        code[#code + 1] = line
       end
-      chunk()
-    end)
+    elseif line:match("^```lua%s*$") then
+      inblock, code, start = true, {}, n + 1
+    elseif line:match("^```") then
+      inblock = false
+      -- other fences: skip to their end
+      local _ = nil
+    else
+      local h = line:match("^##+ (.-)%s*$")
+      if h then heading = h end
+    end
+  end
+  return blocks
+end
+
+local function deep_equal(a, b)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" then
+    return type(a) == "number" and type(b) == "number" and a ~= a and b ~= b
+  end
+  for k, v in pairs(a) do if not deep_equal(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+
+local function show(v, depth)
+  depth = depth or 0
+  if type(v) == "string" then return ("%q"):format(v) end
+  if type(v) ~= "table" or depth > 3 then return tostring(v) end
+  local parts = {}
+  for k, x in pairs(v) do
+    parts[#parts + 1] = (type(k) == "number" and "" or (tostring(k) .. " = ")) .. show(x, depth + 1)
+  end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
+local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
+
+-- splits code and annotation: "code  --> out -- note" -> code, out
+local function annotation(line)
+  local i = line:find("%-%->")
+  if not i then return nil end
+  -- not inside a string literal: an even number of quotes before it
+  local before = line:sub(1, i - 1)
+  local _, dq = before:gsub('"', "")
+  local _, sq = before:gsub("'", "")
+  if dq % 2 == 1 or sq % 2 == 1 then return nil end
+  local out = line:sub(i + 3)
+  local c = out:find(" %-%- ")
+  if c then out = out:sub(1, c - 1) end
+  return before, trim(out)
+end
+
+local function fields(s)
+  local t = {}
+  for f in (s .. "  "):gmatch("(.-)%s%s+") do t[#t + 1] = f end
+  if #t == 0 then t[1] = "" end
+  return t
+end
+
+--- helper.prepare_readme_block(code, name) -> source, checks, prints
+-- The block with its value annotations turned into checks; prints: the
+-- print annotations { from, to, want } to compare after the run.
+function helper.prepare_readme_block(code, name)
+  local lines = {}
+  for l in (code):gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+  local prints, last_print = {}, nil
+  for i, line in ipairs(lines) do
+    local before, out = annotation(line)
+    if line:match("^%s*print%(") then last_print = i end
+    if before then
+      local codepart = trim((before:gsub("%-%-.*$", "")))
+      if codepart == "" then
+        -- a line of its own: the output of the print statement above
+        if not last_print then error(name .. ":" .. i .. ": `-->` line follows no print", 0) end
+        prints[#prints + 1] = { from = last_print, to = i, want = out, line = i }
+        last_print = nil
+      elseif codepart:match("^print%(") then
+        prints[#prints + 1] = { from = i, to = i, want = out, line = i }
+        last_print = nil
+      else
+        local lhs, expr = codepart:match("^(local%s+[%w_,%s]+=)%s*(.+)$")
+        if not lhs then lhs, expr = codepart:match("^([%w_.]+%s*,?[%w_,%s]*=)%s*([^=].*)$") end
+        if not lhs then lhs, expr = "", codepart end
+        local vals, verr = (loadstring or load)("return " .. out)
+        if not vals then
+          error(("%s:%d: the annotation `--> %s` is not a Lua value to check (%s)"):format(name, i, out, verr), 0)
+        end
+        lines[i] = ("%s __readme_expect(%d, function() return %s end, %s)"):format(lhs, i, out, expr)
+        local ok, err = (loadstring or load)(lines[i])
+        if not ok then
+          error(("%s:%d: `%s` is not a one-line statement to check (%s)"):format(name, i, codepart, err), 0)
+        end
+      end
+    end
+  end
+  return table.concat(lines, "\n") .. "\n", prints
+end
+
+--- helper.run_readme_block(code, name): runs it; raises on a failed
+-- check, naming the README line.
+-- helper.readme_subst: nil, or function(code) -> code applied to every
+-- block before it runs (readme_spec points the otskit.client examples at
+-- the `otskit serve` it started).
+function helper.run_readme_block(code, name, first_line)
+  first_line = first_line or 1
+  if helper.readme_subst then code = helper.readme_subst(code) end
+  local src, prints = helper.prepare_readme_block(code, name)
+  local printed = {}
+  local function where(i) return ("README.md:%d"):format(first_line + i - 1) end
+  local env = setmetatable({}, { __index = _G })
+  env.print = function(...)
+    local info = debug.getinfo(2, "Sl")
+    local t = pack(...)
+    for j = 1, t.n do t[j] = tostring(t[j]) end
+    if info and info.source == "=" .. name then
+      printed[#printed + 1] = { line = info.currentline, text = table.concat(t, "\t", 1, t.n) }
+    end
+  end
+  env.__readme_expect = function(i, want_fn, ...)
+    local got, want = pack(...), pack(want_fn())
+    if got.n ~= want.n and not (got.n > want.n and want.n >= 1) then
+      error(("%s: got %d values (%s), the README shows %d"):format(where(i), got.n, show(got), want.n), 0)
+    end
+    for j = 1, want.n do
+      if not deep_equal(got[j], want[j]) then
+        error(("%s: value %d is %s, the README shows %s"):format(where(i), j, show(got[j]), show(want[j])), 0)
+      end
+    end
+    return ...
+  end
+  local chunk
+  if setfenv then
+    chunk = assert(loadstring(src, "=" .. name))
+    setfenv(chunk, env)
+  else
+    chunk = assert(load(src, "=" .. name, "t", env))
+  end
+  local ret = chunk()
+  if type(ret) == "table" and ret.designs then
+    require("otskit.analyze").run(ret)
+  end
+  for _, p in ipairs(prints) do
+    local hits = {}
+    for _, o in ipairs(printed) do
+      if o.line >= p.from and o.line <= p.to then hits[#hits + 1] = o.text end
+    end
+    if #hits ~= 1 then
+      error(("%s: the print shown as `--> %s` ran %d times"):format(where(p.line), p.want, #hits), 0)
+    end
+    local got, want = {}, fields(p.want)
+    for f in (hits[1] .. "\t"):gmatch("([^\t]*)\t") do got[#got + 1] = f end
+    if not deep_equal(got, want) then
+      error(("%s: printed %q, the README shows %q"):format(where(p.line), hits[1], p.want), 0)
+    end
+  end
+end
+
+--- helper.readme_examples(it, heading, min): one busted test per ```lua
+-- block of README.md's "### <heading>" section (every section when
+-- heading is nil), each run and checked as above, plus one that at
+-- least min blocks were found. Pass busted's `it` (busted gives it to
+-- spec files only, not to modules they require).
+function helper.readme_examples(it, heading, min)
+  local n = 0
+  for _, b in ipairs(helper.readme_blocks()) do
+    if heading == nil or b.heading == heading then
+      n = n + 1
+      local name = ("README %s example %d"):format(b.heading, n)
+      it(("%s (README.md:%d) runs and prints what it shows"):format(b.heading, b.line), function()
+        helper.run_readme_block(b.code, name, b.line)
+      end)
+    end
   end
   it("has at least " .. min .. " examples", function()
-    assert(n >= min, ("README ### %s has %d examples"):format(heading, n))
+    assert(n >= min, ("README %s has %d examples"):format(heading or "", n))
   end)
 end
 

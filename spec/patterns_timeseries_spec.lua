@@ -13,6 +13,7 @@ local function series(db, opts)
   local o = { store = db, table = opts.table or "m", buckets = opts.buckets or 16,
               secret = SECRET, retry = quiet }
   for k, v in pairs(opts) do o[k] = v end
+  if opts.secret == false then o.secret = nil end   -- unsigned cursors
   local s = timeseries.new(o)
   assert(s:create())
   return s
@@ -216,6 +217,61 @@ describe("patterns.timeseries", function()
     assert.are.equal("BadCursor", select(3, s:read { limit = 3, cursor = "hc:orders." .. c:match("%.(.*)$") }))
     assert.are.equal("BadCursor", select(3, s:read { limit = 3, cursor = 42 }))
     assert(s:read { limit = 3, cursor = c })
+  end)
+
+  it("by = \"id\": writers sharing a timestamp spread over the buckets; reads stay exact", function()
+    local db = assert(store.open {})
+    local s = series(db, { by = "id" })
+    local pts = {}
+    for d = 1, 160 do pts[#pts + 1] = { 1000, ("dev-%03d"):format(d), { v = d } } end
+    for d = 1, 160 do pts[#pts + 1] = { 1001, ("dev-%03d"):format(d), { v = d } } end
+    assert(s:put_many(pts))
+    local per = {}
+    for _, p in ipairs(pts) do
+      local b = s:bucket(p[1], p[2])
+      assert.are.equal(b, s:bucket(p[1] + 7, p[2]))       -- a device keeps its bucket
+      per[b] = (per[b] or 0) + 1
+    end
+    local used, top = 0, 0
+    for _, n in pairs(per) do used = used + 1; if n > top then top = n end end
+    assert.are.equal(16, used)
+    assert.is_true(top < #pts / 4, "hottest bucket took " .. top)
+    local mod = series(db, { table = "m2" })
+    assert.are.equal(mod:bucket(1000, "dev-001"), mod:bucket(1000, "dev-002"))  -- ts mod N: one bucket
+    local got = read_all(s, { limit = 33 })
+    assert.are.equal(320, #got)
+    assert.are.equal(1001, got[1].ts)
+    assert.has_error(function() timeseries.new { store = db, table = "m3", by = "device" } end)
+  end)
+
+  it("refuses a cursor made for another from/to (BadCursor), signed or not", function()
+    for _, secret in ipairs { SECRET, false } do
+      local db = assert(store.open {})
+      local s = series(db, secret and {} or { secret = false })
+      for t = 1, 100 do assert(s:put(t, "a", {})) end
+      local _, c = assert(s:read { from = 10, to = 90, limit = 5 })
+      -- the same range resumes
+      local rows = assert(s:read { from = 10, to = 90, limit = 5, cursor = c })
+      assert.are.equal(84, rows[1].ts)
+      -- any other window is refused, naming both ranges, and reads nothing
+      for _, q in ipairs { { from = 10, to = 80 }, { from = 11, to = 90 }, { to = 90 }, { from = 10 }, {} } do
+        db:inject { rate = 1, code = "OTSServerBusy", ops = { "get_range" } }   -- a read would fail differently
+        local got, msg, code = s:read { from = q.from, to = q.to, limit = 5, cursor = c }
+        db:inject(nil)
+        assert.is_nil(got)
+        assert.are.equal("BadCursor", code)
+        assert.matches("from=10,to=90", msg, 1, true)
+      end
+      -- and the cursor of an open read is not one for a bounded read
+      local _, open = assert(s:read { limit = 5 })
+      assert.are.equal("BadCursor", select(3, s:read { from = 0, limit = 5, cursor = open }))
+      assert(s:read { limit = 5, cursor = open })
+      if secret then
+        -- an edited range does not pass the signature either
+        local forged = c:gsub("from=10,to=90", "from=10,to=80")
+        assert.are.equal("BadCursor", select(3, s:read { from = 10, to = 80, limit = 5, cursor = forged }))
+      end
+    end
   end)
 
   it("refuses random and mutated cursors, never crashing (random)", function()

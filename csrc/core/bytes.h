@@ -1,9 +1,11 @@
 /* bytes.h -- fixed-width integers in byte buffers, independent of the
- * host's byte order. Plain C: no Lua. */
+ * host's byte order, and the byte order of keys. Plain C: no Lua. */
 #ifndef OTSKIT_BYTES_H
 #define OTSKIT_BYTES_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 static inline void put_le32(unsigned char *p, uint32_t v) {
   p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
@@ -27,6 +29,16 @@ static inline uint64_t get_be64(const unsigned char *p) {
   int i;
   for (i = 0; i < 8; i++) v = v << 8 | p[i];
   return v;
+}
+
+/* The order of keys everywhere in otskit (Tablestore's, SQLite's for
+ * blobs): memcmp, then the shorter of two equal prefixes first. <0, 0, >0.
+ * The one byte compare: kv, merge and key.compare use it. */
+static inline int bytes_cmp(const void *a, size_t an, const void *b, size_t bn) {
+  size_t n = an < bn ? an : bn;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return an < bn ? -1 : an > bn;
 }
 
 #endif

@@ -107,3 +107,8 @@ uint32_t hash_crc32c(uint32_t crc, const void *p, size_t n) {
 #endif
   return ~crc;
 }
+
+void hash_prefix_key(hash_algo algo, int ndigits, const void *p, size_t n, char *out) {
+  hash_hex_prefix(algo, p, n, ndigits, out);
+  if (n) memcpy(out + ndigits, p, n);
+}

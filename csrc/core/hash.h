@@ -21,6 +21,10 @@ void hash_digest(hash_algo algo, const void *p, size_t n, unsigned char *out);
 void hash_hex_prefix(hash_algo algo, const void *p, size_t n, int ndigits,
                      char *out);
 
+/* The hash-prefixed key: hash_hex_prefix of p[0..n), then p itself, into
+ * out (ndigits + n bytes). */
+void hash_prefix_key(hash_algo algo, int ndigits, const void *p, size_t n, char *out);
+
 uint64_t hash_xxh3(const void *p, size_t n);
 uint32_t hash_crc32c(uint32_t crc, const void *p, size_t n);
 

@@ -494,10 +494,3 @@ int kv_begin(kv_db *db, int write) { return run(db, write ? db->begin : db->begi
 int kv_commit(kv_db *db) { return run(db, db->commit); }
 int kv_rollback(kv_db *db) { return run(db, db->rollback); }
 int kv_in_txn(kv_db *db) { return !sqlite3_get_autocommit(db->sql); }
-
-int kv_cmp(const void *a, size_t alen, const void *b, size_t blen) {
-  size_t n = alen < blen ? alen : blen;
-  int r = n ? memcmp(a, b, n) : 0;
-  if (r != 0) return r;
-  return alen < blen ? -1 : (alen > blen ? 1 : 0);
-}

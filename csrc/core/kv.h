@@ -2,7 +2,8 @@
  * (key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID, point reads and writes,
  * range scans both ways over [lo, hi), and transactions. Keys compare as
  * SQLite compares blobs: memcmp, then the shorter first. Prepared
- * statements are cached per table. No Lua here.
+ * statements are cached per table (bytes_cmp of bytes.h is that order).
+ * No Lua here.
  *
  * Every stored value carries an 8-byte trailer, the xxh3 of the key and
  * the value: a read whose row does not match it fails (KV_ECORRUPT)
@@ -116,8 +117,5 @@ int kv_begin(kv_db *db, int write);
 int kv_commit(kv_db *db);
 int kv_rollback(kv_db *db);
 int kv_in_txn(kv_db *db);
-
-/* Byte comparison of two keys as the store orders them: <0, 0, >0. */
-int kv_cmp(const void *a, size_t alen, const void *b, size_t blen);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "merge.h"
 
 #if defined(__GNUC__)
@@ -69,17 +70,6 @@ struct merge {
   int lastsrc;
 };
 
-static int keycmp(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
-  size_t n = an < bn ? an : bn;
-  int c = n ? memcmp(a, b, n) : 0;
-  if (c) return c;
-  return an < bn ? -1 : an > bn;
-}
-
-int merge_keycmp(const void *a, size_t an, const void *b, size_t bn) {
-  return keycmp((const unsigned char *)a, an, (const unsigned char *)b, bn);
-}
-
 /* The first 8 bytes big-endian, zero-padded. */
 static ALWAYS_INLINE uint64_t prefix8(const unsigned char *p, size_t n) {
   uint64_t v = 0;
@@ -121,7 +111,7 @@ static int order_cmp(const merge *m, const msrc *a, size_t i, const msrc *b, siz
   if (a->pre[i] != b->pre[j]) return a->pre[i] < b->pre[j] ? -1 : 1;
   ak = key_at(a, i, &al);
   bk = key_at(b, j, &bl);
-  c = keycmp(ak, al, bk, bl);
+  c = bytes_cmp(ak, al, bk, bl);
   return m->desc ? -c : c;
 }
 
@@ -365,7 +355,7 @@ static ALWAYS_INLINE int add_key(merge *m, msrc *s, const unsigned char *key, si
       int c;
       if (s->n > 0) pk = key_at(s, s->n - 1, &plen);
       else pk = s->prev, plen = s->prevlen;
-      c = keycmp(pk, plen, (const unsigned char *)key, len);
+      c = bytes_cmp(pk, plen, (const unsigned char *)key, len);
       if (m->desc ? c < 0 : c > 0) return MERGE_EORDER;
     }
   }
@@ -481,7 +471,7 @@ merge_status merge_pull(merge *m, merge_item *out, size_t max, size_t *n) {
       if (lsrc >= 0) lk = key_at(&m->s[lsrc], lrow, &ll);
       else if (m->lastsrc >= 0) lk = m->last, ll = m->lastlen;
       else have = 0;
-      if (have && keycmp(lk, ll, ck, cl) == 0) goto next;
+      if (have && bytes_cmp(lk, ll, ck, cl) == 0) goto next;
     }
     if (got == max) { st = MERGE_MORE; break; }
     out[got].src = w;

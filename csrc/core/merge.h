@@ -103,7 +103,4 @@ MERGE_API int merge_exhausted(const merge *m);
 MERGE_API int merge_last(const merge *m, const unsigned char **key, size_t *len);
 MERGE_API int merge_nsources(const merge *m);
 
-/* memcmp order with the shorter of two equal prefixes first. */
-MERGE_API int merge_keycmp(const void *a, size_t an, const void *b, size_t bn);
-
 #endif

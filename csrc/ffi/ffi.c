@@ -1,13 +1,13 @@
 /* ffi.c -- the exported C ABI of core.so (otskit_ffi.h): thin wrappers
  * over the plain C parts, shaped for LuaJIT's FFI (no structs by value, no
- * int64 results, which LuaJIT would box). The Lua C API bindings share
- * the parsing and bucket code, so both paths compute the same answers. */
-#include <errno.h>
-#include <stdio.h>
+ * int64 results, which LuaJIT would box). The logic is in the plain parts
+ * (num.c, hash.c, splice.c, tuple.c, merge.c), which the Lua C API
+ * bindings call too, so both paths compute the same answers. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "hash.h"
+#include "num.h"
 #include "otskit_ffi.h"
 #include "tuple.h"
 
@@ -19,43 +19,18 @@ int otskit_ffi_abi(void) { return OTSKIT_FFI_ABI; }
 
 size_t otskit_splice_out_size(void) { return sizeof(otskit_splice_out); }
 
-int otskit_parse_int64(const char *s, size_t n, int64_t *out) {
-  char buf[32];
-  char *end;
-  long long v;
-  if (n == 0 || n >= sizeof buf) return 0;
-  memcpy(buf, s, n);
-  buf[n] = '\0';
-  if (memchr(buf, '\0', n) != NULL) return 0;
-  if (!(buf[0] == '-' || (buf[0] >= '0' && buf[0] <= '9'))) return 0;
-  errno = 0;
-  v = strtoll(buf, &end, 10);
-  if (errno != 0 || *end != '\0' || end == buf || (buf[0] == '-' && n == 1)) return 0;
-  *out = (int64_t)v;
-  return 1;
-}
+int otskit_parse_int64(const char *s, size_t n, int64_t *out) { return num_parse_int64(s, n, out); }
 
-int otskit_int64_text(int64_t v, char *out) {
-  return snprintf(out, 24, "%lld", (long long)v);
-}
+int otskit_int64_text(int64_t v, char *out) { return num_int64_text(v, out); }
 
 void otskit_prefix_encode(int algo, int ndigits, const char *p, size_t n, char *out) {
-  hash_hex_prefix((hash_algo)algo, p, n, ndigits, out);
-  if (n) memcpy(out + ndigits, p, n);
+  hash_prefix_key((hash_algo)algo, ndigits, p, n, out);
 }
 
-int32_t otskit_bucket_mod(int64_t v, int32_t nb) {
-  int64_t r = v % nb;
-  return (int32_t)(r < 0 ? r + nb : r);
-}
+int32_t otskit_bucket_mod(int64_t v, int32_t nb) { return num_bucket_mod(v, nb); }
 
 int32_t otskit_bucket_hash(int algo, const char *p, size_t n, int32_t nb) {
-  unsigned char d[16];
-  size_t dl = hash_digest_len((hash_algo)algo), i;
-  uint64_t x = 0;
-  hash_digest((hash_algo)algo, p, n, d);
-  for (i = 0; i < dl && i < 8; i++) x = (x << 8) | d[i];
-  return (int32_t)(x % (uint64_t)nb);
+  return num_bucket_hash((hash_algo)algo, p, n, nb);
 }
 
 int otskit_splice_put_int(const otskit_splice *sp, int i, int64_t v, otskit_splice_out *o) {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "laux.h"
-#include "otskit_ffi.h"
+#include "num.h"
 
 int otsk_fail(lua_State *L, const char *code, const char *fmt, ...) {
   va_list ap;
@@ -52,7 +52,7 @@ int otsk_toint64(lua_State *L, int idx, int64_t *out, const char **why) {
   if (t == LUA_TSTRING) {
     size_t len;
     const char *s = lua_tolstring(L, idx, &len);
-    if (otskit_parse_int64(s, len, out)) return 1;
+    if (num_parse_int64(s, len, out)) return 1;
     *why = "not a decimal int64 string";
     return 0;
   }
@@ -94,7 +94,7 @@ const char *otsk_tokeybytes(lua_State *L, int idx, size_t *len, char *buf,
   if (lua_type(L, idx) == LUA_TSTRING) return lua_tolstring(L, idx, len);
   if (lua_type(L, idx) != LUA_TNUMBER) { *why = "expected a string or an integer"; return NULL; }
   if (!otsk_toint64(L, idx, &v, why)) return NULL;
-  *len = (size_t)snprintf(buf, 24, "%lld", (long long)v);
+  *len = (size_t)num_int64_text(v, buf);
   return buf;
 }
 
@@ -104,8 +104,7 @@ void otsk_pushint64(lua_State *L, int64_t v) {
     lua_pushnumber(L, (lua_Number)v);
   } else {
     char buf[32];
-    snprintf(buf, sizeof buf, "%lld", (long long)v);
-    lua_pushstring(L, buf);
+    lua_pushlstring(L, buf, (size_t)num_int64_text(v, buf));
   }
 #else
   lua_pushinteger(L, (lua_Integer)v);

@@ -253,84 +253,6 @@ static int l_info(lua_State *L) {
   return 1;
 }
 
-/* ---- bench only: the libraries called directly, no frame ------------- */
-
-/* bench_direct(op, codec, level, input, reps [, out_len]) -> output of the
- * last of reps calls of the library itself ("compress" or "decompress"),
- * with contexts reused as a careful C caller would. "decompress_xxh3" also
- * hashes each output, to show what the checksum costs; "decompress_floor"
- * does all unpack must (payload check, decompress, checksum, the value
- * copied to a fresh buffer as any API returning it copies): the C limit of
- * an unpack with these guarantees. For bench/ only. */
-static int l_bench_direct(lua_State *L) {
-  static const char *const ops[] = {"compress", "decompress", "decompress_xxh3",
-                                    "decompress_floor", NULL};
-  int op = luaL_checkoption(L, 1, NULL, ops);
-  int codec = luaL_checkoption(L, 2, NULL, codec_names);
-  int level = (int)otsk_checkint64(L, 3, "blob", "level");
-  size_t n, cap, r = 0;
-  const char *in = luaL_checklstring(L, 4, &n);
-  int64_t reps = otsk_checkint64(L, 5, "blob", "reps"), i;
-  unsigned char *out;
-  ZSTD_CCtx *zc = NULL;
-  ZSTD_DCtx *zd = NULL;
-  void *lz = NULL;
-  z_stream zs;
-  int zinit = 0, bad = 0;
-  volatile uint64_t sink = 0;
-  cap = op == 0 ? frame_bound((frame_codec)codec, n) : (size_t)otsk_checkint64(L, 6, "blob", "out_len");
-  out = malloc(cap + 1);
-  memset(&zs, 0, sizeof zs);
-  if (codec == FRAME_ZSTD) { zc = ZSTD_createCCtx(); zd = ZSTD_createDCtx(); }
-  if (codec == FRAME_LZ4) lz = malloc((size_t)LZ4_sizeofState());
-  if (codec == FRAME_ZLIB)
-    zinit = (op == 0 ? deflateInit(&zs, level) : inflateInit(&zs)) == Z_OK;
-  for (i = 0; i < reps && !bad; i++) {
-    if (op == 3) sink ^= otsk_xxh3_64(in, n);
-    switch (codec) {
-    case FRAME_ZSTD:
-      r = op == 0 ? ZSTD_compressCCtx(zc, out, cap, in, n, level)
-                  : ZSTD_decompressDCtx(zd, out, cap, in, n);
-      bad = ZSTD_isError(r);
-      break;
-    case FRAME_LZ4: {
-      int k = op == 0 ? LZ4_compress_fast_extState(lz, in, (char *)out, (int)n, (int)cap, 1)
-                      : LZ4_decompress_safe(in, (char *)out, (int)n, (int)cap);
-      bad = k < 0 || (op == 0 && k == 0);
-      r = (size_t)k;
-      break;
-    }
-    case FRAME_ZLIB:
-      if (op == 0) deflateReset(&zs); else inflateReset(&zs);
-      zs.next_in = (Bytef *)(uintptr_t)in; zs.avail_in = (uInt)n;
-      zs.next_out = out; zs.avail_out = (uInt)cap;
-      bad = !zinit || (op == 0 ? deflate(&zs, Z_FINISH) : inflate(&zs, Z_FINISH)) != Z_STREAM_END;
-      r = zs.total_out;
-      break;
-    default:
-      memcpy(out, in, n < cap ? n : cap);
-      r = n < cap ? n : cap;
-    }
-    if (op >= 2 && !bad) sink ^= frame_checksum(FRAME_XXH3, out, r);
-    if (op == 3 && !bad) {
-      unsigned char *copy = malloc(r + 1);
-      if (!copy) { bad = 1; break; }
-      memcpy(copy, out, r);
-      sink ^= copy[r / 2];
-      free(copy);
-    }
-  }
-  if (!bad) lua_pushlstring(L, (const char *)out, r);
-  (void)sink;
-  free(out);
-  ZSTD_freeCCtx(zc);
-  ZSTD_freeDCtx(zd);
-  free(lz);
-  if (zinit) { if (op == 0) deflateEnd(&zs); else inflateEnd(&zs); }
-  if (bad) return otsk_error(L, "blob", "bench_direct: library call failed");
-  return 1;
-}
-
 static const luaL_Reg funcs[] = {
   {"ctx_new", l_ctx_new},
   {"dict_new", l_dict_new},
@@ -338,7 +260,6 @@ static const luaL_Reg funcs[] = {
   {"pack", l_pack},
   {"unpack", l_unpack},
   {"info", l_info},
-  {"bench_direct", l_bench_direct},
   {NULL, NULL}
 };
 

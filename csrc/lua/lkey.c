@@ -1,8 +1,7 @@
 /* lkey.c -- Lua binding of the key part: otskit.core.key (the tuple codec
  * from ltuple.c, spliced keys from lsplice.c, hash prefixes and
  * buckets from lprefix.c). */
-#include <string.h>
-
+#include "bytes.h"
 #include "compat.h"
 #include "lkey.h"
 #include "parts.h"
@@ -29,21 +28,21 @@ void otsk_newclass_uv(lua_State *L, const char *tname, const luaL_Reg *methods,
   lua_pop(L, 1);
 }
 
-/* compare(a, b) -> -1, 0, 1: byte order of two keys (memcmp, shorter first
- * on a common prefix), never the locale's string order. */
-static int l_compare(lua_State *L) {
+/* compare(a, b) -> -1, 0, 1: byte order of two keys (bytes_cmp: memcmp,
+ * shorter first on a common prefix), never the locale's string order.
+ * Also bound as kv.cmp (lkv.c). */
+int otsk_key_compare(lua_State *L) {
   size_t na, nb;
   const char *a = luaL_checklstring(L, 1, &na);
   const char *b = luaL_checklstring(L, 2, &nb);
-  int c = memcmp(a, b, na < nb ? na : nb);
-  if (c == 0) c = na == nb ? 0 : (na < nb ? -1 : 1);
+  int c = bytes_cmp(a, na, b, nb);
   lua_pushinteger(L, c < 0 ? -1 : c > 0);
   return 1;
 }
 
 int otsk_open_key(lua_State *L) {
   lua_newtable(L);
-  lua_pushcfunction(L, l_compare);
+  lua_pushcfunction(L, otsk_key_compare);
   lua_setfield(L, -2, "compare");
   otsk_key_open_tuple(L);
   otsk_key_open_splice(L);

@@ -5,7 +5,7 @@
 
 #include "compat.h"
 
-/* pack, unpack, pack_desc, unpack_desc, null, text, int, double */
+/* pack, unpack, pack_desc, unpack_desc, null, text, int, double, first */
 void otsk_key_open_tuple(lua_State *L);
 
 /* splice_new and the splice encoder class */
@@ -18,5 +18,8 @@ void otsk_key_open_prefix(lua_State *L);
  * as upvalue 1, for a self check without a registry lookup. */
 void otsk_newclass_uv(lua_State *L, const char *tname, const luaL_Reg *methods,
                       const luaL_Reg *metamethods);
+
+/* key.compare(a, b) -> -1, 0, 1 (bytes_cmp); kv.cmp is the same function. */
+int otsk_key_compare(lua_State *L);
 
 #endif

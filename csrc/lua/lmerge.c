@@ -1,20 +1,19 @@
-/* lmerge.c -- Lua binding of merge.c and cursor.c: otskit.core.merge.
+/* lmerge.c -- Lua binding of merge.c: otskit.core.merge (merges are pooled
+ * by lmpool.c; resume tokens are core.resume, lresume.c).
  * A merge object keeps each source's current batch (the Lua array of rows
  * pushed last) in its user value, the keys of those rows in C. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compat.h"
-#include "cursor.h"
+#include "resume.h"
 #include "laux.h"
+#include "lmpool.h"
 #include "merge.h"
 #include "parts.h"
 #include "tuple.h"
 
 #define MT "otskit.merge"
-#define BENCH_MT "otskit.merge.bench"
-#define POOL_MT "otskit.merge.pool"
-#define POOL_KEY "otskit.merge.pool.instance" /* registry: the pool itself */
 #define CHUNK 1024           /* items per merge_pull call */
 #define MAX_PK 16            /* key columns of a typed key */
 
@@ -37,56 +36,6 @@ typedef struct lmerge {
   merge_item items[CHUNK];
   int slot[MERGE_MAX_SOURCES]; /* l_pull: stack index of source i's batch, 0 = not pushed */
 } lmerge;
-
-/* Closed merges kept for the next new() of this Lua state: their grown
- * buffers are reused instead of freed and faulted in again (a gateway
- * makes a merge per request). Small, so little memory stays held. */
-#define POOL_N 2
-#define POOL_MAX_BYTES ((size_t)4 << 20)
-typedef struct mpool {
-  merge *m[POOL_N];
-  int n, closed;
-} mpool;
-
-static mpool *pool_of(lua_State *L) {
-  mpool *p;
-  lua_getfield(L, LUA_REGISTRYINDEX, POOL_KEY);
-  p = (mpool *)luaL_testudata(L, -1, POOL_MT);
-  lua_pop(L, 1);
-  return p;
-}
-
-/* The pool's own finalizer may run before those of merges (lua_close):
- * they then free instead of pooling. */
-static int pool_gc(lua_State *L) {
-  mpool *p = (mpool *)luaL_checkudata(L, 1, POOL_MT);
-  while (p->n > 0) merge_free(p->m[--p->n]);
-  p->closed = 1;
-  return 0;
-}
-
-static merge *pool_take(lua_State *L, int k, int desc, int dedup, uint64_t limit) {
-  mpool *p = pool_of(L);
-  if (p && !p->closed && p->n > 0) {
-    merge *m = p->m[--p->n];
-    if (merge_reset(m, k, desc, dedup, limit) == MERGE_OK) return m;
-    merge_free(m);
-  }
-  return merge_new(k, desc, dedup, limit);
-}
-
-static void pool_give(lua_State *L, merge *m) {
-  mpool *p = pool_of(L);
-  if (p && !p->closed && p->n < POOL_N && merge_footprint(m) <= POOL_MAX_BYTES) p->m[p->n++] = m;
-  else merge_free(m);
-}
-
-/* _pooled() -> merges held for reuse (for the specs) */
-static int l_pooled(lua_State *L) {
-  mpool *p = pool_of(L);
-  lua_pushinteger(L, p ? p->n : 0);
-  return 1;
-}
 
 static lmerge *check(lua_State *L) {
   lmerge *u = (lmerge *)luaL_checkudata(L, 1, MT);
@@ -137,7 +86,7 @@ static int l_new(lua_State *L) {
   set_uv(L, -2);
   tuple_buf_init(&u->tb);
   u->k = (int)k;
-  u->m = pool_take(L, (int)k, desc, dedup, (uint64_t)limit);
+  u->m = otsk_mpool_take(L, (int)k, desc, dedup, (uint64_t)limit);
   if (!u->m) return otsk_error(L, "merge", "out of memory");
   return 1;
 }
@@ -147,7 +96,7 @@ static int l_gc(lua_State *L) {
   if (u->m) {
     merge *m = u->m;
     u->m = NULL;
-    pool_give(L, m);
+    otsk_mpool_give(L, m);
     tuple_buf_free(&u->tb);
     /* drop the batches now: a finalized userdata lives one more GC cycle */
     lua_newtable(L);
@@ -457,247 +406,6 @@ static int l_exhausted(lua_State *L) {
   return 1;
 }
 
-/* ---- cursors ---------------------------------------------------------- */
-
-static const unsigned char *opt_secret(lua_State *L, int idx, size_t *n) {
-  const char *s;
-  if (lua_isnoneornil(L, idx)) return NULL;
-  s = luaL_checklstring(L, idx, n);
-  if (*n < CURSOR_MIN_SECRET) otsk_error(L, "merge", "secret must be at least %d bytes", CURSOR_MIN_SECRET);
-  return (const unsigned char *)s;
-}
-
-/* cursor_encode(k, src, desc, dedup, typed, key, secret) -> text | nil,msg,code
- * key: a string (byte keys) or an array of integers/strings (typed). */
-static int l_cursor_encode(lua_State *L) {
-  cursor *c;
-  char *out;
-  const char *why = NULL;
-  size_t sl = 0, n;
-  const unsigned char *secret;
-  int64_t k = otsk_checkint64(L, 1, "merge", "k"), src = otsk_checkint64(L, 2, "merge", "src");
-  int typed = lua_toboolean(L, 5), i;
-  secret = opt_secret(L, 7, &sl);
-  if (k < 1 || k > 1024 || src < 1 || src > k) return otsk_error(L, "merge", "cursor source out of range");
-  c = (cursor *)lua_newuserdata(L, sizeof *c + CURSOR_MAX_TEXT); /* scratch, collected */
-  memset(c, 0, sizeof *c);
-  out = (char *)(c + 1);
-  c->k = (unsigned)k;
-  c->src = (unsigned)(src - 1);
-  c->flags = (lua_toboolean(L, 3) ? CURSOR_F_DESC : 0) | (lua_toboolean(L, 4) ? CURSOR_F_DEDUP : 0) |
-             (typed ? CURSOR_F_TYPED : 0);
-  if (!typed) {
-    c->nparts = 1;
-    c->part[0].s = (const unsigned char *)luaL_checklstring(L, 6, &c->part[0].n);
-  } else {
-    luaL_checktype(L, 6, LUA_TTABLE);
-    c->nparts = (int)lua_rawlen(L, 6);
-    if (c->nparts < 1 || c->nparts > CURSOR_MAX_PARTS) return otsk_error(L, "merge", "bad cursor key");
-    for (i = 0; i < c->nparts; i++) {
-      lua_rawgeti(L, 6, i + 1);
-      if (lua_type(L, -1) == LUA_TSTRING) {
-        c->part[i].s = (const unsigned char *)lua_tolstring(L, -1, &c->part[i].n);
-      } else {
-        c->part[i].is_int = 1;
-        c->part[i].i = otsk_checkint64(L, -1, "merge", "cursor key part");
-      }
-      lua_pop(L, 1); /* the string stays alive in the key table */
-    }
-  }
-  n = cursor_encode(c, secret, sl, out, &why);
-  if (n == 0) return otsk_fail(L, "KeyTooLong", "otskit.merge: %s", why);
-  lua_pushlstring(L, out, n);
-  return 1;
-}
-
-/* cursor_decode(text, secret) -> {k, src, desc, dedup, typed, key} | nil,msg,"BadCursor" */
-static int l_cursor_decode(lua_State *L) {
-  size_t n, sl = 0;
-  const char *text, *why = NULL;
-  const unsigned char *secret;
-  cursor *c;
-  int i;
-  if (lua_type(L, 1) != LUA_TSTRING) return otsk_fail(L, "BadCursor", "otskit.merge: cursor must be a string");
-  text = lua_tolstring(L, 1, &n);
-  secret = opt_secret(L, 2, &sl);
-  c = (cursor *)lua_newuserdata(L, sizeof *c);
-  if (cursor_decode(text, n, secret, sl, c, &why) != 0)
-    return otsk_fail(L, "BadCursor", "otskit.merge: bad cursor (%s)", why);
-  lua_createtable(L, 0, 6);
-  lua_pushinteger(L, (lua_Integer)c->k);
-  lua_setfield(L, -2, "k");
-  lua_pushinteger(L, (lua_Integer)c->src + 1);
-  lua_setfield(L, -2, "src");
-  lua_pushboolean(L, c->flags & CURSOR_F_DESC);
-  lua_setfield(L, -2, "desc");
-  lua_pushboolean(L, c->flags & CURSOR_F_DEDUP);
-  lua_setfield(L, -2, "dedup");
-  lua_pushboolean(L, c->flags & CURSOR_F_TYPED);
-  lua_setfield(L, -2, "typed");
-  if (c->flags & CURSOR_F_TYPED) {
-    lua_createtable(L, c->nparts, 0);
-    for (i = 0; i < c->nparts; i++) {
-      if (c->part[i].is_int) otsk_pushint64(L, c->part[i].i);
-      else lua_pushlstring(L, (const char *)c->part[i].s, c->part[i].n);
-      lua_rawseti(L, -2, i + 1);
-    }
-  } else {
-    lua_pushlstring(L, (const char *)c->part[0].s, c->part[0].n);
-  }
-  lua_setfield(L, -2, "key");
-  return 1;
-}
-
-/* ---- bench-only: the C merge alone over prebuilt keys ----------------- */
-
-typedef struct bkeys {
-  int k;
-  unsigned char **arena;   /* per source: all keys back to back */
-  size_t **ends;           /* per source: end offsets */
-  size_t *n;
-  merge *m;                /* reused by every run, as a careful C caller would */
-} bkeys;
-
-static int b_gc(lua_State *L) {
-  bkeys *b = (bkeys *)luaL_checkudata(L, 1, BENCH_MT);
-  int i;
-  for (i = 0; i < b->k; i++) {
-    if (b->arena) free(b->arena[i]);
-    if (b->ends) free(b->ends[i]);
-  }
-  free(b->arena);
-  free(b->ends);
-  free(b->n);
-  merge_free(b->m);
-  b->m = NULL;
-  b->arena = NULL;
-  b->ends = NULL;
-  b->n = NULL;
-  b->k = 0;
-  return 0;
-}
-
-/* _bench_keys(lists) -> handle: copies k sorted arrays of key strings into
- * C once, so run() times the merge (push + pull in C) and nothing else. */
-static int l_bench_keys(lua_State *L) {
-  bkeys *b;
-  int k, i;
-  luaL_checktype(L, 1, LUA_TTABLE);
-  k = (int)lua_rawlen(L, 1);
-  if (k < 1 || k > MERGE_MAX_SOURCES) return otsk_error(L, "merge", "bench: 1..1024 lists");
-  b = (bkeys *)lua_newuserdata(L, sizeof *b);
-  memset(b, 0, sizeof *b);
-  luaL_getmetatable(L, BENCH_MT);
-  lua_setmetatable(L, -2);
-  b->arena = (unsigned char **)calloc((size_t)k, sizeof *b->arena);
-  b->ends = (size_t **)calloc((size_t)k, sizeof *b->ends);
-  b->n = (size_t *)calloc((size_t)k, sizeof *b->n);
-  b->k = k;
-  if (!b->arena || !b->ends || !b->n) return otsk_error(L, "merge", "out of memory");
-  for (i = 0; i < k; i++) {
-    size_t j, n, tot = 0;
-    lua_rawgeti(L, 1, i + 1);
-    luaL_checktype(L, -1, LUA_TTABLE);
-    n = (size_t)lua_rawlen(L, -1);
-    for (j = 1; j <= n; j++) {
-      lua_rawgeti(L, -1, (lua_Integer)j);
-      tot += lua_rawlen(L, -1);
-      lua_pop(L, 1);
-    }
-    b->arena[i] = (unsigned char *)malloc(tot ? tot : 1);
-    b->ends[i] = (size_t *)malloc((n ? n : 1) * sizeof(size_t));
-    if (!b->arena[i] || !b->ends[i]) return otsk_error(L, "merge", "out of memory");
-    tot = 0;
-    for (j = 1; j <= n; j++) {
-      size_t len;
-      const char *s;
-      lua_rawgeti(L, -1, (lua_Integer)j);
-      s = luaL_checklstring(L, -1, &len);
-      memcpy(b->arena[i] + tot, s, len);
-      tot += len;
-      b->ends[i][j - 1] = tot;
-      lua_pop(L, 1);
-    }
-    b->n[i] = n;
-    lua_pop(L, 1);
-  }
-  return 1;
-}
-
-/* h:run(page [, collect]) -> rows merged [, array of keys in order]:
- * feeds each source page keys at a time, as the merge asks for them.
- * h:run(page, false, "ingest") -> rows: only what feeding costs (every
- * page of every source through merge_begin/merge_add, then dropped), so
- * the bench can tell ingest and merge apart. */
-static int l_bench_run(lua_State *L) {
-  bkeys *b = (bkeys *)luaL_checkudata(L, 1, BENCH_MT);
-  int64_t page = otsk_checkint64(L, 2, "merge", "page");
-  int collect = lua_toboolean(L, 3), k = b->k, si;
-  int ingest = !lua_isnoneornil(L, 4) && strcmp(luaL_checkstring(L, 4), "ingest") == 0;
-  size_t *next, *off, total = 0;
-  merge_item items[CHUNK];
-  merge *m;
-  if (page < 1) return otsk_error(L, "merge", "page must be >= 1");
-  if (collect) lua_newtable(L);
-  next = (size_t *)calloc((size_t)k * 2, sizeof *next);
-  if (!b->m) b->m = merge_new(k, 0, 0, 0);
-  m = b->m;
-  if (!next || !m || merge_reset(m, k, 0, 0, 0) != MERGE_OK) {
-    free(next);
-    return otsk_error(L, "merge", "out of memory");
-  }
-  off = next + k;
-  if (ingest) {
-    for (si = 0; si < k; si++) {
-      size_t r, cnt;
-      for (r = 0; r < b->n[si]; r += cnt) {
-        size_t j;
-        cnt = b->n[si] - r < (size_t)page ? b->n[si] - r : (size_t)page;
-        merge_begin(m, si, cnt);
-        for (j = r; j < r + cnt; j++) {
-          size_t st0 = j ? b->ends[si][j - 1] : 0;
-          merge_add(m, si, b->arena[si] + st0, b->ends[si][j] - st0);
-        }
-        merge_abort(m, si);
-        total += cnt;
-      }
-    }
-  }
-  while (!ingest) {
-    size_t got, j;
-    merge_status st = merge_pull(m, items, CHUNK, &got);
-    if (collect)
-      for (j = 0; j < got; j++) {
-        int s = (int)items[j].src;
-        size_t r = off[s] + items[j].row, st0 = r ? b->ends[s][r - 1] : 0;
-        lua_pushlstring(L, (const char *)b->arena[s] + st0, b->ends[s][r] - st0);
-        lua_rawseti(L, -2, (lua_Integer)(total + j + 1));
-      }
-    total += got;
-    if (st == MERGE_NEED) {
-      int s = merge_need(m);
-      size_t r, cnt = b->n[s] - next[s] < (size_t)page ? b->n[s] - next[s] : (size_t)page;
-      off[s] = next[s];
-      merge_begin(m, s, cnt);
-      for (r = next[s]; r < next[s] + cnt; r++) {
-        size_t st0 = r ? b->ends[s][r - 1] : 0;
-        merge_add(m, s, b->arena[s] + st0, b->ends[s][r] - st0);
-      }
-      next[s] += cnt;
-      merge_end(m, s, next[s] == b->n[s]);
-    } else if (st != MERGE_MORE) {
-      break;
-    }
-  }
-  free(next);
-  lua_pushinteger(L, (lua_Integer)total);
-  if (collect) {
-    lua_insert(L, -2);
-    return 2;
-  }
-  return 1;
-}
-
 static const luaL_Reg methods[] = {
   {"push", l_push}, {"pull", l_pull}, {"needs", l_needs}, {"state", l_state},
   {"last", l_last}, {"emitted", l_emitted}, {"exhausted", l_exhausted},
@@ -712,32 +420,15 @@ static const luaL_Reg metamethods[] = {
   {NULL, NULL}
 };
 
-static const luaL_Reg bench_methods[] = {{"run", l_bench_run}, {NULL, NULL}};
-static const luaL_Reg bench_meta[] = {{"__gc", b_gc}, {NULL, NULL}};
-static const luaL_Reg pool_meta[] = {{"__gc", pool_gc}, {NULL, NULL}};
-
 static const luaL_Reg funcs[] = {
   {"new", l_new},
-  {"cursor_encode", l_cursor_encode},
-  {"cursor_decode", l_cursor_decode},
-  {"_bench_keys", l_bench_keys},
-  {"_pooled", l_pooled},
+  {"_pooled", otsk_mpool_count},
   {NULL, NULL}
 };
 
 int otsk_open_merge(lua_State *L) {
   otsk_newclass(L, MT, methods, metamethods);
-  otsk_newclass(L, BENCH_MT, bench_methods, bench_meta);
-  otsk_newclass(L, POOL_MT, NULL, pool_meta);
-  lua_getfield(L, LUA_REGISTRYINDEX, POOL_KEY);
-  if (lua_isnil(L, -1)) { /* once per Lua state */
-    mpool *p = (mpool *)lua_newuserdatauv(L, sizeof *p, 0);
-    memset(p, 0, sizeof *p);
-    luaL_getmetatable(L, POOL_MT);
-    lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, POOL_KEY);
-  }
-  lua_pop(L, 1);
+  otsk_mpool_open(L);
   lua_newtable(L);
   otsk_setfuncs(L, funcs);
   return 1;

@@ -6,7 +6,7 @@
 #include "hash.h"
 #include "laux.h"
 #include "lkey.h"
-#include "otskit_ffi.h"
+#include "num.h"
 
 #define MT_PREFIX "otskit.key.hash_prefix"
 #define SHORT_KEY 1024   /* keys up to this size are built on the stack */
@@ -56,7 +56,7 @@ static const char *key_bytes(lua_State *L, int idx, size_t *n, char *nb, int k) 
 static void push_prefixed(lua_State *L, const lprefix *self, const char *p, size_t n) {
   char buf[32 + SHORT_KEY];
   if (n <= SHORT_KEY) {
-    otskit_prefix_encode((int)self->algo, self->len, p, n, buf);
+    hash_prefix_key(self->algo, self->len, p, n, buf);
     lua_pushlstring(L, buf, (size_t)self->len + n);
   } else {
     hash_hex_prefix(self->algo, p, n, self->len, buf);
@@ -139,12 +139,12 @@ static int l_bucket(lua_State *L) {
   if (n > INT32_MAX) return otsk_error(L, "key", "n must be 1..2147483647");
   if (by == 0) {
     int64_t v = otsk_checkint64(L, 4, "key", "value (mod buckets take integers)");
-    lua_pushinteger(L, otskit_bucket_mod(v, (int32_t)n));
+    lua_pushinteger(L, num_bucket_mod(v, (int32_t)n));
   } else {
     size_t len;
     char nb[24];
     const char *p = key_bytes(L, 4, &len, nb, 0);
-    lua_pushinteger(L, otskit_bucket_hash((int)algo, p, len, (int32_t)n));
+    lua_pushinteger(L, num_bucket_hash(algo, p, len, (int32_t)n));
   }
   return 1;
 }
@@ -161,107 +161,6 @@ static int l_reverse_ts(lua_State *L) {
   return 1;
 }
 
-/* ---- bench-only: the C limit for hash-prefixed keys ---- */
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
-  const unsigned char *s = (const unsigned char *)p;
-  size_t i;
-  for (i = 0; i < n; i++) { h ^= s[i]; h *= 1099511628211ULL; }
-  return h;
-}
-
-/* prefix .. key into buf (32 + SHORT_KEY bytes); returns its length */
-static size_t build_key(const lprefix *self, const char *p, size_t n, char *buf) {
-  hash_hex_prefix(self->algo, p, n, self->len, buf);
-  memcpy(buf + self->len, p, n);
-  return (size_t)self->len + n;
-}
-
-/* The short string keys of the array at idx, as malloc'ed pointer and
- * length arrays (the strings stay alive while the array does). */
-static int collect_keys(lua_State *L, int idx, const char ***ps, size_t **ns) {
-  int n = (int)lua_rawlen(L, idx), k;
-  *ps = (const char **)malloc(sizeof **ps * (size_t)(n + 1));
-  *ns = (size_t *)malloc(sizeof **ns * (size_t)(n + 1));
-  if (*ps == NULL || *ns == NULL) {
-    free(*ps); free(*ns);
-    otsk_error(L, "key", "out of memory");
-  }
-  for (k = 0; k < n; k++) {
-    lua_rawgeti(L, idx, k + 1);
-    (*ps)[k] = lua_tolstring(L, -1, &(*ns)[k]);
-    lua_pop(L, 1);
-    if ((*ps)[k] == NULL || (*ns)[k] > SHORT_KEY) {
-      free(*ps); free(*ns);
-      otsk_error(L, "key", "bench keys must be strings of at most %d bytes", SHORT_KEY);
-    }
-  }
-  return n;
-}
-
-/* _bench_prefix_loop(hp, keys, reps) -> n: the C limit of hp:encode.
- * Builds prefix .. key for every key, reps times, into a C buffer: no Lua
- * call and no Lua string per key. A cheap sink keeps the work live. */
-static int l_bench_prefix_loop(lua_State *L) {
-  const lprefix *self = (const lprefix *)luaL_checkudata(L, 1, MT_PREFIX);
-  const char **ps;
-  size_t *ns;
-  int n, k, r, reps = (int)luaL_checkinteger(L, 3);
-  unsigned sink = 0;
-  char buf[32 + SHORT_KEY];
-  luaL_checktype(L, 2, LUA_TTABLE);
-  n = collect_keys(L, 2, &ps, &ns);
-  for (r = 0; r < reps; r++) {
-    for (k = 0; k < n; k++) {
-      size_t len = build_key(self, ps[k], ns[k], buf);
-      sink += (unsigned char)buf[0] + (unsigned char)buf[len - 1];
-    }
-  }
-  free(ps);
-  free(ns);
-  lua_pushinteger(L, (lua_Integer)sink);
-  return 1;
-}
-
-/* _bench_prefix_check(hp, keys) -> FNV-1a (hex) of the keys the C loop
- * builds, to compare with _bench_fnv over what the Lua API returned. */
-static int l_bench_prefix_check(lua_State *L) {
-  const lprefix *self = (const lprefix *)luaL_checkudata(L, 1, MT_PREFIX);
-  const char **ps;
-  size_t *ns;
-  int n, k;
-  uint64_t h = 14695981039346656037ULL;
-  char buf[32 + SHORT_KEY], hex[17];
-  luaL_checktype(L, 2, LUA_TTABLE);
-  n = collect_keys(L, 2, &ps, &ns);
-  for (k = 0; k < n; k++) h = fnv1a(h, buf, build_key(self, ps[k], ns[k], buf));
-  free(ps);
-  free(ns);
-  hash_hex((const unsigned char *)&h, 8, hex);
-  lua_pushlstring(L, hex, 16);
-  return 1;
-}
-
-/* _bench_fnv(strings) -> FNV-1a (hex) over the strings, as above */
-static int l_bench_fnv(lua_State *L) {
-  uint64_t h = 14695981039346656037ULL;
-  int n, k;
-  char hex[17];
-  luaL_checktype(L, 1, LUA_TTABLE);
-  n = (int)lua_rawlen(L, 1);
-  for (k = 1; k <= n; k++) {
-    size_t len;
-    const char *s;
-    lua_rawgeti(L, 1, k);
-    s = luaL_checklstring(L, -1, &len);
-    h = fnv1a(h, s, len);
-    lua_pop(L, 1);
-  }
-  hash_hex((const unsigned char *)&h, 8, hex);
-  lua_pushlstring(L, hex, 16);
-  return 1;
-}
-
 void otsk_key_open_prefix(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"prefix", m_prefix}, {"encode", m_encode}, {"encode_many", m_encode_many},
@@ -270,10 +169,7 @@ void otsk_key_open_prefix(lua_State *L) {
   static const luaL_Reg meta[] = {{"__tostring", m_tostring}, {NULL, NULL}};
   static const luaL_Reg fns[] = {
     {"hash_prefix_new", l_prefix_new}, {"bucket", l_bucket},
-    {"reverse_ts", l_reverse_ts},
-    {"_bench_prefix_loop", l_bench_prefix_loop},
-    {"_bench_prefix_check", l_bench_prefix_check}, {"_bench_fnv", l_bench_fnv},
-    {NULL, NULL}
+    {"reverse_ts", l_reverse_ts}, {NULL, NULL}
   };
   otsk_newclass_uv(L, MT_PREFIX, methods, meta);
   otsk_setfuncs(L, fns);

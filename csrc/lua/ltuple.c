@@ -1,5 +1,6 @@
 /* ltuple.c -- Lua binding of tuple.c: pack / unpack and their descending
- * variants, the null sentinel and the text / int / double wrappers. */
+ * variants, the null sentinel, the text / int / double wrappers and first
+ * (the first element of a packed key). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,12 +316,27 @@ static void new_mt(lua_State *L, const char *name) {
   lua_setfield(L, -2, "__name");
 }
 
+/* first(key) -> the bytes of the first element of a packed tuple (the
+ * encoded partition-key value of a row key) | nil, msg, "BadTuple" */
+static int l_first(lua_State *L) {
+  size_t n;
+  const char *k = luaL_checklstring(L, 1, &n);
+  tuple_reader r;
+  tuple_item it;
+  tuple_reader_init(&r, k, n, 0);
+  if (tuple_read(&r, &it) != 1)
+    return otsk_fail(L, "BadTuple", "no first tuple element: %s", r.err ? r.err : "empty");
+  lua_pushlstring(L, k, r.pos);
+  return 1;
+}
+
+
 void otsk_key_open_tuple(lua_State *L) {
   static const luaL_Reg fns[] = {
     {"pack", l_pack}, {"pack_desc", l_pack_desc},
     {"unpack", l_unpack}, {"unpack_desc", l_unpack_desc},
     {"text", l_text}, {"int", l_int}, {"double", l_double},
-    {NULL, NULL}
+    {"first", l_first}, {NULL, NULL}
   };
   const luaL_Reg *f;
   scratch *sc;

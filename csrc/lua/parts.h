@@ -12,6 +12,8 @@
   X(chunk) \
   X(merge) \
   X(kv) \
+  X(row) \
+  X(resume) \
   X(wire) \
   X(http)
 

@@ -360,7 +360,7 @@ function merge.read(opts)
 
   local after = {}
   if opts.cursor ~= nil then
-    local c, msg, code = C.cursor_decode(opts.cursor, secret)
+    local c, msg, code = core.resume.decode(opts.cursor, secret)
     if not c then return nil, msg, code end
     if c.k ~= k then return bad_cursor("it was made for " .. c.k .. " sources, not " .. k) end
     if c.desc ~= desc then return bad_cursor("it was made for the other order") end
@@ -432,7 +432,7 @@ function merge.read(opts)
     local src, ikey = m:last()
     local ckey = typed and pk_values(out[n], key) or ikey
     local msg, code
-    cursor, msg, code = C.cursor_encode(k, src, desc, dedup, typed, ckey, secret)
+    cursor, msg, code = core.resume.encode(k, src, desc, dedup, typed, ckey, secret)
     if not cursor then m:close(); return nil, msg, code end
   end
   m:close()

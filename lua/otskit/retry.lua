@@ -196,20 +196,61 @@ end
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
 local unpack = table.unpack or unpack
 
+--- How a callee failed, as one error value. fn / send fail in any of
+-- otskit's conventions:
+--   nil, message, code [, ...]  (the store, the client, the patterns)
+--                               -> { code = code, message = message, values = {n = , ...} }
+--                                  (values: everything fn returned, so
+--                                  extra values such as a request id or
+--                                  an HTTP status are kept)
+--   nil, err                    err a code string ("OTSServerBusy", or a
+--                               transport message such as "timeout") or a
+--                               table { code, message, http_status, retry_after }
+--   error(err) with err a table carrying a string `code` (raised)
+-- Anything else raised (a string: a programming mistake) is re-raised.
+local function failure_of(r)
+  if r[3] ~= nil and type(r[2]) ~= "table" then
+    return { code = r[3], message = r[2], values = r }
+  end
+  return r[2]
+end
+
+-- fn(...) under pcall: the results packed, or for a raised error table
+-- with a code, { nil, err }; other raised errors propagate unchanged.
+local function attempt_call(fn, ...)
+  local r = pack(pcall(fn, ...))
+  if r[1] then
+    local n = r.n
+    for i = 2, n do r[i - 1] = r[i] end
+    r[n], r.n = nil, n - 1
+    return r
+  end
+  local e = r[2]
+  if type(e) == "table" and type(e.code) == "string" then return { n = 2, nil, e } end
+  error(e, 0)
+end
+
+local function failed(r) return not r[1] and (r[2] ~= nil or r[3] ~= nil) end
+
 --- retry.call(fn, opts) -> fn's results, or nil, message, code, attempts,
--- last_error. fn(attempt) returns its results on success, or nil (or
--- false) and an error value (a code string or { code, message,
--- http_status, retry_after }) on failure; an error raised by fn is not
--- caught. Retries while opts.classify(err) (default retry.tablestore(err,
--- opts.op, opts)) says "retry" or "throttle", until the schedule stops
--- (message names "max_attempts" or "deadline", code is the last error's)
--- or the budget refuses (message "retry budget exhausted", code
--- "RetryBudgetExhausted"). opts: op, idempotent, conditional, classify,
--- backoff (options for backoff.new, over retry.defaults) or schedule (a
--- schedule object, reset first; do not share one between concurrent
--- calls), budget (default retry.budget; false: none), sleep (default
--- ngx.sleep where it may yield, else a nanosleep), clock (seconds).
--- err.retry_after (seconds) stretches the delay up to computed + 5 s.
+-- last_error. fn(attempt) returns its results on success, or fails in
+-- any of otskit's conventions: `nil, message, code` (code is what is
+-- classified and returned; last_error is then { code, message, values =
+-- everything fn returned, with n }), `nil, err` (err a code string or a
+-- table { code, message, http_status, retry_after }), or by raising a
+-- table with a string `code` (treated as a returned error). Any other
+-- raised error (a string: a programming mistake) is not retried and
+-- propagates unchanged. Retries while opts.classify(err, attempt)
+-- (default retry.tablestore(err, opts.op, opts)) says "retry" or
+-- "throttle", until the schedule stops (message names "max_attempts" or
+-- "deadline", code is the last error's) or the budget refuses (message
+-- "retry budget exhausted", code "RetryBudgetExhausted"). opts: op,
+-- idempotent, conditional, classify, backoff (options for backoff.new,
+-- over retry.defaults) or schedule (a schedule object, reset first; do
+-- not share one between concurrent calls), budget (default retry.budget;
+-- false: none), sleep (default ngx.sleep where it may yield, else a
+-- nanosleep), clock (seconds). err.retry_after (seconds) stretches the
+-- delay up to computed + 5 s.
 function retry.call(fn, opts)
   if type(fn) ~= "function" then fail("call: fn must be a function (got %s)", type(fn)) end
   local m = setup(opts, "call")
@@ -218,12 +259,12 @@ function retry.call(fn, opts)
   local attempt = 0
   while true do
     attempt = attempt + 1
-    local r = pack(fn(attempt))
-    if r[1] or r[2] == nil then
+    local r = attempt_call(fn, attempt)
+    if not failed(r) then
       if m.budget then m.budget:success(m.kind, m.now and m.now()) end
       return unpack(r, 1, r.n)
     end
-    local err = r[2]
+    local err = failure_of(r)
     local msg, code = describe(err)
     local verdict = m.classify(err, attempt)
     if verdict ~= "retry" and verdict ~= "throttle" then
@@ -247,7 +288,9 @@ local function row_ok(r) return r == true or (type(r) == "table" and r.ok == tru
 -- send(batch, attempt) writes a batch (a sub-list of rows, in order) and
 -- returns one result per row, in the same order: true (or { ok = true })
 -- for a written row, or the row's error (a code string or { code,
--- message }); or nil, err when the whole request failed. Only failed rows
+-- message }, e.g. the store's { ok = false, code, message }); or it fails
+-- as a whole as fn of retry.call does (nil, message, code; nil, err; a
+-- raised error table with a code). Only failed rows
 -- whose errors retry.tablestore(err, opts.op or "BatchWriteRow", opts)
 -- calls retryable are sent again, under one schedule and budget (opts as
 -- for retry.call). results[i] is true or the final error of rows[i]; a
@@ -269,7 +312,9 @@ function retry.batch_write(send, rows, opts)
     attempt = attempt + 1
     local batch = {}
     for j, i in ipairs(pending) do batch[j] = rows[i] end
-    local res, err = send(batch, attempt)
+    local r = attempt_call(send, batch, attempt)
+    local res, err = r[1], nil
+    if res == nil or res == false then res, err = nil, failure_of(r) end
     local again, verdict, last = {}, nil, nil
     if res == nil then
       local v = classify(err, attempt)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "check.h"
 #include "kv.h"
 
@@ -20,7 +21,7 @@ static unsigned rnd(unsigned n) {
 
 static int cmp_mkey(const void *a, const void *b) {
   const mkey *x = a, *y = b;
-  return kv_cmp(x->k, x->n, y->k, y->n);
+  return bytes_cmp(x->k, x->n, y->k, y->n);
 }
 
 /* the model's answer to a scan of [lo, hi) into out (indices) */
@@ -30,8 +31,8 @@ static int model_scan(mkey *m, int nm, const mkey *lo, const mkey *hi,
   for (i = 0; i < nm; i++) {
     int j = reverse ? nm - 1 - i : i;
     if (!m[j].present) continue;
-    if (lo && kv_cmp(m[j].k, m[j].n, lo->k, lo->n) < 0) continue;
-    if (hi && kv_cmp(m[j].k, m[j].n, hi->k, hi->n) >= 0) continue;
+    if (lo && bytes_cmp(m[j].k, m[j].n, lo->k, lo->n) < 0) continue;
+    if (hi && bytes_cmp(m[j].k, m[j].n, hi->k, hi->n) >= 0) continue;
     if (limit >= 0 && n >= limit) break;
     out[n++] = j;
   }
@@ -105,7 +106,7 @@ int main(void) {
     CHECK(kv_scan(t, &c, lo ? lo->k : NULL, lo ? lo->n : 0, hi ? hi->k : NULL,
                   hi ? hi->n : 0, reverse, limit) == KV_OK);
     while (kv_next(&c, &k, &kl, &v, &vl) == KV_ROW) {
-      if (got >= n || kv_cmp(k, kl, m[want[got]].k, m[want[got]].n) != 0 ||
+      if (got >= n || bytes_cmp(k, kl, m[want[got]].k, m[want[got]].n) != 0 ||
           memcmp(v, &m[want[got]].val, sizeof(int)) != 0)
         ok = 0;
       got++;
@@ -172,8 +173,8 @@ int main(void) {
     kv_cursor_close(&b);
   }
 
-  CHECK(kv_cmp("a", 1, "ab", 2) < 0 && kv_cmp("b", 1, "ab", 2) > 0);
-  CHECK(kv_cmp("\0", 1, "", 0) > 0 && kv_cmp("", 0, "", 0) == 0);
-  CHECK(kv_cmp("\377", 1, "\1", 1) > 0);
+  CHECK(bytes_cmp("a", 1, "ab", 2) < 0 && bytes_cmp("b", 1, "ab", 2) > 0);
+  CHECK(bytes_cmp("\0", 1, "", 0) > 0 && bytes_cmp("", 0, "", 0) == 0);
+  CHECK(bytes_cmp("\377", 1, "\1", 1) > 0);
   return check_done();
 }

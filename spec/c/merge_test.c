@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "check.h"
-#include "cursor.h"
+#include "resume.h"
 #include "merge.h"
 
 static unsigned long rs = 12345;
@@ -22,7 +23,7 @@ static merge *g_reuse;
 
 static int row_cmp(const void *a, const void *b) {
   const row *x = (const row *)a, *y = (const row *)b;
-  int c = merge_keycmp(x->key, x->len, y->key, y->len);
+  int c = bytes_cmp(x->key, x->len, y->key, y->len);
   if (c) return g_desc ? -c : c;
   return x->src - y->src;
 }
@@ -83,7 +84,7 @@ static int trial(int k, int desc, int dedup, unsigned limit) {
   if (dedup) { /* keep the first of equal keys */
     size_t w = 0;
     for (i = 0; i < total; i++)
-      if (w == 0 || merge_keycmp(all[w - 1].key, all[w - 1].len, all[i].key, all[i].len) != 0)
+      if (w == 0 || bytes_cmp(all[w - 1].key, all[w - 1].len, all[i].key, all[i].len) != 0)
         all[w++] = all[i];
     total = w;
   }
@@ -187,14 +188,14 @@ static void test_errors(void) {
 }
 
 static void test_cursor(void) {
-  static cursor c, d;
-  char text[CURSOR_MAX_TEXT];
+  static resume_token c, d;
+  char text[RESUME_MAX_TEXT];
   const char *why = NULL;
   const unsigned char *key = (const unsigned char *)"sixteen byte key!";
   size_t n, i;
-  unsigned char big[CURSOR_MAX_PART + 1];
+  unsigned char big[RESUME_MAX_PART + 1];
   memset(&c, 0, sizeof c);
-  c.flags = CURSOR_F_DESC | CURSOR_F_TYPED;
+  c.flags = RESUME_F_DESC | RESUME_F_TYPED;
   c.k = 16;
   c.src = 15;
   c.nparts = 3;
@@ -204,10 +205,10 @@ static void test_cursor(void) {
   c.part[1].n = 3;
   c.part[2].is_int = 1;
   c.part[2].i = -1;
-  n = cursor_encode(&c, key, 17, text, &why);
+  n = resume_encode(&c, key, 17, text, &why);
   CHECK(n > 0);
   for (i = 0; i < n; i++) CHECK(strchr("+/=", text[i]) == NULL);
-  CHECK(cursor_decode(text, n, key, 17, &d, &why) == 0);
+  CHECK(resume_decode(text, n, key, 17, &d, &why) == 0);
   CHECK(d.flags == c.flags && d.k == 16 && d.src == 15 && d.nparts == 3);
   CHECK(d.part[0].is_int && d.part[0].i == INT64_MIN);
   CHECK(!d.part[1].is_int && d.part[1].n == 3 && memcmp(d.part[1].s, "a\0b", 3) == 0);
@@ -216,18 +217,18 @@ static void test_cursor(void) {
   for (i = 0; i < n; i++) {
     char saved = text[i];
     int bad = 1;
-    CHECK(cursor_decode(text, i, key, 17, &d, &why) != 0);
+    CHECK(resume_decode(text, i, key, 17, &d, &why) != 0);
     text[i] = saved == 'A' ? 'B' : 'A';
-    bad = cursor_decode(text, n, key, 17, &d, &why) != 0;
+    bad = resume_decode(text, n, key, 17, &d, &why) != 0;
     CHECK(bad);
     text[i] = saved;
   }
-  CHECK(cursor_decode(text, n, (const unsigned char *)"another key 1234", 16, &d, &why) != 0);
-  CHECK(cursor_decode(text, n, NULL, 0, &d, &why) != 0);
+  CHECK(resume_decode(text, n, (const unsigned char *)"another key 1234", 16, &d, &why) != 0);
+  CHECK(resume_decode(text, n, NULL, 0, &d, &why) != 0);
   /* unsigned: accepted without a secret only */
-  n = cursor_encode(&c, NULL, 0, text, &why);
-  CHECK(cursor_decode(text, n, NULL, 0, &d, &why) == 0);
-  CHECK(cursor_decode(text, n, key, 17, &d, &why) != 0);
+  n = resume_encode(&c, NULL, 0, text, &why);
+  CHECK(resume_decode(text, n, NULL, 0, &d, &why) == 0);
+  CHECK(resume_decode(text, n, key, 17, &d, &why) != 0);
   /* limits */
   memset(big, 'x', sizeof big);
   c.flags = 0;
@@ -235,14 +236,14 @@ static void test_cursor(void) {
   c.part[0].is_int = 0;
   c.part[0].s = big;
   c.part[0].n = sizeof big;
-  CHECK(cursor_encode(&c, NULL, 0, text, &why) == 0);
-  c.part[0].n = CURSOR_MAX_PART;
-  n = cursor_encode(&c, key, 17, text, &why);
-  CHECK(n > 0 && cursor_decode(text, n, key, 17, &d, &why) == 0 && d.part[0].n == CURSOR_MAX_PART);
+  CHECK(resume_encode(&c, NULL, 0, text, &why) == 0);
+  c.part[0].n = RESUME_MAX_PART;
+  n = resume_encode(&c, key, 17, text, &why);
+  CHECK(n > 0 && resume_decode(text, n, key, 17, &d, &why) == 0 && d.part[0].n == RESUME_MAX_PART);
   c.src = 16;
-  CHECK(cursor_encode(&c, NULL, 0, text, &why) == 0);
-  CHECK(cursor_decode("", 0, NULL, 0, &d, &why) != 0);
-  CHECK(cursor_decode("AQAAAQAAAXMAAWF", 15, NULL, 0, &d, &why) != 0); /* non-canonical tail */
+  CHECK(resume_encode(&c, NULL, 0, text, &why) == 0);
+  CHECK(resume_decode("", 0, NULL, 0, &d, &why) != 0);
+  CHECK(resume_decode("AQAAAQAAAXMAAWF", 15, NULL, 0, &d, &why) != 0); /* non-canonical tail */
 }
 
 /* merge_bound is exact on distinct keys: the rows up to the last key of

@@ -11,7 +11,7 @@
 --
 -- Bad input gets a 4xx with {"error": "...", "code": "..."}; nothing a
 -- client sends may turn into a 500 (spec/openresty checks the error log).
-local json = require "dkjson"
+local json = require "gateway.json"
 local backoff = require "otskit.backoff"
 
 local app = {}
@@ -31,7 +31,17 @@ end
 --- init{ db, buckets } (init_by_lua): settings and the cursor secret. The
 -- secret is drawn here, before the fork, because a cursor one worker signs
 -- must be accepted by every other worker.
+-- The shared dicts the gateway needs: without one, nginx must refuse to
+-- start (naming the directive), not answer every request with a 500.
+app.SHARED_DICTS = { { "otskit_budget", "1m" }, { "otskit_gw", "4m" } }
+
 function app.init(opts)
+  for _, d in ipairs(app.SHARED_DICTS) do
+    if not ngx.shared[d[1]] then
+      error(("otskit gateway: nginx.conf has no shared dict %s: add `lua_shared_dict %s %s;` to its http block")
+        :format(d[1], d[1], d[2]), 0)
+    end
+  end
   cfg.db = assert(opts.db, "gateway: db path")
   cfg.buckets = opts.buckets or cfg.buckets
   cfg.secret = urandom(32)
@@ -191,8 +201,7 @@ local MAX_DEPTH = 32
 -- decodes a JSON body: doc | nil, reason
 local function decode(body)
   if too_deep(body, MAX_DEPTH) then return nil, "JSON nested deeper than " .. MAX_DEPTH end
-  local doc, _, err = json.decode(body, 1, json.null)
-  return doc, err
+  return json.decode(body)
 end
 
 local function read_body()
@@ -287,7 +296,7 @@ local function events_get()
   end
   local out = {}
   for i, p in ipairs(rows) do out[i] = { ts = p.ts, id = p.id, v = p.columns.v } end
-  return reply(200, { rows = out, cursor = c or json.null })
+  return reply(200, { rows = json.array(out), cursor = c or json.null })
 end
 
 local function events_post()
@@ -418,6 +427,7 @@ function app.admin()
         out.counters[k:sub(3)] = dict:get(k)
       end
     end
+    out.workers = json.array(out.workers)
     out.budget = require("gateway.series").budget_available()
     out.key_path = require("otskit.key").path
     out.ffi_why = require("otskit.key").ffi_why

@@ -2,7 +2,7 @@
 -- (OpenResty's LuaJIT), reached through /_admin/bench/<name>; used by
 -- bench/openresty.sh, never by a request path.
 local key = require "otskit.key"
-local json = require "dkjson"
+local json = require "gateway.json"
 
 local bench = {}
 

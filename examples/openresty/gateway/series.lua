@@ -168,7 +168,8 @@ function series.read(q)
   if not rows then return nil, cursor, code end
   local out = {}
   for i, r in ipairs(rows) do out[i] = { ts = r.ts, v = r.v } end
-  return { rows = out, cursor = cursor or require("dkjson").null }
+  local json = require "gateway.json"
+  return { rows = json.array(out), cursor = cursor or json.null }
 end
 
 --- read_bucket(id, b, limit) -> rows | nil, msg, code: one bucket read of

@@ -57,28 +57,53 @@ local analyze = {}
 
 local function raise(fmt, ...) error("otskit.analyze: " .. fmt:format(...), 3) end
 
--- a deterministic PRNG (Park-Miller), the same on both interpreters
+-- a deterministic PRNG (Park-Miller), the same on both interpreters.
+-- Its functions work called either way, rng.int(1, 6) or rng:int(1, 6);
+-- bad arguments raise naming the function.
 local function rng(seed)
   local s = math.floor(seed or 1) % 2147483647
   if s <= 0 then s = s + 2147483646 end
   local r = {}
   local function step() s = (s * 48271) % 2147483647; return s end
-  function r.int(lo, hi) return lo + step() % (hi - lo + 1) end
+  local function int(lo, hi)
+    if type(lo) ~= "number" or type(hi) ~= "number" or lo ~= math.floor(lo) or hi ~= math.floor(hi) or hi < lo then
+      error(("otskit.analyze: rng.int(lo, hi) needs integers lo <= hi, got %s, %s"):format(tostring(lo), tostring(hi)), 2)
+    end
+    return lo + step() % (hi - lo + 1)
+  end
+  function r.int(a, b, c)
+    if a == r then a, b = b, c end
+    return int(a, b)
+  end
   function r.float() return (step() - 1) / 2147483646 end
-  function r.shuffle(a)
-    for i = #a, 2, -1 do local j = r.int(1, i); a[i], a[j] = a[j], a[i] end
+  function r.shuffle(a, b)
+    if a == r then a = b end
+    if type(a) ~= "table" then error("otskit.analyze: rng.shuffle(list) needs a list, got " .. type(a), 2) end
+    for i = #a, 2, -1 do local j = int(1, i); a[i], a[j] = a[j], a[i] end
     return a
   end
-  function r.pick(a) return a[r.int(1, #a)] end
+  function r.pick(a, b)
+    if a == r then a = b end
+    if type(a) ~= "table" or #a == 0 then error("otskit.analyze: rng.pick(list) needs a non-empty list", 2) end
+    return a[int(1, #a)]
+  end
   return r
 end
 analyze.rng = rng
+
+local SCENARIO_KEYS = {}
+for k in ("name title note ops rate queries capacity split_rows split_bytes split_load seed latency "
+          .. "window picture item query_item designs"):gmatch("%S+") do SCENARIO_KEYS[k] = true end
+local DESIGN_KEYS = { name = true, label = true, setup = true, write = true, query = true, report = true }
 
 --- analyze.check(scenario) -> scenario with defaults filled; raises on a
 -- malformed one, naming what is wrong.
 function analyze.check(sc)
   if type(sc) ~= "table" then raise("a scenario must be a table (the file must return one)") end
   if type(sc.name) ~= "string" or not sc.name:match("^[%w_%-]+$") then raise("scenario.name must be a short id") end
+  for k in pairs(sc) do
+    if not SCENARIO_KEYS[k] then raise("scenario %s: unknown field '%s'", sc.name, tostring(k)) end
+  end
   local function int(field, def, lo, hi)
     local v = sc[field]
     if v == nil then v = def end
@@ -96,6 +121,12 @@ function analyze.check(sc)
   if sc.split_load ~= false then int("split_load", nil, 1, 1e12) end
   if sc.rate == nil then sc.rate = 100 end
   if type(sc.rate) ~= "number" or not (sc.rate > 0) then raise("scenario %s: rate must be > 0", sc.name) end
+  for _, f in ipairs { "latency", "window" } do
+    local v = sc[f]
+    if v ~= nil and (type(v) ~= "number" or not (v >= 0 and v < math.huge) or (f == "window" and v <= 0)) then
+      raise("scenario %s: %s must be a number of seconds%s", sc.name, f, f == "window" and " > 0" or " >= 0")
+    end
+  end
   if sc.capacity == nil then sc.capacity = 25 end
   if sc.capacity ~= false and (type(sc.capacity) ~= "number" or sc.capacity < 1) then
     raise("scenario %s: capacity must be a number >= 1 or false", sc.name)
@@ -106,6 +137,9 @@ function analyze.check(sc)
   if type(sc.designs) ~= "table" or #sc.designs < 1 then raise("scenario %s: designs must list at least one design", sc.name) end
   for i, d in ipairs(sc.designs) do
     if type(d) ~= "table" or type(d.name) ~= "string" then raise("scenario %s: design %d needs a name", sc.name, i) end
+    for k in pairs(d) do
+      if not DESIGN_KEYS[k] then raise("scenario %s: design %s: unknown field '%s'", sc.name, d.name, tostring(k)) end
+    end
     for _, f in ipairs { "setup", "write" } do
       if type(d[f]) ~= "function" then raise("scenario %s: design %s needs a %s function", sc.name, d.name, f) end
     end
@@ -124,6 +158,63 @@ local function counting_budget()
   function b.available() return math.huge end
   return b
 end
+
+---------------------------------------------------------------------------
+-- Calling the user's functions: an error names the user's file and line
+
+-- the first "file:line" of src in text (a message or a traceback)
+local function find_in(text, src)
+  local esc = src:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")
+  return text:match(esc .. ":(%d+):")
+end
+
+local function handler(e)
+  if type(e) == "table" and e.analyze_error then
+    e.tb = e.tb .. "\n" .. debug.traceback("", 2)
+    return e
+  end
+  return { analyze_error = true, msg = e, tb = debug.traceback("", 2) }
+end
+
+-- an error inside a coroutine (env.concurrent): its own traceback kept
+local function co_error(co, err)
+  if type(err) == "table" and err.analyze_error then return err end
+  return { analyze_error = true, msg = err, tb = debug.traceback(co, "", 0) }
+end
+
+--- user_call(what, f, ...) -> f's results. f is a function of the user's
+-- scenario; an error it raises (or raises in otskit code it called) is
+-- raised again as "otskit.analyze: FILE:LINE: <what> failed: <message>"
+-- where FILE:LINE is the innermost line of f's file, followed by the
+-- traceback lines in that file.
+local pack = table.pack or function(...) return { n = select("#", ...), ... } end
+local unpack = table.unpack or unpack
+local reported = {}
+local function user_call(what, f, ...)
+  local r = pack(xpcall(f, handler, ...))
+  if r[1] then return unpack(r, 2, r.n) end
+  local e = r[2]
+  local inner = type(e) == "table" and e.msg or e
+  if type(inner) == "string" and reported[inner] then error(inner, 0) end  -- from a nested user_call
+  local src = debug.getinfo(f, "S").short_src
+  local msg = type(e) == "table" and e.msg or e
+  if type(msg) == "table" and msg.message then msg = msg.message end
+  msg = tostring(msg):gsub("^otskit%.analyze: ", "")
+  local tb = type(e) == "table" and e.tb or ""
+  local line = find_in(msg, src) or find_in(tb, src)
+  local where = line and (src .. ":" .. line) or src
+  if line and msg:sub(1, #where + 2) == where .. ": " then msg = msg:sub(#where + 3) end
+  msg = msg:gsub("^otskit%.analyze: ", "")
+  local mine = {}
+  for l in tb:gmatch("[^\n]+") do
+    if l:find(src, 1, true) then mine[#mine + 1] = "    " .. l:gsub("^%s+", "") end
+  end
+  local text = ("otskit.analyze: %s: %s failed: %s"):format(where, what, msg)
+  if #mine > 0 then text = text .. "\n  traceback in " .. src .. ":\n" .. table.concat(mine, "\n") end
+  reported[text] = true
+  error(text, 0)
+end
+analyze.user_call = user_call
 
 -- Concurrent clients, simulated: each client is a coroutine with its own
 -- clock. The scheduler always resumes the client whose clock is earliest
@@ -153,7 +244,7 @@ local function make_sim(get_now, set_now, r, latency)
       sim.running = c
       local ok, err = coroutine.resume(c.co)
       sim.running = nil
-      if not ok then error(err, 0) end
+      if not ok then error(co_error(c.co, err), 0) end
       c.t = get_now()
       if c.t > last then last = c.t end
     end
@@ -204,6 +295,58 @@ local function seeded_schedule(r, base_opts)
   return sched
 end
 
+-- A design is flagged when, in some second with >= 10 rows written, its
+-- hottest partition took more than this share of them.
+analyze.HOT_SHARE = 0.5
+
+local function show(v)
+  if type(v) == "string" then return ("%q"):format(v) end
+  return ("%.17g"):format(v)
+end
+
+--- analyze.hot_spot(meter, worst, ids) -> { second, partition, rows,
+-- total, share, keys, cause }: the worst second of a design whose hottest
+-- partition took most of that second's writes, and why: the partition-key
+-- values that partition took (one value repeated: the first key column
+-- does not differ between writers of one second; a run of values: keys
+-- that grow with time land on the tail partition).
+function analyze.hot_spot(m, worst, ids)
+  local id = worst.id
+  local h = { second = worst.w * m.window, partition = id, rows = worst.rows, total = worst.total,
+              share = worst.rows / worst.total }
+  local tbl = id:match("^(.*)#[^#]*$") or id
+  local nparts = 0
+  for _, x in ipairs(ids) do if x:match("^(.*)#[^#]*$") == tbl then nparts = nparts + 1 end end
+  local kp = m.keys[worst.w] and m.keys[worst.w][id]
+  local vals = {}
+  if kp then
+    for v in pairs(kp.vals) do vals[#vals + 1] = v end
+    table.sort(vals, function(a, b)
+      if type(a) ~= type(b) then return type(a) == "number" end
+      return a < b
+    end)
+  end
+  h.keys = #vals
+  if #vals == 1 and not kp.more then
+    h.cause = ("all %d rows had the same partition key, %s: every writer of that second wrote under one "
+      .. "first-key value (a hot seller or counter row, or ts mod N buckets when many writers share one "
+      .. "timestamp); start the key with something that differs between writers, e.g. hash(device) mod N "
+      .. "(patterns.timeseries: by = \"id\")"):format(worst.rows, show(vals[1]))
+  elseif #vals > 1 and nparts == 1 then
+    h.cause = ("%s%d partition keys (%s .. %s) on the table's only partition: pre-split the table "
+      .. "(create_table splits) or spread the first key column over a hash prefix"):format(
+      kp.more and "over " or "", #vals, show(vals[1]), show(vals[#vals]))
+  elseif #vals > 1 then
+    h.cause = ("%s%d neighbouring partition keys (%s .. %s) in one partition: a first key column that "
+      .. "grows with time (a timestamp or a sequence) sends every write to the tail of the key range; "
+      .. "prefix it with a hash or a bucket (ts mod N, hash(id) mod N)"):format(
+      kp.more and "over " or "", #vals, show(vals[1]), show(vals[#vals]))
+  else
+    h.cause = "one partition took most of the writes"
+  end
+  return h
+end
+
 local function run_design(sc, d, items, qitems, progress, client)
   local now = 0
   local db = assert(store.open { clock = function() return now end,
@@ -223,23 +366,42 @@ local function run_design(sc, d, items, qitems, progress, client)
     retry = { sleep = function(s) now = now + s; sim.pause() end, clock = function() return now end, budget = budget,
               schedule = seeded_schedule(r) },
     now = function() return now end,
-    set_time = function(t) now = t end,
-    concurrent = sim.concurrent,
+    set_time = function(t)
+      if type(t) ~= "number" or t ~= t then error("otskit.analyze: env.set_time(t) needs a number of seconds", 2) end
+      now = t
+    end,
+    concurrent = function(fns)
+      if type(fns) ~= "table" then error("otskit.analyze: env.concurrent(fns) needs a list of functions", 2) end
+      for i, f in ipairs(fns) do
+        if type(f) ~= "function" then error(("otskit.analyze: env.concurrent: fns[%d] is not a function"):format(i), 2) end
+      end
+      return sim.concurrent(fns)
+    end,
     yielding = sim.yielding(m),
     scenario = sc,
   }
   -- env.retry with other backoff options (still seeded and counted)
   function env.retry_with(backoff_opts)
+    if backoff_opts ~= nil and type(backoff_opts) ~= "table" then
+      error("otskit.analyze: env.retry_with(backoff_opts) needs a table of backoff options", 2)
+    end
     local o = {}
     for k, v in pairs(env.retry) do o[k] = v end
     o.schedule = seeded_schedule(r, backoff_opts)
     return o
   end
-  local state = d.setup(env)
+  -- every env function works called either way: env.now() or env:now()
+  for k, f in pairs(env) do
+    if type(f) == "function" then
+      env[k] = function(a, ...) if a == env then return f(...) end return f(a, ...) end
+    end
+  end
+  local what = ("scenario %s, design %s, "):format(sc.name, d.name)
+  local state = user_call(what .. "setup", d.setup, env)
   local failed, last = 0, 0
   for i = 1, sc.ops do
     now = (i - 1) / sc.rate
-    local ok = d.write(state, items[i], env)
+    local ok = user_call(what .. "write (operation " .. i .. ")", d.write, state, items[i], env)
     if not ok then failed = failed + 1 end
     if now > last then last = now end
     if progress and (i % 100 == 0 or i == sc.ops) then progress(i, sc.ops) end
@@ -249,14 +411,18 @@ local function run_design(sc, d, items, qitems, progress, client)
   local qrows, nq, qfailed = 0, 0, 0
   if d.query then
     for q = 1, sc.queries do
-      local rows = d.query(state, qitems[q], env)
+      local rows = user_call(what .. "query " .. q, d.query, state, qitems[q], env)
       nq = nq + 1
       if rows == nil then qfailed = qfailed + 1
       elseif type(rows) == "table" then qrows = qrows + #rows
       elseif type(rows) == "number" then qrows = qrows + rows end
     end
   end
-  local extras = d.report and d.report(state, env) or {}
+  local extras = d.report and user_call(what .. "report", d.report, state, env) or {}
+  if type(extras) ~= "table" then
+    error(("otskit.analyze: scenario %s, design %s: report must return a table of measures, got %s")
+      :format(sc.name, d.name, type(extras)), 0)
+  end
   -- metrics
   local ids = m:partition_order()
   local hottest, total = 0, 0
@@ -268,14 +434,21 @@ local function run_design(sc, d, items, qitems, progress, client)
     if n > 0 then used = used + 1 end
   end
   local peak, sum_share, nwin = 0, 0, 0
+  local hot
   for w = 0, m.max_window do
     local l = m.load[w]
     if l then
-      local tot, top = 0, 0
-      for _, n in pairs(l) do tot = tot + n; if n > top then top = n end end
+      local tot, top, top_id = 0, 0, nil
+      for _, id in ipairs(ids) do
+        local n = l[id]
+        if n then tot = tot + n; if n > top then top, top_id = n, id end end
+      end
       if tot >= 10 then
         local s = top / tot
-        if s > peak then peak = s end
+        if s > peak then
+          peak = s
+          if s > analyze.HOT_SHARE then hot = { w = w, id = top_id, rows = top, total = tot } end
+        end
         sum_share, nwin = sum_share + s, nwin + 1
       end
     end
@@ -296,6 +469,7 @@ local function run_design(sc, d, items, qitems, progress, client)
     write_requests = m.writes.requests,
     seconds = last,
     extras = extras,
+    hot = hot and analyze.hot_spot(m, hot, ids) or nil,
   }
   local heat = { windows = m.max_window + 1, ids = ids, load = m.load, born = m.born,
                  capacity = sc.capacity, window = sc.window or 1 }
@@ -312,8 +486,11 @@ function analyze.run(sc, opts)
   analyze.check(sc)
   local r = rng(sc.seed)
   local items, qitems = {}, {}
-  for i = 1, sc.ops do items[i] = sc.item and sc.item(i, r) or i end
-  for q = 1, sc.queries do qitems[q] = sc.query_item and sc.query_item(q, r) or q end
+  local what = "scenario " .. sc.name .. ", "
+  for i = 1, sc.ops do items[i] = sc.item and user_call(what .. "item(" .. i .. ")", sc.item, i, r) or i end
+  for q = 1, sc.queries do
+    qitems[q] = sc.query_item and user_call(what .. "query_item(" .. q .. ")", sc.query_item, q, r) or q
+  end
   local res = { name = sc.name, title = sc.title, capacity = sc.capacity, rate = sc.rate,
                 note = sc.note, picture = sc.picture, designs = {} }
   for _, d in ipairs(sc.designs) do
@@ -329,7 +506,7 @@ end
 function analyze.load(path)
   local chunk, err = loadfile(path)
   if not chunk then return nil, err end
-  local ok, sc = pcall(chunk)
+  local ok, sc = pcall(user_call, "loading the file", chunk)
   if not ok then return nil, tostring(sc) end
   if type(sc) ~= "table" then return nil, path .. ": must return a scenario table (see `otskit analyze --help`)" end
   local list = sc.designs and { sc } or sc

@@ -35,6 +35,7 @@ function meter.new(db, opts)
     load = {},        -- window index -> { ["table#id"] = rows }
     born = {},        -- "table#id" -> first window seen
     totals = {},      -- "table#id" -> rows
+    keys = {},        -- window index -> { ["table#id"] = { n, vals = { [partition-key value] = rows }, more } }
     sec = {},         -- second -> { ["table#id"] = rows } for throttling
     reads = { write = { requests = 0, rows = 0, bytes = 0 }, query = { requests = 0, rows = 0, bytes = 0 } },
     writes = { requests = 0, rows = 0, throttled = 0 },
@@ -76,12 +77,18 @@ function M:_win()
   return math.floor(self.clock() / self.window)
 end
 
+-- the partition-key (first column) value of a primary key
+local function first_of(pk)
+  local first = type(pk) == "table" and pk[1] or nil
+  if type(first) == "table" and getmetatable(first) == nil then first = first[2] end
+  return first
+end
+
 -- the partition id ("table#id") holding a row with this primary key
 function M:_locate(name, pk)
   local t = self.tables[name] or self:_refresh(name)
   if not t then return nil end
-  local first = pk and pk[1]
-  if type(first) == "table" and getmetatable(first) == nil then first = first[2] end
+  local first = first_of(pk)
   local ok, k = pcall(key.pack, { first })
   if not ok then return nil end
   local lo, hi = 1, t.n
@@ -113,14 +120,31 @@ function M:_admit(id)
   return true
 end
 
--- counts a row the store accepted on partition id
-function M:_record(id)
+-- how many distinct partition-key values are remembered per partition
+-- and window (enough to tell "one value" from "a run of values")
+local MAX_KEYS = 64
+
+-- counts a row the store accepted on partition id; pk: its primary key
+-- (the partition-key values each partition took, per window, name the
+-- cause of a hot spot)
+function M:_record(id, pk)
   if id == nil then return end
   local w = math.floor(self.clock() / self.window)
   if w > self.max_window then self.max_window = w end
   local l = self.load[w]
   if not l then l = {}; self.load[w] = l end
   l[id] = (l[id] or 0) + 1
+  local first = first_of(pk)
+  local tf = type(first)
+  if tf == "string" or tf == "number" then
+    local kw = self.keys[w]
+    if not kw then kw = {}; self.keys[w] = kw end
+    local kp = kw[id]
+    if not kp then kp = { n = 0, vals = {} }; kw[id] = kp end
+    if kp.vals[first] then kp.vals[first] = kp.vals[first] + 1
+    elseif kp.n < MAX_KEYS then kp.n = kp.n + 1; kp.vals[first] = 1
+    else kp.more = true end
+  end
   self.totals[id] = (self.totals[id] or 0) + 1
   self.writes.rows = self.writes.rows + 1
 end
@@ -135,7 +159,7 @@ function M:_single(method, req)
   end
   local res, msg, code = self.db[method](self.db, req)
   if res and type(req) == "table" then
-    self:_record(self:_locate(req.table, req.primary_key))
+    self:_record(self:_locate(req.table, req.primary_key), req.primary_key)
     self:_refresh(req.table)
   end
   return res, msg, code
@@ -155,7 +179,7 @@ function M:batch_write_row(req)
     if type(spec) == "table" and type(spec.rows) == "table" and type(spec.table) == "string" then
       for j, r in ipairs(spec.rows) do
         local id = type(r) == "table" and self:_locate(spec.table, r.primary_key) or nil
-        if self:_admit(id) then rows[#rows + 1] = r; keep[#rows] = id
+        if self:_admit(id) then rows[#rows + 1] = r; keep[#rows] = { id, r.primary_key }
         else refused[i][j] = true end
       end
     else
@@ -176,7 +200,9 @@ function M:batch_write_row(req)
     for _, s in ipairs(sub.tables) do
       if #s.rows > 0 then
         k = k + 1
-        for j, rr in ipairs(res.tables[k].rows) do if rr.ok then self:_record(s.keep[j]) end end
+        for j, rr in ipairs(res.tables[k].rows) do
+          if rr.ok then self:_record(s.keep[j][1], s.keep[j][2]) end
+        end
       end
     end
     for _, s in ipairs(sub.tables) do self:_refresh(s.table) end

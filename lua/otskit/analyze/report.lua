@@ -95,6 +95,15 @@ function report.text(r, index)
       out[#out + 1] = table.concat(rule, "   ")
     end
   end
+  -- designs whose hottest partition took most of some second's writes
+  for _, d in ipairs(r.designs) do
+    local h = d.metrics.hot
+    if h then
+      out[#out + 1] = ("  ! %s: hot partition: in second %d, partition %s took %s of the writes (%d of %d rows)")
+        :format(d.name, h.second, h.partition, pct(h.share), h.rows, h.total)
+      out[#out + 1] = "    cause: " .. h.cause
+    end
+  end
   return out
 end
 

@@ -1,6 +1,6 @@
 --- otskit analyze FILE.lua -- runs your own scenario (the file returns a
 -- table: see otskit.analyze for the contract, and
--- examples/scenario_sessions.lua) the way `otskit demo` runs the built-in
+-- README "The demo and otskit analyze") the way `otskit demo` runs the built-in
 -- ones: every design on a fresh embedded store, the side-by-side table on
 -- stdout, the hot-spot picture as SVG.
 local analyze = require "otskit.analyze"
@@ -116,7 +116,7 @@ function cmd.run(args)
   if not ok then io.stderr:write("otskit analyze: " .. tostring(client) .. "\n"); return 2 end
   local res
   ok, res = pcall(cmd.run_all, list, { svg = out, quiet = args.quiet, prog = "otskit analyze", client = client })
-  if not ok then io.stderr:write("otskit analyze: " .. tostring(res) .. "\n"); return 1 end
+  if not ok then io.stderr:write("otskit analyze: " .. tostring(res):gsub("^otskit%.analyze: ", "") .. "\n"); return 1 end
   return res and 0 or 1
 end
 

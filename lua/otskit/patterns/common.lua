@@ -118,12 +118,15 @@ function common.cursor_secret(secret, tag)
   return secret .. "\0" .. tag
 end
 
-function common.wrap_cursor(tag, c)
+-- bound (optional): what the cursor was made for (a query's range, as
+-- text without "."): written into the cursor, checked on the way back.
+function common.wrap_cursor(tag, c, bound)
   if c == nil then return nil end
+  if bound then return tag .. "." .. bound .. "." .. c end
   return tag .. "." .. c
 end
 
-function common.unwrap_cursor(modname, tag, c)
+function common.unwrap_cursor(modname, tag, c, bound)
   if c == nil then return nil end
   if type(c) ~= "string" then
     return nil, modname .. ": bad cursor (not a string)", "BadCursor"
@@ -132,7 +135,17 @@ function common.unwrap_cursor(modname, tag, c)
   if c:sub(1, #pre) ~= pre then
     return nil, modname .. ": bad cursor (made by another pattern or table)", "BadCursor"
   end
-  return c:sub(#pre + 1)
+  local rest = c:sub(#pre + 1)
+  if bound then
+    local made, inner = rest:match("^([^.]*)%.(.*)$")
+    if made == nil then return nil, modname .. ": bad cursor (no range)", "BadCursor" end
+    if made ~= bound then
+      return nil, ("%s: bad cursor (made for another query: %s, not %s; pass the same range with a cursor)")
+        :format(modname, made, bound), "BadCursor"
+    end
+    return inner
+  end
+  return rest
 end
 
 --- common.opt(opts, name, default): opts[name], or default when nil.

@@ -2,8 +2,11 @@
 -- "ts mod 16 as the first key column, time second").
 --
 -- Table: primary key (bucket INTEGER, ts INTEGER, id STRING). A point's
--- bucket is ts mod N (or a hash of ts and id), so consecutive writes go to
--- N partition-key values instead of the tail of the key space. A read of
+-- bucket is ts mod N, so consecutive writes go to N partition-key values
+-- instead of the tail of the key space. When many writers share one
+-- timestamp (10 000 devices reporting every second), ts mod N sends all
+-- of a second's writes to one bucket: by = "id" buckets by hash(id) mod N
+-- instead (by = "hash": hash(ts, id) mod N). A read of
 -- a time range fans out to every bucket (one BACKWARD get_range each,
 -- in parallel inside OpenResty), merges them newest-first in C
 -- (otskit.merge) and returns pages with an opaque cursor (HMAC-signed when
@@ -13,7 +16,7 @@
 --   local ts = require "otskit.patterns.timeseries"
 --   local s = ts.new{ store = db, table = "metrics", buckets = 16,
 --                     secret = "at least 16 bytes", retry = {...},
---                     get_range = fn, parallel = ..., by = "mod" | "hash" }
+--                     get_range = fn, parallel = ..., by = "mod" | "id" | "hash" }
 --   s:create()                             -> true | nil, msg, code
 --   s:put(ts, id, columns)                 -> true | nil, msg, code
 --   s:put_many{ {ts, id, columns}, ... }   -> true | nil, msg, code, nfailed
@@ -61,10 +64,10 @@ function M.new(opts)
     raise("secret must be a string of at least 16 bytes")
   end
   local by = opts.by or "mod"
-  if by ~= "mod" and by ~= "hash" then raise("by must be \"mod\" or \"hash\"") end
+  if by ~= "mod" and by ~= "hash" and by ~= "id" then raise("by must be \"mod\", \"hash\" or \"id\"") end
   local self = setmetatable({
     table = name, n = n, by = by, parallel = common.parallel_of(opts),
-    buckets = key.buckets { n = n, by = by },
+    buckets = key.buckets { n = n, by = by == "mod" and "mod" or "hash" },
     acc = common.access(opts, MOD), tag = "ts:" .. name,
   }, TS)
   self.secret = common.cursor_secret(secret, self.tag)
@@ -102,9 +105,13 @@ local function check_point(ts, id)
   return id
 end
 
---- s:bucket(ts, id) -> bucket number 0..N-1
+--- s:bucket(ts, id) -> bucket number 0..N-1: ts mod N (by = "mod"),
+-- md5(id) mod N (by = "id": a writer's points stay in one bucket, and
+-- writers that share a timestamp spread over all of them) or
+-- md5("ts,id") mod N (by = "hash").
 function TS:bucket(ts, id)
   if self.by == "mod" then return self.buckets:of(ts) end
+  if self.by == "id" then return self.buckets:of(id or "") end
   return self.buckets:of(("%.0f,%s"):format(ts, id or ""))
 end
 
@@ -169,9 +176,13 @@ function TS:read(q)
   end
   local lm, lmsg, lcode = common.check_limit(MOD, limit)
   if not lm then return nil, lmsg, lcode end
+  -- a cursor carries the range it was made for: another from/to is
+  -- refused (BadCursor), never silently read from the wrong window; with
+  -- a secret, the range is part of what is signed too
+  local bound = ("from=%s,to=%s"):format(from and ("%.0f"):format(from) or "", to and ("%.0f"):format(to) or "")
   local inner, cmsg, ccode
   if q.cursor ~= nil then
-    inner, cmsg, ccode = common.unwrap_cursor(MOD, self.tag, q.cursor)
+    inner, cmsg, ccode = common.unwrap_cursor(MOD, self.tag, q.cursor, bound)
     if not inner then return nil, cmsg, ccode end
   end
   local top, bottom = to or INF_MAX, from or INF_MIN
@@ -189,9 +200,10 @@ function TS:read(q)
       local pk = row.primary_key
       return { ts = pk[2][2], id = pk[3][2], bucket = b, columns = row.columns }
     end,
-    limit = limit, cursor = inner, secret = self.secret, parallel = self.parallel, columns = q.columns })
+    limit = limit, cursor = inner, secret = self.secret and (self.secret .. "\0" .. bound),
+    parallel = self.parallel, columns = q.columns })
   if not rows then return nil, cursor, code end
-  return rows, common.wrap_cursor(self.tag, cursor)
+  return rows, common.wrap_cursor(self.tag, cursor, bound)
 end
 
 return M

@@ -189,7 +189,7 @@ function DB:_attach(name, pk, bounds, popts)
         end
       end,
       pk1 = function(k)
-        local f, m = kv.first(k)
+        local f, m = core.key.first(k)
         if not f then check(nil, "a stored key is not a tuple: " .. m, "KVCorrupt") end
         return f
       end,

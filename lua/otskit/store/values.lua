@@ -127,13 +127,13 @@ function values.compare(ta, a, tb, b)
 end
 
 --- values.encode(names, types, vals) -> bytes of the columns (csrc/core/row.h)
-values.encode = kv.encode_row
+values.encode = require("otskit.core").row.encode
 
 --- values.decode(bytes [, want [, with_types]]) -> cols, types, size:
 -- map name -> value, map name -> type (when with_types), and the
 -- Tablestore size of the kept columns; want: nil (all) or a set of names.
 -- nil, msg, "CorruptRow" for bytes that are not a row.
-values.decode = kv.decode_row
+values.decode = require("otskit.core").row.decode
 
 values.TYPES = { STRING = true, BINARY = true, INTEGER = true, DOUBLE = true, BOOLEAN = true }
 values.INTEGER_MAX = LUA54 and math.maxinteger or 2^63

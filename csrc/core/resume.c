@@ -1,11 +1,12 @@
-/* cursor.c -- encoding, decoding and signing of resume cursors. */
+/* resume.c -- encoding, decoding and signing of merge resume tokens (the
+ * `cursor` option of merge.read; not the kv scan cursor). */
 #include <string.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "cursor.h"
+#include "resume.h"
 
 #define MAC_LEN 32
 static const char b64[] =
@@ -14,7 +15,7 @@ static const char ctx[] = "otskit-cursor"; /* domain separation, NUL included */
 
 static int mac(const unsigned char *secret, size_t slen, const unsigned char *p,
                size_t n, unsigned char *out) {
-  unsigned char buf[sizeof ctx + CURSOR_MAX_RAW];
+  unsigned char buf[sizeof ctx + RESUME_MAX_RAW];
   unsigned int len = 0;
   memcpy(buf, ctx, sizeof ctx);
   memcpy(buf + sizeof ctx, p, n);
@@ -74,31 +75,31 @@ static long b64_decode(const char *s, size_t n, unsigned char *out, size_t cap) 
   return (long)o;
 }
 
-size_t cursor_encode(const cursor *c, const unsigned char *secret, size_t slen,
+size_t resume_encode(const resume_token *c, const unsigned char *secret, size_t slen,
                      char *out, const char **why) {
-  unsigned char p[CURSOR_MAX_RAW];
+  unsigned char p[RESUME_MAX_RAW];
   size_t n = 0;
   int i;
   if (c->k < 1 || c->k > 1024 || c->src >= c->k) { *why = "bad source"; return 0; }
-  if (c->nparts < 1 || c->nparts > CURSOR_MAX_PARTS) { *why = "bad key part count"; return 0; }
-  p[n++] = CURSOR_VERSION;
-  p[n++] = (unsigned char)((c->flags & (CURSOR_F_DESC | CURSOR_F_DEDUP | CURSOR_F_TYPED)) |
-                           (secret ? CURSOR_F_SIGNED : 0));
+  if (c->nparts < 1 || c->nparts > RESUME_MAX_PARTS) { *why = "bad key part count"; return 0; }
+  p[n++] = RESUME_VERSION;
+  p[n++] = (unsigned char)((c->flags & (RESUME_F_DESC | RESUME_F_DEDUP | RESUME_F_TYPED)) |
+                           (secret ? RESUME_F_SIGNED : 0));
   p[n++] = (unsigned char)(c->k >> 8);
   p[n++] = (unsigned char)c->k;
   p[n++] = (unsigned char)(c->src >> 8);
   p[n++] = (unsigned char)c->src;
   p[n++] = (unsigned char)c->nparts;
   for (i = 0; i < c->nparts; i++) {
-    const cursor_part *q = &c->part[i];
+    const resume_part *q = &c->part[i];
     if (q->is_int) {
       uint64_t u = (uint64_t)q->i;
       int b;
-      if (n + 9 > CURSOR_MAX_RAW - MAC_LEN) { *why = "key too long for a cursor"; return 0; }
+      if (n + 9 > RESUME_MAX_RAW - MAC_LEN) { *why = "key too long for a cursor"; return 0; }
       p[n++] = 'i';
       for (b = 7; b >= 0; b--) p[n++] = (unsigned char)(u >> (8 * b));
     } else {
-      if (q->n > CURSOR_MAX_PART || n + 3 + q->n > CURSOR_MAX_RAW - MAC_LEN) {
+      if (q->n > RESUME_MAX_PART || n + 3 + q->n > RESUME_MAX_RAW - MAC_LEN) {
         *why = "key too long for a cursor";
         return 0;
       }
@@ -116,26 +117,26 @@ size_t cursor_encode(const cursor *c, const unsigned char *secret, size_t slen,
   return b64_encode(p, n, out);
 }
 
-int cursor_decode(const char *text, size_t n, const unsigned char *secret,
-                  size_t slen, cursor *c, const char **why) {
+int resume_decode(const char *text, size_t n, const unsigned char *secret,
+                  size_t slen, resume_token *c, const char **why) {
   unsigned char *p = c->raw;
   long got;
   size_t len, at = 7;
   unsigned flags;
   int i;
   if (n == 0) { *why = "empty cursor"; return -1; }
-  if (n > CURSOR_MAX_TEXT) { *why = "cursor too long"; return -1; }
-  got = b64_decode(text, n, p, CURSOR_MAX_RAW);
+  if (n > RESUME_MAX_TEXT) { *why = "cursor too long"; return -1; }
+  got = b64_decode(text, n, p, RESUME_MAX_RAW);
   if (got < 0) { *why = "cursor is not canonical base64url"; return -1; }
   len = (size_t)got;
   if (len < 7) { *why = "truncated cursor"; return -1; }
-  if (p[0] != CURSOR_VERSION) { *why = "unknown cursor version"; return -1; }
+  if (p[0] != RESUME_VERSION) { *why = "unknown cursor version"; return -1; }
   flags = p[1];
-  if (flags & ~(unsigned)(CURSOR_F_DESC | CURSOR_F_DEDUP | CURSOR_F_TYPED | CURSOR_F_SIGNED)) {
+  if (flags & ~(unsigned)(RESUME_F_DESC | RESUME_F_DEDUP | RESUME_F_TYPED | RESUME_F_SIGNED)) {
     *why = "bad cursor flags";
     return -1;
   }
-  if (flags & CURSOR_F_SIGNED) {
+  if (flags & RESUME_F_SIGNED) {
     unsigned char want[MAC_LEN];
     if (!secret) { *why = "cursor is signed but no secret was given"; return -1; }
     if (len < 7 + MAC_LEN) { *why = "truncated cursor"; return -1; }
@@ -148,20 +149,20 @@ int cursor_decode(const char *text, size_t n, const unsigned char *secret,
     *why = "cursor is not signed";
     return -1;
   }
-  c->flags = flags & ~(unsigned)CURSOR_F_SIGNED;
+  c->flags = flags & ~(unsigned)RESUME_F_SIGNED;
   c->k = ((unsigned)p[2] << 8) | p[3];
   c->src = ((unsigned)p[4] << 8) | p[5];
   c->nparts = p[6];
   if (c->k < 1 || c->k > 1024 || c->src >= c->k) { *why = "bad cursor source"; return -1; }
-  if (c->nparts < 1 || c->nparts > CURSOR_MAX_PARTS ||
-      (!(flags & CURSOR_F_TYPED) && c->nparts != 1)) {
+  if (c->nparts < 1 || c->nparts > RESUME_MAX_PARTS ||
+      (!(flags & RESUME_F_TYPED) && c->nparts != 1)) {
     *why = "bad cursor key";
     return -1;
   }
   for (i = 0; i < c->nparts; i++) {
-    cursor_part *q = &c->part[i];
+    resume_part *q = &c->part[i];
     if (at >= len) { *why = "truncated cursor"; return -1; }
-    if (p[at] == 'i' && (flags & CURSOR_F_TYPED)) {
+    if (p[at] == 'i' && (flags & RESUME_F_TYPED)) {
       uint64_t u = 0;
       int b;
       if (len - at < 9) { *why = "truncated cursor"; return -1; }
@@ -175,7 +176,7 @@ int cursor_decode(const char *text, size_t n, const unsigned char *secret,
       if (len - at < 3) { *why = "truncated cursor"; return -1; }
       q->n = ((size_t)p[at + 1] << 8) | p[at + 2];
       at += 3;
-      if (q->n > CURSOR_MAX_PART) { *why = "bad cursor key"; return -1; }
+      if (q->n > RESUME_MAX_PART) { *why = "bad cursor key"; return -1; }
       if (len - at < q->n) { *why = "truncated cursor"; return -1; }
       q->is_int = 0;
       q->i = 0;

@@ -1,0 +1,377 @@
+/* cbench.c -- the C limits the benches compare otskit against, built by
+ * `make bench` as build/<abi>/otskit_bench.so (require "otskit_bench"),
+ * never part of core.so. Each function does what otskit does, in C alone,
+ * so a bench can say how far the Lua API is from the floor.
+ * Scratch memory is Lua userdata (collected if a call raises); library
+ * contexts are freed before anything that can raise. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lz4.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "compat.h"
+#include "frame.h"
+#include "hash.h"
+#include "laux.h"
+#include "merge.h"
+
+#if defined(__GNUC__)
+#define BENCH_EXPORT __attribute__((visibility("default")))
+#else
+#define BENCH_EXPORT
+#endif
+
+#define MERGE_MT "otskit_bench.merge_keys"
+#define CHUNK 1024       /* items per merge_pull call */
+#define SHORT_KEY 1024   /* longest key of the prefix loop */
+
+static const char *const algo_names[] = {"md5", "xxh3", "crc32c", NULL};
+static const char *const codec_names[] = {"raw", "zstd", "lz4", "zlib", NULL};
+
+/* ---- hash-prefixed keys ------------------------------------------------ */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = (const unsigned char *)p;
+  size_t i;
+  for (i = 0; i < n; i++) { h ^= s[i]; h *= 1099511628211ULL; }
+  return h;
+}
+
+static void push_fnv(lua_State *L, uint64_t h) {
+  char hex[17];
+  hash_hex((const unsigned char *)&h, 8, hex);
+  lua_pushlstring(L, hex, 16);
+}
+
+typedef struct prefix_args {
+  hash_algo algo;
+  int len, n;
+  const char **ps;  /* the key strings, alive in the argument table */
+  size_t *ns;
+} prefix_args;
+
+/* algo, len, keys at 1..3 */
+static void check_prefix_args(lua_State *L, prefix_args *a) {
+  int k;
+  void *scratch;
+  a->algo = (hash_algo)luaL_checkoption(L, 1, NULL, algo_names);
+  a->len = (int)luaL_checkinteger(L, 2);
+  if (a->len < 1 || a->len > 2 * (int)hash_digest_len(a->algo)) otsk_error(L, "bench", "bad len");
+  luaL_checktype(L, 3, LUA_TTABLE);
+  a->n = (int)lua_rawlen(L, 3);
+  scratch = lua_newuserdata(L, (sizeof(char *) + sizeof(size_t)) * (size_t)(a->n + 1));
+  a->ps = (const char **)scratch;
+  a->ns = (size_t *)(a->ps + a->n + 1);
+  for (k = 0; k < a->n; k++) {
+    lua_rawgeti(L, 3, k + 1);
+    a->ps[k] = lua_tolstring(L, -1, &a->ns[k]);
+    lua_pop(L, 1);
+    if (a->ps[k] == NULL || a->ns[k] > SHORT_KEY)
+      otsk_error(L, "bench", "keys must be strings of at most %d bytes", SHORT_KEY);
+  }
+}
+
+/* prefix .. key into buf (32 + SHORT_KEY bytes); returns its length */
+static size_t build_key(const prefix_args *a, int k, char *buf) {
+  hash_hex_prefix(a->algo, a->ps[k], a->ns[k], a->len, buf);
+  memcpy(buf + a->len, a->ps[k], a->ns[k]);
+  return (size_t)a->len + a->ns[k];
+}
+
+/* prefix_loop(algo, len, keys, reps) -> n: the C limit of hp:encode.
+ * Builds prefix .. key for every key, reps times, into a C buffer: no Lua
+ * call and no Lua string per key. A cheap sink keeps the work live. */
+static int l_prefix_loop(lua_State *L) {
+  prefix_args a;
+  int k, r, reps = (int)luaL_checkinteger(L, 4);
+  unsigned sink = 0;
+  char buf[32 + SHORT_KEY];
+  check_prefix_args(L, &a);
+  for (r = 0; r < reps; r++)
+    for (k = 0; k < a.n; k++) {
+      size_t len = build_key(&a, k, buf);
+      sink += (unsigned char)buf[0] + (unsigned char)buf[len - 1];
+    }
+  lua_pushinteger(L, (lua_Integer)sink);
+  return 1;
+}
+
+/* prefix_check(algo, len, keys) -> FNV-1a (hex) of the keys the C loop
+ * builds, to compare with fnv over what the Lua API returned. */
+static int l_prefix_check(lua_State *L) {
+  prefix_args a;
+  int k;
+  uint64_t h = 14695981039346656037ULL;
+  char buf[32 + SHORT_KEY];
+  check_prefix_args(L, &a);
+  for (k = 0; k < a.n; k++) h = fnv1a(h, buf, build_key(&a, k, buf));
+  push_fnv(L, h);
+  return 1;
+}
+
+/* fnv(strings) -> FNV-1a (hex) over the strings, as above */
+static int l_fnv(lua_State *L) {
+  uint64_t h = 14695981039346656037ULL;
+  int n, k;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  n = (int)lua_rawlen(L, 1);
+  for (k = 1; k <= n; k++) {
+    size_t len;
+    const char *s;
+    lua_rawgeti(L, 1, k);
+    s = luaL_checklstring(L, -1, &len);
+    h = fnv1a(h, s, len);
+    lua_pop(L, 1);
+  }
+  push_fnv(L, h);
+  return 1;
+}
+
+/* ---- the C merge alone over prebuilt keys ------------------------------ */
+
+typedef struct bkeys {
+  int k;
+  unsigned char **arena;   /* per source: all keys back to back */
+  size_t **ends;           /* per source: end offsets */
+  size_t *n;
+  size_t *next;            /* run(): per source, the next row to feed, then the batch offset */
+  merge *m;                /* reused by every run, as a careful C caller would */
+} bkeys;
+
+static int b_gc(lua_State *L) {
+  bkeys *b = (bkeys *)luaL_checkudata(L, 1, MERGE_MT);
+  int i;
+  for (i = 0; i < b->k; i++) {
+    if (b->arena) free(b->arena[i]);
+    if (b->ends) free(b->ends[i]);
+  }
+  free(b->arena);
+  free(b->ends);
+  free(b->n);
+  free(b->next);
+  merge_free(b->m);
+  memset(b, 0, sizeof *b);
+  return 0;
+}
+
+/* merge_keys(lists) -> handle: copies k sorted arrays of key strings into
+ * C once, so run() times the merge (push + pull in C) and nothing else.
+ * Everything hangs off the handle, which frees it (__gc), also when a
+ * call here raises. */
+static int l_merge_keys(lua_State *L) {
+  bkeys *b;
+  int k, i;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  k = (int)lua_rawlen(L, 1);
+  if (k < 1 || k > MERGE_MAX_SOURCES) return otsk_error(L, "bench", "1..1024 lists");
+  b = (bkeys *)lua_newuserdata(L, sizeof *b);
+  memset(b, 0, sizeof *b);
+  luaL_getmetatable(L, MERGE_MT);
+  lua_setmetatable(L, -2);
+  b->arena = (unsigned char **)calloc((size_t)k, sizeof *b->arena);
+  b->ends = (size_t **)calloc((size_t)k, sizeof *b->ends);
+  b->n = (size_t *)calloc((size_t)k, sizeof *b->n);
+  b->next = (size_t *)calloc((size_t)k * 2, sizeof *b->next);
+  b->m = merge_new(k, 0, 0, 0);
+  b->k = k;
+  if (!b->arena || !b->ends || !b->n || !b->next || !b->m) return otsk_error(L, "bench", "out of memory");
+  for (i = 0; i < k; i++) {
+    size_t j, n, tot = 0;
+    lua_rawgeti(L, 1, i + 1);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    n = (size_t)lua_rawlen(L, -1);
+    for (j = 1; j <= n; j++) {
+      lua_rawgeti(L, -1, (lua_Integer)j);
+      tot += lua_rawlen(L, -1);
+      lua_pop(L, 1);
+    }
+    b->arena[i] = (unsigned char *)malloc(tot ? tot : 1);
+    b->ends[i] = (size_t *)malloc((n ? n : 1) * sizeof(size_t));
+    if (!b->arena[i] || !b->ends[i]) return otsk_error(L, "bench", "out of memory");
+    tot = 0;
+    for (j = 1; j <= n; j++) {
+      size_t len;
+      const char *s;
+      lua_rawgeti(L, -1, (lua_Integer)j);
+      s = luaL_checklstring(L, -1, &len);
+      memcpy(b->arena[i] + tot, s, len);
+      tot += len;
+      b->ends[i][j - 1] = tot;
+      lua_pop(L, 1);
+    }
+    b->n[i] = n;
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
+static void feed(bkeys *b, int s, size_t from, size_t cnt) {
+  size_t r;
+  merge_begin(b->m, s, cnt);
+  for (r = from; r < from + cnt; r++) {
+    size_t st0 = r ? b->ends[s][r - 1] : 0;
+    merge_add(b->m, s, b->arena[s] + st0, b->ends[s][r] - st0);
+  }
+}
+
+/* h:run(page [, collect]) -> rows merged [, array of keys in order]:
+ * feeds each source page keys at a time, as the merge asks for them.
+ * h:run(page, false, "ingest") -> rows: only what feeding costs (every
+ * page of every source through merge_begin/merge_add, then dropped), so
+ * the bench can tell ingest and merge apart. */
+static int l_merge_run(lua_State *L) {
+  bkeys *b = (bkeys *)luaL_checkudata(L, 1, MERGE_MT);
+  int64_t page = otsk_checkint64(L, 2, "bench", "page");
+  int collect = lua_toboolean(L, 3), k = b->k, si;
+  int ingest = !lua_isnoneornil(L, 4) && strcmp(luaL_checkstring(L, 4), "ingest") == 0;
+  size_t *next = b->next, *off = b->next + k, total = 0;
+  merge_item items[CHUNK];
+  merge *m = b->m;
+  if (m == NULL) return otsk_error(L, "bench", "handle is closed");
+  if (page < 1) return otsk_error(L, "bench", "page must be >= 1");
+  if (merge_reset(m, k, 0, 0, 0) != MERGE_OK) return otsk_error(L, "bench", "out of memory");
+  memset(next, 0, sizeof *next * (size_t)k * 2);
+  if (collect) lua_newtable(L);
+  if (ingest) {
+    for (si = 0; si < k; si++) {
+      size_t r, cnt;
+      for (r = 0; r < b->n[si]; r += cnt) {
+        cnt = b->n[si] - r < (size_t)page ? b->n[si] - r : (size_t)page;
+        feed(b, si, r, cnt);
+        merge_abort(m, si);
+        total += cnt;
+      }
+    }
+  }
+  while (!ingest) {
+    size_t got, j;
+    merge_status st = merge_pull(m, items, CHUNK, &got);
+    if (collect)
+      for (j = 0; j < got; j++) {
+        int s = (int)items[j].src;
+        size_t r = off[s] + items[j].row, st0 = r ? b->ends[s][r - 1] : 0;
+        lua_pushlstring(L, (const char *)b->arena[s] + st0, b->ends[s][r] - st0);
+        lua_rawseti(L, -2, (lua_Integer)(total + j + 1));
+      }
+    total += got;
+    if (st == MERGE_NEED) {
+      int s = merge_need(m);
+      size_t cnt = b->n[s] - next[s] < (size_t)page ? b->n[s] - next[s] : (size_t)page;
+      off[s] = next[s];
+      feed(b, s, next[s], cnt);
+      next[s] += cnt;
+      merge_end(m, s, next[s] == b->n[s]);
+    } else if (st != MERGE_MORE) {
+      break;
+    }
+  }
+  lua_pushinteger(L, (lua_Integer)total);
+  if (collect) {
+    lua_insert(L, -2);
+    return 2;
+  }
+  return 1;
+}
+
+/* ---- compression libraries called directly, no frame ------------------- */
+
+/* direct(op, codec, level, input, reps [, out_len]) -> output of the last
+ * of reps calls of the library itself ("compress" or "decompress"), with
+ * contexts reused as a careful C caller would. "decompress_xxh3" also
+ * hashes each output, to show what the checksum costs; "decompress_floor"
+ * does all unpack must (payload check, decompress, checksum, the value
+ * copied to a fresh buffer as any API returning it copies): the C limit of
+ * an unpack with these guarantees. */
+static int l_direct(lua_State *L) {
+  static const char *const ops[] = {"compress", "decompress", "decompress_xxh3",
+                                    "decompress_floor", NULL};
+  int op = luaL_checkoption(L, 1, NULL, ops);
+  int codec = luaL_checkoption(L, 2, NULL, codec_names);
+  int level = (int)otsk_checkint64(L, 3, "bench", "level");
+  size_t n, cap, r = 0;
+  const char *in = luaL_checklstring(L, 4, &n);
+  int64_t reps = otsk_checkint64(L, 5, "bench", "reps"), i;
+  unsigned char *out;
+  ZSTD_CCtx *zc = NULL;
+  ZSTD_DCtx *zd = NULL;
+  void *lz = NULL;
+  z_stream zs;
+  int zinit = 0, bad = 0;
+  volatile uint64_t sink = 0;
+  if (op == 0) cap = frame_bound((frame_codec)codec, n);
+  else {
+    int64_t ol = otsk_checkint64(L, 6, "bench", "out_len");
+    if (ol < 0) return otsk_error(L, "bench", "out_len must be >= 0");
+    cap = (size_t)ol;
+  }
+  /* scratch owned by the GC, allocated before any library context */
+  out = (unsigned char *)lua_newuserdata(L, cap + 1);
+  if (codec == FRAME_LZ4) lz = lua_newuserdata(L, (size_t)LZ4_sizeofState());
+  memset(&zs, 0, sizeof zs);
+  if (codec == FRAME_ZSTD) {
+    zc = ZSTD_createCCtx();
+    zd = ZSTD_createDCtx();
+    bad = zc == NULL || zd == NULL;
+  }
+  if (codec == FRAME_ZLIB) {
+    zinit = (op == 0 ? deflateInit(&zs, level) : inflateInit(&zs)) == Z_OK;
+    bad = !zinit;
+  }
+  for (i = 0; i < reps && !bad; i++) {
+    if (op == 3) sink ^= otsk_xxh3_64(in, n);
+    switch (codec) {
+    case FRAME_ZSTD:
+      r = op == 0 ? ZSTD_compressCCtx(zc, out, cap, in, n, level)
+                  : ZSTD_decompressDCtx(zd, out, cap, in, n);
+      bad = ZSTD_isError(r);
+      break;
+    case FRAME_LZ4: {
+      int k = op == 0 ? LZ4_compress_fast_extState(lz, in, (char *)out, (int)n, (int)cap, 1)
+                      : LZ4_decompress_safe(in, (char *)out, (int)n, (int)cap);
+      bad = k < 0 || (op == 0 && k == 0);
+      r = (size_t)k;
+      break;
+    }
+    case FRAME_ZLIB:
+      if (op == 0) deflateReset(&zs); else inflateReset(&zs);
+      zs.next_in = (Bytef *)(uintptr_t)in; zs.avail_in = (uInt)n;
+      zs.next_out = out; zs.avail_out = (uInt)cap;
+      bad = (op == 0 ? deflate(&zs, Z_FINISH) : inflate(&zs, Z_FINISH)) != Z_STREAM_END;
+      r = zs.total_out;
+      break;
+    default:
+      memcpy(out, in, n < cap ? n : cap);
+      r = n < cap ? n : cap;
+    }
+    if (op >= 2 && !bad) sink ^= frame_checksum(FRAME_XXH3, out, r);
+    if (op == 3 && !bad) {
+      unsigned char *copy = (unsigned char *)malloc(r + 1);
+      if (!copy) { bad = 1; break; }
+      memcpy(copy, out, r);
+      sink ^= copy[r / 2];
+      free(copy);
+    }
+  }
+  (void)sink;
+  ZSTD_freeCCtx(zc);
+  ZSTD_freeDCtx(zd);
+  if (zinit) { if (op == 0) deflateEnd(&zs); else inflateEnd(&zs); }
+  if (bad) return otsk_error(L, "bench", "direct: library call failed");
+  lua_pushlstring(L, (const char *)out, r);
+  return 1;
+}
+
+BENCH_EXPORT int luaopen_otskit_bench(lua_State *L) {
+  static const luaL_Reg merge_methods[] = {{"run", l_merge_run}, {NULL, NULL}};
+  static const luaL_Reg merge_meta[] = {{"__gc", b_gc}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {
+    {"prefix_loop", l_prefix_loop}, {"prefix_check", l_prefix_check}, {"fnv", l_fnv},
+    {"merge_keys", l_merge_keys}, {"direct", l_direct}, {NULL, NULL}
+  };
+  otsk_newclass(L, MERGE_MT, merge_methods, merge_meta);
+  lua_newtable(L);
+  otsk_setfuncs(L, funcs);
+  return 1;
+}

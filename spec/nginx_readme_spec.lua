@@ -1,0 +1,172 @@
+-- README "### Your own nginx.conf": nginx started with that very config
+-- block (its paths moved into a temporary directory, a free port) serves
+-- the gateway; the same config without a lua_shared_dict refuses to
+-- start, naming the directive. nginx is always stopped.
+local function sh(cmd)
+  local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
+  local out = p:read("*a")
+  p:close()
+  return out, tonumber(out:match("rc=(%d+)%s*$"))
+end
+
+local function readme_conf()
+  local f = assert(io.open("README.md", "rb"))
+  local text = f:read("*a")
+  f:close()
+  local a = assert(text:find("### Your own nginx.conf\n", 1, true), "README has no ### Your own nginx.conf")
+  return assert(text:match("```nginx\n(.-)```", a), "no nginx block in the section")
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function free_port()
+  local out = sh([[luajit -e 'local s = assert(require("socket").bind("127.0.0.1", 0)); local _, p = s:getsockname(); print(p); s:close()']])
+  return assert(tonumber(out:match("^(%d+)")), out)
+end
+
+local function plain(s) return (s:gsub("%p", "%%%0")) end
+
+local ROOT = os.getenv("EUID") == "0" or select(1, sh("id -u")):match("^0") ~= nil
+local BUILD = os.getenv("OTSKIT_BUILD") or "build"
+
+describe("README nginx.conf", function()
+  local dir, conf_text, port
+
+  setup(function()
+    local out = sh("mktemp -d /tmp/otskit-nginx-readme.XXXXXX")
+    dir = out:match("^(%S+)")
+    assert(sh("chmod 755 " .. dir))
+    -- where the README puts things, moved under dir
+    for _, d in ipairs { "usr/share/lua/5.1", "usr/lib/lua/5.1/otskit", "srv/otskit", "var/lib/otskit", "logs" } do
+      assert(select(2, sh("mkdir -p " .. dir .. "/" .. d)) == 0)
+    end
+    -- `make install`'s LuaJIT half and the gateway's code, world-readable
+    local cmds = {
+      ("cp -R lua/otskit %s/usr/share/lua/5.1/"):format(dir),
+      ("cp %s/jit/otskit/core.so %s/usr/lib/lua/5.1/otskit/"):format(BUILD, dir),
+      ("cp -R examples/openresty/gateway %s/srv/otskit/"):format(dir),
+      ("chmod -R a+rX %s"):format(dir),
+      -- the tables, before nginx starts (examples/openresty/setup.lua)
+      ("env -u LD_PRELOAD LUA_PATH='%s/usr/share/lua/5.1/?.lua;%s/usr/share/lua/5.1/?/init.lua;;' "
+        .. "LUA_CPATH='%s/usr/lib/lua/5.1/?.so;;' luajit examples/openresty/setup.lua %s/var/lib/otskit/gateway.db")
+        :format(dir, dir, dir, dir),
+    }
+    if ROOT then cmds[#cmds + 1] = ("chown -R www-data:www-data %s/var/lib/otskit"):format(dir) end
+    for _, c in ipairs(cmds) do
+      local o, rc = sh(c)
+      assert(rc == 0, c .. ": " .. o)
+    end
+    port = free_port()
+    conf_text = readme_conf()
+      :gsub(plain("/usr/local/"), dir .. "/usr/")
+      :gsub(plain("/srv/otskit/"), dir .. "/srv/otskit/")
+      :gsub(plain("/var/lib/otskit/"), dir .. "/var/lib/otskit/")
+      :gsub(plain("listen 127.0.0.1:8080;"), "listen 127.0.0.1:" .. port .. ";")
+      :gsub("http {\n", "http {\n  access_log off;\n", 1)
+    if not ROOT then conf_text = conf_text:gsub("\nuser [^\n]*;", "\n") end
+  end)
+
+  local function nginx(conf, args)
+    write(dir .. "/nginx.conf", conf)
+    return sh(("env -u LD_PRELOAD nginx -p %s/ -c %s/nginx.conf -g 'pid %s/logs/nginx.pid; error_log %s/logs/error.log warn; %s'")
+      :format(dir, dir, dir, dir, args or "daemon on;"))
+  end
+
+  local function stop()
+    local f = io.open(dir .. "/logs/nginx.pid", "rb")
+    if not f then return end
+    local pid = f:read("*l")
+    f:close()
+    sh("kill -QUIT " .. pid)
+    for _ = 1, 100 do
+      if select(2, sh("kill -0 " .. pid)) ~= 0 then break end
+      sh("sleep 0.1")
+    end
+    os.remove(dir .. "/logs/nginx.pid")
+  end
+
+  teardown(function()
+    if dir then
+      stop()
+      sh("rm -rf " .. dir)
+    end
+  end)
+
+  local function curl(args)
+    local out, rc = sh("curl -s --max-time 5 -w '\\n%{http_code}' " .. args)
+    local body, status = out:match("^(.*)\n(%d+)rc=%d+%s*$")
+    return tonumber(status), body, rc
+  end
+
+  it("the README's config as written serves the gateway", function()
+    local out, rc = nginx(conf_text)
+    assert(rc == 0, out .. (io.open(dir .. "/logs/error.log") and io.open(dir .. "/logs/error.log"):read("*a") or ""))
+    local base = "http://127.0.0.1:" .. port
+    local status
+    for _ = 1, 50 do
+      status = curl(base .. "/healthz")
+      if status == 200 then break end
+      sh("sleep 0.1")
+    end
+    assert.are.equal(200, status)
+    local body
+    status, body = curl("-X POST -d '{\"points\":[{\"ts\":1700000000001,\"v\":1.5},{\"ts\":1700000000002,\"v\":\"up\"},"
+      .. "{\"ts\":9007199254740990,\"v\":3}]}' " .. base .. "/series/dev-1")
+    assert.are.equal(200, status, body)
+    status, body = curl("'" .. base .. "/series/dev-1?limit=2'")
+    assert.are.equal(200, status, body)
+    -- newest first, the 2^53 - 2 timestamp exact
+    assert.matches('"ts":9007199254740990', body, 1, true)
+    assert.matches('"ts":1700000000002', body, 1, true)
+    local cursor = assert(body:match('"cursor":"([^"]+)"'), body)
+    status, body = curl("'" .. base .. "/series/dev-1?limit=2&cursor=" .. cursor .. "'")
+    assert.are.equal(200, status, body)
+    assert.matches('"ts":1700000000001', body, 1, true)
+    assert.matches('"cursor":null', body, 1, true)
+    -- an empty page is an empty JSON list
+    status, body = curl(base .. "/series/nobody")
+    assert.are.equal(200, status, body)
+    assert.matches('"rows":[]', body, 1, true)
+    -- /events: the timeseries pattern over the internal /_range location
+    status, body = curl("-X POST -d '{\"events\":[{\"ts\":5,\"id\":\"a\",\"v\":1},{\"ts\":6,\"id\":\"b\",\"v\":2}]}' " .. base .. "/events")
+    assert.are.equal(200, status, body)
+    status, body = curl(base .. "/events")
+    assert.are.equal(200, status, body)
+    assert.matches('^{.*"rows":%[{[^]]*"id":"b"', body)
+    -- bad JSON, deeply nested JSON: a 400, not a 500
+    status, body = curl("-X POST -d 'not json' " .. base .. "/series/dev-1")
+    assert.are.equal(400, status, body)
+    write(dir .. "/nested.json", ("["):rep(5000))
+    status, body = curl("-X POST --data-binary @" .. dir .. "/nested.json " .. base .. "/series/dev-1")
+    assert.are.equal(400, status, body)
+    -- the internal locations are not reachable from outside
+    status = curl(base .. "/_bucket?b=0")
+    assert.are.equal(404, status)
+    stop()
+    local f = assert(io.open(dir .. "/logs/error.log", "rb"))
+    local log = f:read("*a")
+    f:close()
+    assert.not_matches("lua entry thread aborted", log, 1, true)
+    assert.not_matches("runtime error", log, 1, true)
+  end)
+
+  it("a missing lua_shared_dict stops nginx at start-up, naming the directive", function()
+    for _, d in ipairs { { "otskit_budget", "1m" }, { "otskit_gw", "4m" } } do
+      local line = ("  lua_shared_dict %s %s;\n"):format(d[1], d[2])
+      assert(conf_text:find(line, 1, true), "the README config has " .. line)
+      local without = conf_text:gsub(plain(line), "", 1)
+      os.remove(dir .. "/logs/error.log")
+      local out, rc = nginx(without, "daemon off;")   -- would stay in the foreground if it started
+      assert.are_not.equal(0, rc, out)
+      local f = assert(io.open(dir .. "/logs/error.log", "rb"))
+      local log = f:read("*a")
+      f:close()
+      assert.matches("init_by_lua error: otskit gateway: nginx.conf has no shared dict " .. d[1]
+        .. ": add `lua_shared_dict " .. d[1] .. " " .. d[2] .. ";` to its http block", log, 1, true)
+    end
+  end)
+end)
