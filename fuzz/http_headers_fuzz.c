@@ -1,6 +1,6 @@
 /* http_headers_fuzz.c -- a response header block is the peer's bytes:
  * otsk_http_header_next must stay inside the block, always advance, and
- * give non-empty names without ':' and values without CR/LF or outer
+ * give non-empty names without ':', CR or LF and values without CR/LF or outer
  * blanks. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   while (otsk_http_header_next(&p, end, &name, &nlen, &value, &vlen)) {
     if (p < buf || p > end) abort();
     if (nlen == 0 || name < buf || name + nlen > end) abort();
-    if (memchr(name, ':', nlen) || memchr(name, '\n', nlen)) abort();
+    if (memchr(name, ':', nlen) || memchr(name, '\n', nlen) || memchr(name, '\r', nlen)) abort();
     if (value < buf || value + vlen > end) abort();
     if (memchr(value, '\n', vlen) || memchr(value, '\r', vlen)) abort();
     if (vlen && (value[0] == ' ' || value[0] == '\t' || value[vlen - 1] == ' ' || value[vlen - 1] == '\t')) abort();

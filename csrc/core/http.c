@@ -460,13 +460,13 @@ int otsk_http_header_next(const char **pos, const char *end, const char **name,
     const char *next = eol ? eol + 1 : end;
     if (eol == NULL) eol = end;
     const char *colon = memchr(p, ':', (size_t)(eol - p));
-    if (colon && colon > p) {
+    if (colon && colon > p && memchr(p, '\r', (size_t)(colon - p)) == NULL) {
       const char *v = colon + 1, *ve = eol;
-      while (v < ve && (*v == ' ' || *v == '\t')) v++;
-      while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t')) ve--;
-      /* a stray CR inside the value ends it */
+      /* a CR ends the value (the line's own, or a stray one) */
       const char *cr = memchr(v, '\r', (size_t)(ve - v));
       if (cr) ve = cr;
+      while (v < ve && (*v == ' ' || *v == '\t')) v++;
+      while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t')) ve--;
       *name = p;
       *nlen = (size_t)(colon - p);
       *value = v;

@@ -87,9 +87,10 @@ double otsk_http_req_seconds(const otsk_http_req *q);  /* total transfer time */
 
 /* Walks a header block ("Name: value" lines ending in \n or \r\n; the
  * bytes come from the peer): returns 1 with the next field's name (non-
- * empty, no ':') and its value (spaces and tabs around it trimmed, no CR
- * or LF), pointing into the block, and advances *pos; 0 at the end. Lines
- * without a ':' or with an empty name are skipped. */
+ * empty, no ':', CR or LF) and its value (up to a CR, spaces and tabs
+ * around it trimmed), pointing into the block, and advances *pos; 0 at
+ * the end. Lines without a ':', or with an empty or CR-holding name, are
+ * skipped. */
 int otsk_http_header_next(const char **pos, const char *end, const char **name,
                           size_t *nlen, const char **value, size_t *vlen);
 
