@@ -110,7 +110,7 @@ do
     print()
     print("| 5000-row GetRange page (CPU of this process) | median | x decode alone |")
     print("|---|---|---|")
-    print(("| wire.decode_response of the body (%d KB) | %.2f ms | 1.00 |"):format(#body // 1024, decode_cpu * 1e3))
+    print(("| wire.decode_response of the body (%d KB) | %.2f ms | 1.00 |"):format(math.floor(#body / 1024), decode_cpu * 1e3))
     print(("| client:get_range (curl) | %.2f ms | %.2f |"):format(client_cpu * 1e3, client_cpu / decode_cpu))
 
     local c2 = serve.client(srv)
