@@ -24,7 +24,8 @@ external_dependencies = {
   LZ4 = { header = "lz4.h" },
   ZLIB = { header = "zlib.h" },
   SQLITE = { header = "sqlite3.h" },
-  CURL = { header = "curl/curl.h" },
+  -- Debian keeps curl.h under /usr/include/<multiarch>: found by the compiler, not by luarocks
+  CURL = { library = "curl" },
   PROTOBUFC = { header = "protobuf-c/protobuf-c.h" },
 }
 build = {
