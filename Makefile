@@ -47,7 +47,7 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
              lua-cjson luarocks libcurl4-openssl-dev python3 openssl
 
-.PHONY: all deps build interop test ctest spec check valgrind fuzz bench demo install clean rock openresty-test serve
+.PHONY: all deps build interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test serve
 
 all: build
 
@@ -127,11 +127,6 @@ fuzz: deps $(FUZZERS)
 	  grep -E 'stat::number_of_executed_units' build/fuzz/$$n.log; \
 	done
 
-# The codec cross-check against the official Node.js SDK (tablestore@5.6.5
-# from npm into build/node): spec/interop/run.sh.
-interop: build
-	@sh spec/interop/run.sh
-
 # bench/cbench.c: the C limits the benches compare against, a module of
 # its own (require "otskit_bench"), never part of core.so.
 BENCH_C    = bench/cbench.c $(PLAIN_SRC) csrc/lua/laux.c
@@ -143,8 +138,32 @@ build/jit/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(BENCH_C) $(LIBS)
 
+
+# The codec cross-check against the official Node.js SDK (tablestore@5.6.5
+# from npm into build/node): spec/interop/run.sh.
+interop: build
+	@sh spec/interop/run.sh
+
+# make bench: the quick suite (under 90 s) -> one JSON run document in
+# bench/results/ (git-ignored); FULL=1 the full suite, which also rewrites
+# its sections of bench/RESULTS.md. BENCH="key merge" runs only those;
+# OUT=file, PIN=cpu (taskset), RESULTS=file: see bench/run.sh.
 bench: build $(BENCH_SO)
-	@sh bench/run.sh
+	@FULL="$(FULL)" OUT="$(OUT)" PIN="$(PIN)" RESULTS="$(RESULTS)" \
+	  OTSKIT_BENCH_CFLAGS="$(WARN) $(CFLAGS) $(PIC)" sh bench/run.sh $(BENCH)
+
+# make bench-compare [BASE=run.json NEW=run.json]: default the two newest
+# runs in bench/results/; exit 1 when a measure regresses by more than
+# THRESHOLD % (default 10) with significance; KIND=ratio gates only on the
+# otskit-vs-peer ratios (robust on a shared machine).
+THRESHOLD ?= 10
+KIND      ?= all
+bench-compare:
+	@new="$(NEW)"; base="$(BASE)"; \
+	[ -n "$$new" ] || new=$$(ls -t bench/results/*.json 2>/dev/null | sed -n 1p); \
+	[ -n "$$base" ] || base=$$(ls -t bench/results/*.json 2>/dev/null | grep -vxF "$$new" | sed -n 1p); \
+	if [ -z "$$base" ] || [ -z "$$new" ]; then echo "bench-compare: need two runs (make bench twice, or BASE= NEW=)" >&2; exit 2; fi; \
+	lua5.4 bin/otskit bench compare --threshold $(THRESHOLD) --kind $(KIND) "$$base" "$$new"
 
 demo: build
 	@lua5.4 bin/otskit demo

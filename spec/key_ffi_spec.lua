@@ -85,12 +85,40 @@ describe("otskit.key FFI fast paths", function()
   it("the cdef in otskit.ffi mirrors csrc/ffi/otskit_ffi.h", function()
     local F = require "otskit.ffi"
     local h = read("csrc/ffi/otskit_ffi.h")
-    local block = assert(h:match("BEGIN CDEF[^\n]*\n(.-)/%* END CDEF"))
+    local block = assert(h:match("/%* BEGIN CDEF[^\n]*\n(.-)/%* END CDEF"))
     local function norm(s)
       s = s:gsub("/%*.-%*/", ""):gsub("OTSKIT_API", "")
-      return (s:gsub("%s+", " "):gsub(" ?([%(%),;%*]) ?", "%1"):gsub("^ ", ""):gsub(" $", ""))
+      return (s:gsub("%s+", " "):gsub(" ?([%(%),;%*{}=]) ?", "%1"):gsub("^ ", ""):gsub(" $", ""))
     end
     assert.equal(norm(block), norm(F.cdef))
+    -- every exported function and constant of the header is declared
+    for name in block:gmatch("OTSKIT_[%u_]+") do
+      if name ~= "OTSKIT_API" then assert.truthy(F.cdef:find(name, 1, true), name) end
+    end
+  end)
+
+  it("otskit.ffi holds the only cdef of the Lua code", function()
+    local p = assert(io.popen("grep -rl 'cdef' lua"))
+    local files = {}
+    for f in p:lines() do files[#files + 1] = f end
+    p:close()
+    assert.same({ "lua/otskit/ffi.lua" }, files)
+  end)
+
+  it("OTSKIT_NO_FFI=1 turns off every FFI path (key and merge)", function()
+    if not jit then return end
+    local code = [[
+      local key, merge = require "otskit.key", require "otskit.merge"
+      io.write(key.path, " ", type(merge.new { sources = 2, key = "k" }), " ",
+               tostring(require("otskit.ffi").why))]]
+    local function run(env)
+      local p = assert(io.popen(env .. " luajit -e '" .. code .. "' 2>&1"))
+      local out = p:read("*a")
+      p:close()
+      return out
+    end
+    assert.equal("capi userdata OTSKIT_NO_FFI is set", run("OTSKIT_NO_FFI=1"))
+    assert.equal("ffi table nil", run("OTSKIT_NO_FFI="))
   end)
 
   it("is on under LuaJIT (unless OTSKIT_NO_FFI) and off elsewhere", function()

@@ -1,7 +1,8 @@
 -- README "### Your own nginx.conf": nginx started with that very config
 -- block (its paths moved into a temporary directory, a free port) serves
 -- the gateway; the same config without a lua_shared_dict refuses to
--- start, naming the directive. nginx is always stopped.
+-- start, naming the directive. nginx is always stopped. Nothing here runs
+-- under make check's ASan preload (curl hangs under it).
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
   local out = p:read("*a")
@@ -24,14 +25,16 @@ local function write(path, text)
 end
 
 local function free_port()
-  local out = sh([[luajit -e 'local s = assert(require("socket").bind("127.0.0.1", 0)); local _, p = s:getsockname(); print(p); s:close()']])
+  local out = sh([[env -u LD_PRELOAD luajit -e 'local s = assert(require("socket").bind("127.0.0.1", 0)); local _, p = s:getsockname(); print(p); s:close()']])
   return assert(tonumber(out:match("^(%d+)")), out)
 end
 
 local function plain(s) return (s:gsub("%p", "%%%0")) end
 
 local ROOT = os.getenv("EUID") == "0" or select(1, sh("id -u")):match("^0") ~= nil
-local BUILD = os.getenv("OTSKIT_BUILD") or "build"
+-- the plain build, also under make check (an ASan core.so would need the
+-- ASan runtime preloaded into nginx; this spec is about the config)
+local BUILD = "build"
 
 describe("README nginx.conf", function()
   local dir, conf_text, port
@@ -97,7 +100,7 @@ describe("README nginx.conf", function()
   end)
 
   local function curl(args)
-    local out, rc = sh("curl -s --max-time 5 -w '\\n%{http_code}' " .. args)
+    local out, rc = sh("env -u LD_PRELOAD curl -s --max-time 5 -w '\\n%{http_code}' " .. args)
     local body, status = out:match("^(.*)\n(%d+)rc=%d+%s*$")
     return tonumber(status), body, rc
   end

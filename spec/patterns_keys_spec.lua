@@ -158,6 +158,13 @@ describe("patterns.spliced", function()
     assert.are.equal("BadCursor", select(3, ts:read { cursor = pc }))
     local other = purchases(db, { table = "purchases2" })
     assert.are.equal("BadCursor", select(3, other:range { cursor = pc }))
+    -- a cursor is for the range it was made for
+    local _, rc = p:range { from = { 2 }, to = { 5 }, limit = 1 }
+    assert.are.equal("BadCursor", select(3, p:range { from = { 2 }, to = { 4 }, limit = 1, cursor = rc }))
+    assert.are.equal("BadCursor", select(3, p:range { from = { 1 }, to = { 5 }, limit = 1, cursor = rc }))
+    assert.are.equal("BadCursor", select(3, p:range { limit = 1, cursor = rc }))
+    local rows = assert(p:range { from = { 2 }, to = { 5 }, limit = 1, cursor = rc })
+    assert.are.equal(3, rows[1].fields[1])
   end)
 end)
 

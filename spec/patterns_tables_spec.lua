@@ -107,6 +107,13 @@ describe("patterns.hotcold", function()
     assert.are.equal("BadCursor", select(3, ts:read { cursor = c }))
     -- another range spans other months: the cursor does not fit it
     assert.are.equal("BadCursor", select(3, p:read { key = "a", to = hotcold.month_start("2026-03"), cursor = c }))
+    -- another key or a range within the same months: refused too, never
+    -- a silent read of another window
+    for i = 1, 5 do assert(p:put("b", JAN + i, "", {})) end
+    assert.are.equal("BadCursor", select(3, p:read { key = "b", limit = 2, cursor = c }))
+    assert.are.equal("BadCursor", select(3, p:read { key = "a", from = JAN + 1, limit = 2, cursor = c }))
+    local rows = assert(p:read { key = "a", limit = 2, cursor = c })
+    assert.are.equal(JAN + 3, rows[1].ts)
     assert.has_error(function() hotcold.new { store = db, prefix = "x", first = "2026-13", last = "2026-12" } end)
     assert.has_error(function() hotcold.new { store = db, prefix = "x", first = "2026-05", last = "2026-01" } end)
   end)

@@ -116,9 +116,12 @@ describe("otskit.store shared by processes", function()
     -- re-created with another key type: b follows
     assert(a:create_table { name = "t", primary_key = { { "id", "INTEGER" } } })
     r, msg, code = b:put_row { table = "t", primary_key = { "x" }, columns = { v = 1 } }
-    assert.is_nil(r); assert.equal("OTSParameterInvalid", code)
+    assert.is_nil(r); assert.equal("OTSInvalidPK", code) -- b follows the new key type
     assert(b:put_row { table = "t", primary_key = { 7 }, columns = { v = 1 } })
     assert.equal(1, a:get_row { table = "t", primary_key = { 7 } }.row.columns.v)
+    -- update_table changes no SQLite schema: b still sees it (metadata generation)
+    assert(a:update_table { name = "t", options = { max_versions = 3 } })
+    assert.equal(3, b:describe_table { name = "t" }.options.max_versions)
     local ok2, m2, c2 = b:create_table { name = "t", primary_key = { { "id", "STRING" } } }
     assert.is_nil(ok2); assert.equal("OTSObjectAlreadyExist", c2); assert.is_string(m2)
     a:close(); b:close()

@@ -52,8 +52,13 @@ describe("otskit.wire PlainBuffer", function()
     assert.equal(7, r.columns.i)
     assert.equal(1.5, r.columns.d)
     assert.equal(true, r.columns.b)
-    assert.equal("BINARY", r.columns.x.type)
-    assert.equal("\1\2", r.columns.x.value)
+    assert.equal("\1\2", r.columns.x)                 -- the store's read shape:
+    assert.same({ "x", "\1\2", nil, "BINARY" }, r.cells[5]) -- the type in cells[i][4]
+    local typed = assert(wire.decode_rows(unhex(V.put), { typed = true }))[1]
+    assert.equal("BINARY", typed.columns.x.type)        -- what the store's writes take
+    assert.equal("\1\2", typed.columns.x.value)
+    assert.equal(V.put, hex(wire.encode_put(r.primary_key, r.cells)))
+    assert.equal(V.put, hex(wire.encode_put(typed.primary_key, typed.cells)))
     local u = assert(wire.decode_rows(unhex(V.update .. "0000000000")))[1]
     assert.same({ "s", "v" }, { u.cells[1][1], u.cells[1][2] })
     assert.equal("DELETE", u.cells[2].op)

@@ -219,6 +219,12 @@ int kv_integrity(kv_db *db) {
   return KV_ERR;
 }
 
+int64_t kv_max_pages(kv_db *db, int64_t n) {
+  char q[64];
+  snprintf(q, sizeof q, "PRAGMA max_page_count=%lld", (long long)n);
+  return pragma_int(db, q);
+}
+
 int64_t kv_schema_version(kv_db *db) {
   int64_t v = -1;
   sqlite3_reset(db->schema);

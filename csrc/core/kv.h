@@ -59,6 +59,10 @@ void kv_busy_timeout(kv_db *db, int ms);
  * with the first problem as the message, or another failure). */
 int kv_integrity(kv_db *db);
 
+/* Caps the file at n pages (PRAGMA max_page_count): writes past it fail
+ * with KV_EFULL, as on a full disk. Returns the cap now in force or -1. */
+int64_t kv_max_pages(kv_db *db, int64_t n);
+
 /* The schema cookie (changes with every CREATE/DROP by any connection),
  * or -1 on error. */
 int64_t kv_schema_version(kv_db *db);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "merge.h"
 #include "num.h"
 #include "otskit_ffi.h"
 #include "tuple.h"
@@ -89,3 +90,50 @@ const char *otskit_tuple_finish(otskit_tuple *t, int desc, size_t *len) {
   *len = t->b.len;
   return t->b.len ? (const char *)t->b.p : "";
 }
+
+/* The ABI's merge constants are merge.h's (a negative array size fails the build). */
+#define SAME(a, b) typedef char same_##a[(int)(a) == (int)(b) ? 1 : -1]
+SAME(OTSKIT_MERGE_MORE, MERGE_MORE);
+SAME(OTSKIT_MERGE_NEED, MERGE_NEED);
+SAME(OTSKIT_MERGE_END, MERGE_END);
+SAME(OTSKIT_MERGE_ENOMEM, MERGE_ENOMEM);
+SAME(OTSKIT_MERGE_OK, MERGE_OK);
+SAME(OTSKIT_MERGE_EOOM, MERGE_EOOM);
+SAME(OTSKIT_MERGE_ESRC, MERGE_ESRC);
+SAME(OTSKIT_MERGE_ESTATE, MERGE_ESTATE);
+SAME(OTSKIT_MERGE_EORDER, MERGE_EORDER);
+SAME(OTSKIT_SOURCE_PENDING, MERGE_S_PENDING);
+SAME(OTSKIT_SOURCE_ROWS, MERGE_S_ROWS);
+SAME(OTSKIT_SOURCE_DONE, MERGE_S_DONE);
+typedef char same_item_size[sizeof(otskit_merge_item) == sizeof(merge_item) ? 1 : -1];
+
+#define M(m) ((merge *)(void *)(m))
+
+int otskit_merge_begin(otskit_merge *m, int src, size_t nrows) {
+  return merge_begin(M(m), src, nrows);
+}
+
+int otskit_merge_add_n(otskit_merge *m, int src, const char **keys, const size_t *lens,
+                       size_t n, size_t *added) {
+  return merge_add_n(M(m), src, keys, lens, n, added);
+}
+
+void otskit_merge_end(otskit_merge *m, int src, int done) { merge_end(M(m), src, done); }
+
+void otskit_merge_abort(otskit_merge *m, int src) { merge_abort(M(m), src); }
+
+int otskit_merge_pull(otskit_merge *m, otskit_merge_item *out, size_t max, size_t *n) {
+  return (int)merge_pull(M(m), (merge_item *)(void *)out, max, n);
+}
+
+int otskit_merge_need(const otskit_merge *m) { return merge_need((const merge *)(const void *)m); }
+
+int otskit_merge_state(const otskit_merge *m, int src) {
+  return merge_state((const merge *)(const void *)m, src);
+}
+
+uint64_t otskit_merge_bound(const otskit_merge *m) {
+  return merge_bound((const merge *)(const void *)m);
+}
+
+void otskit_merge_prefetch(const char **keys, size_t n) { merge_prefetch(keys, n); }

@@ -1,9 +1,10 @@
-/* otskit_ffi.h -- the C ABI of core.so for LuaJIT's FFI. core.so is built
- * with -fvisibility=hidden; only luaopen_otskit_core and the otskit_*
- * functions below are exported. lua/otskit/ffi.lua declares exactly these
- * (spec/ffi_spec.lua checks that its ffi.cdef matches this header), so
- * LuaJIT can JIT-compile calls to the key encoders; calls through the Lua
- * C API never are. Plain C: no Lua. Bump OTSKIT_FFI_ABI on any change. */
+/* otskit_ffi.h -- the one C ABI of core.so for LuaJIT's FFI: keys, hashes
+ * and the merge. core.so is built with -fvisibility=hidden; only
+ * luaopen_otskit_core and the otskit_* functions below are exported.
+ * lua/otskit/ffi.lua declares exactly what stands between the CDEF markers
+ * below (spec/key_ffi_spec.lua checks it, and that no other Lua file has a
+ * cdef), so LuaJIT can JIT-compile these calls; calls through the
+ * Lua C API never are. Plain C: no Lua. Bump OTSKIT_FFI_ABI on any change. */
 #ifndef OTSKIT_FFI_H
 #define OTSKIT_FFI_H
 
@@ -18,7 +19,7 @@
 #define OTSKIT_API
 #endif
 
-#define OTSKIT_FFI_ABI 1
+#define OTSKIT_FFI_ABI 2
 
 /* The output of the splice encoder (splice.h's splice_out). */
 typedef splice_out otskit_splice_out;
@@ -71,6 +72,34 @@ OTSKIT_API int otskit_tuple_put_int(otskit_tuple *t, int64_t v);
 OTSKIT_API int otskit_tuple_put_double(otskit_tuple *t, double v);
 OTSKIT_API int otskit_tuple_put_bool(otskit_tuple *t, int v);
 OTSKIT_API const char *otskit_tuple_finish(otskit_tuple *t, int desc, size_t *len);
+
+/* The merge of merge.h, for lua/otskit/merge.lua: m is the merge* of a
+ * core.merge object (its _ptr()), which owns it. Items use int32_t, not
+ * merge.h's uint32_t (same layout; both stay below 2^31): LuaJIT then
+ * keeps them integers. Statuses of pull (merge.h's merge_status): */
+enum { OTSKIT_MERGE_MORE = 0, OTSKIT_MERGE_NEED = 1, OTSKIT_MERGE_END = 2,
+       OTSKIT_MERGE_ENOMEM = -1 };
+/* Results of begin and add_n (0 or an error): */
+enum { OTSKIT_MERGE_OK = 0, OTSKIT_MERGE_EOOM = -1, OTSKIT_MERGE_ESRC = -2,
+       OTSKIT_MERGE_ESTATE = -3, OTSKIT_MERGE_EORDER = -4 };
+/* Source states (otskit_merge_state; -1 for a source out of range): */
+enum { OTSKIT_SOURCE_PENDING = 0, OTSKIT_SOURCE_ROWS = 1, OTSKIT_SOURCE_DONE = 2 };
+typedef struct otskit_merge otskit_merge;
+typedef struct otskit_merge_item { int32_t src, row; } otskit_merge_item;
+OTSKIT_API int otskit_merge_begin(otskit_merge *m, int src, size_t nrows);
+/* Adds keys[i] (lens[i] bytes), i < n, to src's batch; *added gets the
+ * number added before an error. */
+OTSKIT_API int otskit_merge_add_n(otskit_merge *m, int src, const char **keys,
+                                  const size_t *lens, size_t n, size_t *added);
+OTSKIT_API void otskit_merge_end(otskit_merge *m, int src, int done);
+OTSKIT_API void otskit_merge_abort(otskit_merge *m, int src);
+/* Up to max items into out (*n of them); returns an OTSKIT_MERGE_ status. */
+OTSKIT_API int otskit_merge_pull(otskit_merge *m, otskit_merge_item *out, size_t max,
+                                 size_t *n);
+OTSKIT_API int otskit_merge_need(const otskit_merge *m);
+OTSKIT_API int otskit_merge_state(const otskit_merge *m, int src);
+OTSKIT_API uint64_t otskit_merge_bound(const otskit_merge *m);
+OTSKIT_API void otskit_merge_prefetch(const char **keys, size_t n);
 /* END CDEF */
 
 #endif

@@ -129,3 +129,32 @@ void otsk_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
   lua_setfield(L, -2, "__name");
   lua_pop(L, 1);
 }
+
+#define BOX_MT "otskit.box"
+
+void otsk_box_release(otsk_box *b) {
+  if (b->p && b->free) b->free(b->p, b->n);
+  b->p = NULL;
+}
+
+static int box_gc(lua_State *L) {
+  otsk_box_release((otsk_box *)luaL_checkudata(L, 1, BOX_MT));
+  return 0;
+}
+
+otsk_box *otsk_box_new(lua_State *L) {
+  otsk_box *b = (otsk_box *)lua_newuserdata(L, sizeof *b);
+  b->p = NULL;
+  b->n = 0;
+  b->free = NULL;
+  if (luaL_newmetatable(L, BOX_MT)) {
+    lua_pushcfunction(L, box_gc);
+    lua_setfield(L, -2, "__gc");
+#if LUA_VERSION_NUM >= 504
+    lua_pushcfunction(L, box_gc);
+    lua_setfield(L, -2, "__close");
+#endif
+  }
+  lua_setmetatable(L, -2);
+  return b;
+}

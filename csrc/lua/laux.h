@@ -43,4 +43,18 @@ void otsk_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
 /* Sets t[name] = f for the table on top of the stack. */
 void otsk_setfuncs(lua_State *L, const luaL_Reg *l);
 
+/* A box: memory from a C allocator owned by a userdata pushed on the
+ * stack, so a call that raises between allocating and freeing it (an
+ * argument check, lua_pushlstring, lua_rawseti out of memory) leaks
+ * nothing: the box's __gc (also __close) frees it. otsk_box_new pushes an
+ * empty box; fill p, n and free (free(p, n) releases it); otsk_box_release
+ * frees it at once (idempotent). */
+typedef struct otsk_box {
+  void *p;
+  size_t n;
+  void (*free)(void *p, size_t n);
+} otsk_box;
+otsk_box *otsk_box_new(lua_State *L);
+void otsk_box_release(otsk_box *b);
+
 #endif

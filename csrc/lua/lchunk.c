@@ -98,44 +98,6 @@ static void push_chunk(lua_State *L, const manifest *m, uint32_t index,
   lua_pushlstring(L, (const char *)buf, CHUNK_HEADER_SIZE + (size_t)len);
 }
 
-/* split(value, chunk_size, layout, gen|nil) -> manifest, {chunk, ...} */
-static int l_split(lua_State *L) {
-  size_t n;
-  const unsigned char *p = (const unsigned char *)luaL_checklstring(L, 1, &n);
-  manifest m;
-  uint32_t i;
-  unsigned char *buf;
-  XXH3_state_t *st, *cst;
-  m.chunk_size = get_chunk_size(L, 2);
-  m.layout = (chunk_layout)luaL_checkoption(L, 3, NULL, layout_names);
-  get_gen(L, 4, m.gen);
-  if ((uint64_t)n / m.chunk_size >= 0xffffffffu) otsk_error(L, "blob", "too many chunks");
-  m.length = n;
-  m.count = chunk_count(n, m.chunk_size);
-  lua_createtable(L, (int)m.count, 0);
-  buf = malloc(CHUNK_HEADER_SIZE + (size_t)(m.count ? chunk_len(&m, 0) : 0));
-  st = XXH3_createState();
-  cst = XXH3_createState();
-  if (!buf || !st || !cst || XXH3_128bits_reset(st) != XXH_OK) {
-    free(buf);
-    XXH3_freeState(st);
-    XXH3_freeState(cst);
-    return otsk_error(L, "blob", "out of memory");
-  }
-  for (i = 0; i < m.count; i++) { /* copied, checked and digested in one pass */
-    const unsigned char *d = p + (size_t)i * m.chunk_size;
-    push_chunk(L, &m, i, d, chunk_len(&m, i), buf, cst, st);
-    lua_rawseti(L, -2, (int)i + 1);
-  }
-  free(buf);
-  chunk_digest_final(st, m.digest);
-  XXH3_freeState(st);
-  XXH3_freeState(cst);
-  push_manifest(L, &m);
-  lua_insert(L, -2);
-  return 2;
-}
-
 /* manifest_info(m) -> {generation, length, chunk_size, count, layout, digest} */
 static int l_manifest_info(lua_State *L) {
   manifest m;
@@ -165,6 +127,17 @@ static int too_large(lua_State *L, const manifest *m, int64_t max) {
   return 0;
 }
 
+/* nil, msg, code for a failed join: which is the chunk given (0-based) or,
+ * for MissingChunk, the missing index; n the chunks given */
+static int join_error(lua_State *L, const manifest *m, chunk_err e, size_t which, size_t n) {
+  char nb[24], nb2[24];
+  if (e == CHUNK_EDIGEST) return fail(L, e, "");
+  lua_pushfstring(L, e == CHUNK_EMISSING ? "index %s of %s: " : "chunk #%s of %s given: ",
+                  num(nb, (uint64_t)which + (e != CHUNK_EMISSING)),
+                  num(nb2, e == CHUNK_EMISSING ? (uint64_t)m->count : (uint64_t)n));
+  return fail(L, e, lua_tostring(L, -1));
+}
+
 /* join(manifest, chunks, max_size) -> value | nil, msg, code */
 static int l_join(lua_State *L) {
   manifest m;
@@ -173,39 +146,62 @@ static int l_join(lua_State *L) {
   const void **ptrs;
   size_t *lens;
   unsigned char *out;
+  otsk_box *box;
   chunk_err e;
   luaL_checktype(L, 2, LUA_TTABLE);
   if (!get_manifest(L, 1, &m)) return 3;
   if (too_large(L, &m, max)) return 3;
   n = (size_t)lua_rawlen(L, 2);
-  for (i = 1; i <= n; i++) {
-    lua_rawgeti(L, 2, (int)i);
-    if (lua_type(L, -1) != LUA_TSTRING)
-      otsk_error(L, "blob", "chunk %d is a %s, not a string", (int)i, luaL_typename(L, -1));
-    lua_pop(L, 1);
+  {
+    uint64_t have = 0; /* the data the chunks can hold: memory follows it, not the claim */
+    char nb[24], nb2[24];
+    for (i = 1; i <= n; i++) {
+      lua_rawgeti(L, 2, (int)i);
+      if (lua_type(L, -1) != LUA_TSTRING)
+        otsk_error(L, "blob", "chunk %d is a %s, not a string", (int)i, luaL_typename(L, -1));
+      have += (uint64_t)lua_rawlen(L, -1);
+      lua_pop(L, 1);
+    }
+    if (m.length > have) {
+      /* cannot be whole: name the first bad chunk as join would, else
+       * what is missing, without allocating the claimed length */
+      for (i = 0; i < n; i++) {
+        const unsigned char *data;
+        size_t cl, dl;
+        uint32_t idx;
+        const char *p;
+        lua_rawgeti(L, 2, (int)i + 1);
+        p = lua_tolstring(L, -1, &cl);
+        e = chunk_decode(&m, p, cl, &idx, &data, &dl);
+        lua_pop(L, 1);
+        if (e != CHUNK_OK) return join_error(L, &m, e, i, n);
+      }
+      return otsk_fail(L, "MissingChunk", "the chunks given hold at most %s bytes, the manifest claims %s",
+                       num(nb, have), num(nb2, m.length));
+    }
   }
-  ptrs = malloc((n + 1) * sizeof *ptrs);
-  lens = malloc((n + 1) * sizeof *lens);
-  out = chunk_buf_alloc((size_t)m.length);
-  if (!ptrs || !lens || !out) {
-    free(ptrs); free(lens); chunk_buf_free(out, (size_t)m.length);
-    return otsk_error(L, "blob", "out of memory");
+  /* owned by the GC while strings are read and the value is pushed */
+  ptrs = (const void **)lua_newuserdata(L, (n + 1) * (sizeof *ptrs + sizeof *lens));
+  lens = (size_t *)(ptrs + n + 1);
+  box = otsk_box_new(L);
+  box->p = chunk_buf_alloc((size_t)m.length);
+  box->n = (size_t)m.length;
+  box->free = chunk_buf_free;
+  if (!box->p) {
+    char nb[24];
+    return otsk_fail(L, "TooLarge", "cannot allocate %s bytes for the value", num(nb, m.length));
   }
+  out = (unsigned char *)box->p;
   for (i = 0; i < n; i++) { /* strings stay alive: the table holds them */
     lua_rawgeti(L, 2, (int)i + 1);
     ptrs[i] = lua_tolstring(L, -1, &lens[i]);
     lua_pop(L, 1);
   }
   e = chunk_join(&m, ptrs, lens, n, out, &which);
-  free(ptrs);
-  free(lens);
   if (e == CHUNK_OK) lua_pushlstring(L, (const char *)out, (size_t)m.length);
-  chunk_buf_free(out, (size_t)m.length);
+  otsk_box_release(box);
   if (e == CHUNK_OK) return 1;
-  if (e == CHUNK_EDIGEST) return fail(L, e, "");
-  lua_pushfstring(L, e == CHUNK_EMISSING ? "index %d of %d: " : "chunk #%d of %d given: ",
-                  (int)which + (e != CHUNK_EMISSING), e == CHUNK_EMISSING ? (int)m.count : (int)n);
-  return fail(L, e, lua_tostring(L, -1));
+  return join_error(L, &m, e, which, n);
 }
 
 /* chunk_data(manifest, chunk, index) -> data of that chunk | nil, msg, code */
@@ -256,33 +252,66 @@ static splitter *check_splitter(lua_State *L) {
   return s;
 }
 
-static int l_splitter_close(lua_State *L) {
-  splitter *s = luaL_checkudata(L, 1, SPLITTER_T);
+static void splitter_release(splitter *s) {
   if (s->st) XXH3_freeState(s->st);
   if (s->cst) XXH3_freeState(s->cst);
   free(s->buf);
   s->st = NULL;
   s->cst = NULL;
   s->buf = NULL;
+}
+
+static int l_splitter_close(lua_State *L) {
+  splitter_release(luaL_checkudata(L, 1, SPLITTER_T));
   return 0;
 }
 
-/* splitter(chunk_size, layout, gen|nil) -> splitter */
-static int l_splitter_new(lua_State *L) {
-  uint32_t cs = get_chunk_size(L, 1);
-  int layout = luaL_checkoption(L, 2, NULL, layout_names);
+/* Pushes a splitter userdata (its __gc frees its buffers): chunk size
+ * cs, the layout and generation at args layout_idx and gen_idx. */
+static splitter *push_splitter(lua_State *L, uint32_t cs, int layout_idx, int gen_idx) {
+  int layout = luaL_checkoption(L, layout_idx, NULL, layout_names);
   splitter *s = lua_newuserdatauv(L, sizeof *s, 0);
   memset(s, 0, sizeof *s);
   luaL_setmetatable(L, SPLITTER_T);
-  get_gen(L, 3, s->m.gen);
+  get_gen(L, gen_idx, s->m.gen);
   s->m.chunk_size = cs;
   s->m.layout = (chunk_layout)layout;
   s->st = XXH3_createState();
   s->cst = XXH3_createState();
   s->buf = malloc(CHUNK_HEADER_SIZE + (size_t)cs);
   if (!s->st || !s->cst || !s->buf || XXH3_128bits_reset(s->st) != XXH_OK)
-    return otsk_error(L, "blob", "out of memory");
+    otsk_error(L, "blob", "out of memory");
+  return s;
+}
+
+/* splitter(chunk_size, layout, gen|nil) -> splitter */
+static int l_splitter_new(lua_State *L) {
+  push_splitter(L, get_chunk_size(L, 1), 2, 3);
   return 1;
+}
+
+/* split(value, chunk_size, layout, gen|nil) -> manifest, {chunk, ...}: a
+ * splitter owns the buffers while chunks are pushed (which may raise). */
+static int l_split(lua_State *L) {
+  size_t n;
+  const unsigned char *p = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  splitter *s = push_splitter(L, get_chunk_size(L, 2), 3, 4);
+  manifest *m = &s->m;
+  uint32_t i;
+  if ((uint64_t)n / m->chunk_size >= 0xffffffffu) otsk_error(L, "blob", "too many chunks");
+  m->length = n;
+  m->count = chunk_count(n, m->chunk_size);
+  lua_createtable(L, (int)m->count, 0);
+  for (i = 0; i < m->count; i++) { /* copied, checked and digested in one pass */
+    const unsigned char *d = p + (size_t)i * m->chunk_size;
+    push_chunk(L, m, i, d, chunk_len(m, i), s->buf, s->cst, s->st);
+    lua_rawseti(L, -2, (int)i + 1);
+  }
+  chunk_digest_final(s->st, m->digest);
+  push_manifest(L, m);
+  splitter_release(s); /* now, not at the next collection */
+  lua_insert(L, -2);
+  return 2;
 }
 
 static void emit(lua_State *L, splitter *s) {
@@ -369,14 +398,15 @@ static int l_joiner_feed(lua_State *L) {
   uint32_t idx;
   const unsigned char *data;
   chunk_err e = chunk_decode(&j->m, p, n, &idx, &data, &len);
+  char nb[24], nb2[24];
   if (e != CHUNK_OK) {
-    lua_pushfstring(L, "chunk %d: ", (int)j->next);
+    lua_pushfstring(L, "chunk %s: ", num(nb, j->next));
     return fail(L, e, lua_tostring(L, -1));
   }
   if (idx < j->next)
-    return otsk_fail(L, "DuplicateChunk", "chunk %d given again (next is %d)", (int)idx, (int)j->next);
+    return otsk_fail(L, "DuplicateChunk", "chunk %s given again (next is %s)", num(nb, idx), num(nb2, j->next));
   if (idx > j->next)
-    return otsk_fail(L, "MissingChunk", "chunk %d is missing (got %d)", (int)j->next, (int)idx);
+    return otsk_fail(L, "MissingChunk", "chunk %s is missing (got %s)", num(nb, j->next), num(nb2, idx));
   otsk_xxh3_128_update(j->st, data, len);
   j->next++;
   lua_pushlstring(L, (const char *)data, len);
@@ -387,8 +417,9 @@ static int l_joiner_feed(lua_State *L) {
 static int l_joiner_finish(lua_State *L) {
   joiner *j = check_joiner(L);
   unsigned char d[16];
+  char nb[24], nb2[24];
   if (j->next < j->m.count)
-    return otsk_fail(L, "MissingChunk", "chunk %d of %d is missing", (int)j->next, (int)j->m.count);
+    return otsk_fail(L, "MissingChunk", "chunk %s of %s is missing", num(nb, j->next), num(nb2, j->m.count));
   chunk_digest_final(j->st, d);
   if (memcmp(d, j->m.digest, 16) != 0) return fail(L, CHUNK_EDIGEST, "");
   lua_pushboolean(L, 1);

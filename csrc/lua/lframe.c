@@ -100,7 +100,9 @@ static int l_train(lua_State *L) {
   size_t *sizes;
   const char *why = "?";
   luaL_checktype(L, 1, LUA_TTABLE);
-  cap = (size_t)otsk_checkint64(L, 2, "blob", "size");
+  int64_t size = otsk_checkint64(L, 2, "blob", "size");
+  if (size < 1 || size > ((int64_t)1 << 30)) return otsk_error(L, "blob", "train size must be 1..2^30");
+  cap = (size_t)size;
   n = (size_t)lua_rawlen(L, 1);
   if (n == 0) return otsk_error(L, "blob", "train needs samples");
   for (i = 1; i <= n; i++) {
@@ -110,9 +112,9 @@ static int l_train(lua_State *L) {
     total += lua_rawlen(L, -1);
     lua_pop(L, 1);
   }
-  buf = malloc(total + cap + 1);
-  sizes = malloc(n * sizeof *sizes);
-  if (!buf || !sizes) { free(buf); free(sizes); return otsk_error(L, "blob", "out of memory"); }
+  /* scratch owned by the GC: a raise below frees it */
+  sizes = (size_t *)lua_newuserdata(L, n * sizeof *sizes + total + cap + 1);
+  buf = (unsigned char *)(sizes + n);
   for (i = 1; i <= n; i++) {
     const char *s;
     lua_rawgeti(L, 1, (int)i);
@@ -122,13 +124,8 @@ static int l_train(lua_State *L) {
     lua_pop(L, 1);
   }
   len = frame_dict_train(buf, cap, buf + cap, sizes, (unsigned)n, &why);
-  free(sizes);
-  if (len == 0) {
-    free(buf);
-    return otsk_fail(L, "TrainingFailed", "dictionary training failed: %s", why);
-  }
+  if (len == 0) return otsk_fail(L, "TrainingFailed", "dictionary training failed: %s", why);
   lua_pushlstring(L, (const char *)buf, len);
-  free(buf);
   return 1;
 }
 

@@ -1,6 +1,7 @@
 /* lkv.c -- Lua binding of kv.c: otskit.core.kv. A db and its cursors are
  * userdata; a cursor keeps its db alive (uservalue) and is closed with it. */
 #include <string.h>
+#include <time.h>
 
 #include "bytes.h"
 #include "compat.h"
@@ -8,6 +9,7 @@
 #include "laux.h"
 #include "lkey.h"
 #include "parts.h"
+#include "row.h"
 
 #define DB_MT "otskit.kv.db"
 #define CUR_MT "otskit.kv.cursor"
@@ -68,6 +70,18 @@ static int l_integrity(lua_State *L) {
   kv_db *db = checkdb(L);
   if (kv_integrity(db) != KV_OK) return fail_sql(L, db);
   lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* db:max_pages(n) -> the page cap in force: writes past it fail as on a
+ * full disk ("KVFull") */
+static int l_max_pages(lua_State *L) {
+  kv_db *db = checkdb(L);
+  int64_t n = otsk_checkint64(L, 2, "kv", "#2 (pages)"), r;
+  if (n < 1) return otsk_error(L, "kv", "pages must be >= 1");
+  r = kv_max_pages(db, n);
+  if (r < 0) return fail_sql(L, db);
+  otsk_pushint64(L, r);
   return 1;
 }
 
@@ -313,12 +327,28 @@ static int l_bsearch(lua_State *L) {
 }
 
 
+/* kv.utf8(s) -> whether s is well-formed UTF-8 */
+static int l_utf8(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  lua_pushboolean(L, row_utf8_valid(s, n));
+  return 1;
+}
+
+/* kv.now() -> seconds since the epoch, with sub-millisecond resolution */
+static int l_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
 static const luaL_Reg db_methods[] = {
   {"close", l_close}, {"create", l_create}, {"has", l_has}, {"drop", l_drop},
   {"get", l_get}, {"put", l_put}, {"delete", l_delete}, {"count", l_count},
   {"scan", l_scan}, {"begin", l_begin}, {"commit", l_commit},
   {"rollback", l_rollback}, {"in_txn", l_in_txn}, {"integrity", l_integrity},
-  {"schema", l_schema}, {NULL, NULL}
+  {"schema", l_schema}, {"max_pages", l_max_pages}, {NULL, NULL}
 };
 static const luaL_Reg db_meta[] = {
   {"__gc", l_close},
@@ -338,7 +368,8 @@ static const luaL_Reg cur_meta[] = {
   {NULL, NULL}
 };
 static const luaL_Reg funcs[] = {
-  {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch}, {NULL, NULL}
+  {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch},
+  {"utf8", l_utf8}, {"now", l_now}, {NULL, NULL}
 };
 
 int otsk_open_kv(lua_State *L) {

@@ -149,7 +149,32 @@ static int ts_at(enc *e, int idx, pb_cell *c, const char *what) {
   return 1;
 }
 
-/* the primary key list at idx: {{name, value}, ...} */
+/* The type named at tidx (a read cell's 4th field: the store returns BINARY
+ * values as strings, LuaJIT int64s past 2^53 as decimal text) applied to
+ * the value v read from vidx. */
+static int retype(enc *e, int tidx, int vidx, pb_value *v, const char *what) {
+  lua_State *L = e->L;
+  const char *ty, *why = NULL;
+  if (lua_isnil(L, tidx)) return 1;
+  ty = lua_tostring(L, tidx);
+  if (ty == NULL) return enc_fail(e, "%s: a cell's type must be a string%s", what, "");
+  if (strcmp(ty, "BINARY") == 0 && (v->vt == PB_VT_STRING || v->vt == PB_VT_BLOB)) { v->vt = PB_VT_BLOB; return 1; }
+  if (strcmp(ty, "STRING") == 0 && v->vt == PB_VT_STRING) return 1;
+  if (strcmp(ty, "BOOLEAN") == 0 && v->vt == PB_VT_BOOLEAN) return 1;
+  if (strcmp(ty, "DOUBLE") == 0 && v->vt == PB_VT_INTEGER && lua_type(L, vidx) == LUA_TNUMBER) {
+    v->vt = PB_VT_DOUBLE; v->d = lua_tonumber(L, vidx); return 1;
+  }
+  if (strcmp(ty, "DOUBLE") == 0 && v->vt == PB_VT_DOUBLE) return 1;
+  if (strcmp(ty, "INTEGER") == 0 && v->vt == PB_VT_INTEGER) return 1;
+  if (strcmp(ty, "INTEGER") == 0 && v->vt == PB_VT_STRING) {
+    if (!otsk_toint64(L, vidx, &v->i, &why)) return enc_fail(e, "%s: INTEGER cell: %s", what, why);
+    v->vt = PB_VT_INTEGER;
+    return 1;
+  }
+  return enc_fail(e, "%s: a cell's value does not have its type %s", what, ty);
+}
+
+/* the primary key list at idx: {{name, value [, type]}, ...} */
 static int write_pk(enc *e, int idx, int allow_inf, int allow_auto) {
   lua_State *L = e->L;
   size_t i, n;
@@ -165,15 +190,18 @@ static int write_pk(enc *e, int idx, int allow_inf, int allow_auto) {
     if (lua_type(L, -1) != LUA_TTABLE) { lua_pop(L, 1); return enc_fail(e, "primary_key entries must be {name, value}%s%s", "", ""); }
     lua_rawgeti(L, -1, 1);
     lua_rawgeti(L, -2, 2);
-    ok = name_at(e, -2, &c, "primary_key") && to_value(e, -1, &c.v, allow_inf, allow_auto, "primary_key");
+    lua_rawgeti(L, -3, 3);
+    ok = name_at(e, -3, &c, "primary_key") && to_value(e, -2, &c.v, allow_inf, allow_auto, "primary_key") &&
+         (c.v.vt == PB_VT_INF_MIN || c.v.vt == PB_VT_INF_MAX || c.v.vt == PB_VT_AUTO_INCREMENT ||
+          retype(e, -1, -2, &c.v, "primary_key"));
     if (ok) pb_write_cell(e->w, &c);
-    lua_pop(L, 3);
+    lua_pop(L, 4);
     if (!ok) return 0;
   }
   return 1;
 }
 
-/* one attribute cell from a {name, value [, ts]} entry at idx (op: cell op) */
+/* one attribute cell from a {name, value [, ts [, type]]} entry at idx (op: cell op) */
 static int write_entry(enc *e, int idx, int op, const char *what) {
   lua_State *L = e->L;
   pb_cell c;
@@ -184,9 +212,11 @@ static int write_entry(enc *e, int idx, int op, const char *what) {
   lua_rawgeti(L, idx, 1);
   lua_rawgeti(L, idx, 2);
   lua_rawgeti(L, idx, 3);
-  ok = name_at(e, -3, &c, what) && to_value(e, -2, &c.v, 0, 0, what) && ts_at(e, -1, &c, what);
+  lua_rawgeti(L, idx, 4);
+  ok = name_at(e, -4, &c, what) && to_value(e, -3, &c.v, 0, 0, what) && ts_at(e, -2, &c, what) &&
+       retype(e, -1, -3, &c.v, what);
   if (ok) pb_write_cell(e->w, &c);
-  lua_pop(L, 3);
+  lua_pop(L, 4);
   return ok;
 }
 
@@ -361,7 +391,11 @@ static int l_encode_value(lua_State *L) {
 /* ------------------------------------------------------------ decoding */
 
 /* stack slots of decode's constants */
-typedef struct { int typed, inf_min, inf_max, autoinc, k_pk, k_cols, k_cells, k_deleted, k_type, k_value, k_op; } dec;
+typedef struct {
+  int typed, inf_min, inf_max, autoinc, k_pk, k_cols, k_cells, k_deleted, k_type, k_value, k_op;
+  int k_vt[12];   /* the type names by PlainBuffer type, 0 when none */
+  int want_typed; /* BINARY (and on LuaJIT ambiguous numbers) as typed values */
+} dec;
 
 static void push_typed(lua_State *L, const dec *d, const char *ty, int vidx) {
   lua_createtable(L, 0, 2);
@@ -383,7 +417,7 @@ static void push_value(lua_State *L, const dec *d, const pb_value *v, int pk) {
 #if OTSKIT_LUA51
     if ((double)v->i > TWO53 || (double)v->i < -TWO53) {
       otsk_pushint64(L, v->i);
-      if (!pk) { push_typed(L, d, "INTEGER", -1); lua_remove(L, -2); }
+      if (!pk && d->want_typed) { push_typed(L, d, "INTEGER", -1); lua_remove(L, -2); }
       return;
     }
     lua_pushnumber(L, (lua_Number)v->i);
@@ -396,15 +430,14 @@ static void push_value(lua_State *L, const dec *d, const pb_value *v, int pk) {
     lua_pushnumber(L, v->d);
 #if OTSKIT_LUA51
     /* an integral double would read back as an INTEGER: keep its type */
-    if (v->d == floor(v->d)) { push_typed(L, d, "DOUBLE", -1); lua_remove(L, -2); }
+    if (d->want_typed && v->d == floor(v->d)) { push_typed(L, d, "DOUBLE", -1); lua_remove(L, -2); }
 #endif
     return;
   case PB_VT_BOOLEAN: lua_pushboolean(L, (int)v->i); return;
   case PB_VT_STRING: lua_pushlstring(L, v->s, v->n); return;
   case PB_VT_BLOB:
     lua_pushlstring(L, v->s, v->n);
-    push_typed(L, d, "BINARY", -1);
-    lua_remove(L, -2);
+    if (d->want_typed) { push_typed(L, d, "BINARY", -1); lua_remove(L, -2); }
     return;
   case PB_VT_INF_MIN: lua_pushvalue(L, d->inf_min); return;
   case PB_VT_INF_MAX: lua_pushvalue(L, d->inf_max); return;
@@ -417,8 +450,9 @@ static const char *op_name(int op) {
   return op == PB_OP_DELETE_ALL ? "DELETE_ALL" : op == PB_OP_DELETE_ONE ? "DELETE" : "INCREMENT";
 }
 
-/* Pushes one row: { primary_key = {{name, value}, ...}, columns = {name =
- * newest value}, cells = {{name, value, ts [, op = ...]}, ...} [, deleted = true] } */
+/* Pushes one row: { primary_key = {{name, value [, type]}, ...}, columns = {name =
+ * newest value}, cells = {{name, value, ts, type [, op = ...]}, ...}
+ * [, deleted = true] } */
 static void push_row(lua_State *L, const dec *d, const pb_row *row) {
   size_t i, nattr = row->ncells - row->npk;
   const pb_cell *prev = NULL;
@@ -427,11 +461,19 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row) {
   lua_createtable(L, (int)row->npk, 0);
   for (i = 0; i < row->npk; i++) {
     const pb_cell *c = &row->cells[i];
-    lua_createtable(L, 2, 0);
+    int text;
+    lua_createtable(L, 3, 0);
     lua_pushlstring(L, c->name, c->name_len);
     lua_rawseti(L, -2, 1);
     push_value(L, d, &c->v, 1);
+    text = lua_type(L, -1) == LUA_TSTRING;
     lua_rawseti(L, -2, 2);
+    /* the type when the value alone does not say it: a BINARY as a
+     * string, a LuaJIT int64 past 2^53 as decimal text */
+    if ((c->v.vt == PB_VT_BLOB || c->v.vt == PB_VT_INTEGER) && text) {
+      lua_pushvalue(L, d->k_vt[c->v.vt]);
+      lua_rawseti(L, -2, 3);
+    }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_rawset(L, -3);
@@ -442,12 +484,16 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row) {
   /* stack: row, "columns", cols, "cells", cells */
   for (i = 0; i < nattr; i++) {
     const pb_cell *c = &row->cells[row->npk + i];
-    lua_createtable(L, 3, c->op ? 1 : 0);
+    lua_createtable(L, 4, c->op ? 1 : 0);
     lua_pushlstring(L, c->name, c->name_len);
     lua_rawseti(L, -2, 1);
     if (c->v.vt != PB_VT_NONE) {
       push_value(L, d, &c->v, 0);
       lua_rawseti(L, -2, 2);
+      if (d->k_vt[c->v.vt]) {
+        lua_pushvalue(L, d->k_vt[c->v.vt]);
+        lua_rawseti(L, -2, 4);
+      }
     }
     if (c->has_ts) {
       otsk_pushint64(L, c->ts);
@@ -489,6 +535,13 @@ static void dec_open(lua_State *L, dec *d) {
   lua_pushliteral(L, "type"); d->k_type = lua_gettop(L);
   lua_pushliteral(L, "value"); d->k_value = lua_gettop(L);
   lua_pushliteral(L, "op"); d->k_op = lua_gettop(L);
+  memset(d->k_vt, 0, sizeof d->k_vt);
+  lua_pushliteral(L, "INTEGER"); d->k_vt[PB_VT_INTEGER] = lua_gettop(L);
+  lua_pushliteral(L, "DOUBLE"); d->k_vt[PB_VT_DOUBLE] = lua_gettop(L);
+  lua_pushliteral(L, "BOOLEAN"); d->k_vt[PB_VT_BOOLEAN] = lua_gettop(L);
+  lua_pushliteral(L, "STRING"); d->k_vt[PB_VT_STRING] = lua_gettop(L);
+  lua_pushliteral(L, "BINARY"); d->k_vt[PB_VT_BLOB] = lua_gettop(L);
+  d->want_typed = 0;
 }
 
 #define ROW_MT "otskit.wire.row"
@@ -497,17 +550,22 @@ static int row_gc(lua_State *L) {
   return 0;
 }
 
-/* decode_rows(bytes [, max]) -> rows | nil, msg, "CorruptPlainBuffer".
- * max: refuse more rows than this (1 for a single-row field). */
+/* decode_rows(bytes [, max [, typed]]) -> rows | nil, msg, "CorruptPlainBuffer".
+ * max: refuse more rows than this (1 for a single-row field); typed: BINARY
+ * values as typed tables (what the store takes) rather than strings with
+ * the type in cells[i][4] (what the store returns). */
 static int l_decode_rows(lua_State *L) {
   size_t n, nrows = 0, max;
   const char *s = luaL_checklstring(L, 1, &n);
   pb_reader r;
   pb_row *row;
   dec d;
-  int rc, out;
+  int rc, out, typed;
   max = (size_t)luaL_optinteger(L, 2, 0);
+  typed = lua_toboolean(L, 3);
+  lua_settop(L, 1);
   dec_open(L, &d);
+  d.want_typed = typed;
   row = lua_newuserdata(L, sizeof *row);
   memset(row, 0, sizeof *row);
   luaL_getmetatable(L, ROW_MT);
@@ -533,6 +591,7 @@ static int l_decode_value(lua_State *L) {
   pb_value v;
   dec d;
   dec_open(L, &d);
+  d.want_typed = 1;
   if (!pb_read_value(s, n, &v, &why)) return otsk_fail(L, "OTSParameterInvalid", "column value: %s", why);
   if (v.vt == PB_VT_INF_MIN || v.vt == PB_VT_INF_MAX || v.vt == PB_VT_AUTO_INCREMENT)
     return otsk_fail(L, "OTSParameterInvalid", "column value: INF_MIN/INF_MAX/AUTO_INCREMENT is not a value");

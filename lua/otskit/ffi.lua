@@ -7,7 +7,8 @@
 local M = {}
 
 -- The declarations between BEGIN CDEF and END CDEF in csrc/ffi/otskit_ffi.h
--- (spec/ffi_spec.lua checks they match), after the types they use.
+-- (spec/key_ffi_spec.lua checks they match), after the types they use. The
+-- one cdef of otskit: otskit.key and otskit.merge use this module.
 M.types = [[
 typedef struct otskit_splice otskit_splice;
 typedef struct otskit_tuple otskit_tuple;
@@ -36,8 +37,26 @@ int otskit_tuple_put_int(otskit_tuple *t, int64_t v);
 int otskit_tuple_put_double(otskit_tuple *t, double v);
 int otskit_tuple_put_bool(otskit_tuple *t, int v);
 const char *otskit_tuple_finish(otskit_tuple *t, int desc, size_t *len);
+enum { OTSKIT_MERGE_MORE = 0, OTSKIT_MERGE_NEED = 1, OTSKIT_MERGE_END = 2,
+       OTSKIT_MERGE_ENOMEM = -1 };
+enum { OTSKIT_MERGE_OK = 0, OTSKIT_MERGE_EOOM = -1, OTSKIT_MERGE_ESRC = -2,
+       OTSKIT_MERGE_ESTATE = -3, OTSKIT_MERGE_EORDER = -4 };
+enum { OTSKIT_SOURCE_PENDING = 0, OTSKIT_SOURCE_ROWS = 1, OTSKIT_SOURCE_DONE = 2 };
+typedef struct otskit_merge otskit_merge;
+typedef struct otskit_merge_item { int32_t src, row; } otskit_merge_item;
+int otskit_merge_begin(otskit_merge *m, int src, size_t nrows);
+int otskit_merge_add_n(otskit_merge *m, int src, const char **keys,
+                       const size_t *lens, size_t n, size_t *added);
+void otskit_merge_end(otskit_merge *m, int src, int done);
+void otskit_merge_abort(otskit_merge *m, int src);
+int otskit_merge_pull(otskit_merge *m, otskit_merge_item *out, size_t max,
+                      size_t *n);
+int otskit_merge_need(const otskit_merge *m);
+int otskit_merge_state(const otskit_merge *m, int src);
+uint64_t otskit_merge_bound(const otskit_merge *m);
+void otskit_merge_prefetch(const char **keys, size_t n);
 ]]
-M.abi = 1
+M.abi = 2
 
 local function load()
   if not jit then return nil, "not LuaJIT" end

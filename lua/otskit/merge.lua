@@ -43,35 +43,19 @@ local function check_count(v, what, lo, hi, level)
 end
 
 -- LuaJIT: push and pull of byte keys through the FFI (compiled by the
--- JIT), the same C merge underneath; the C API binding otherwise.
+-- JIT; otskit.ffi declares the ABI and honours OTSKIT_NO_FFI), the same C
+-- merge underneath; the C API binding otherwise.
 local ffi, lib
-if jit then
-  local ok, f = pcall(require, "ffi")
-  local path = ok and package.searchpath and package.searchpath("otskit.core", package.cpath)
-  if path then
-    ok = pcall(function()
-      f.cdef [[
-        typedef struct otsk_merge otsk_merge;
-        /* int32_t, not uint32_t as in merge.h (same layout; both stay
-           below 2^31): the JIT keeps them integers, no number conversion */
-        typedef struct otsk_merge_item { int32_t src, row; } otsk_merge_item;
-        int merge_begin(otsk_merge *m, int src, size_t nrows);
-        int merge_add(otsk_merge *m, int src, const char *key, size_t len);
-        int merge_add_n(otsk_merge *m, int src, const char **keys, const size_t *lens, size_t n,
-                        size_t *added);
-        void merge_end(otsk_merge *m, int src, int done);
-        void merge_abort(otsk_merge *m, int src);
-        int merge_pull(otsk_merge *m, otsk_merge_item *out, size_t max, size_t *n);
-        int merge_need(const otsk_merge *m);
-        int merge_state(const otsk_merge *m, int src);
-        uint64_t merge_bound(const otsk_merge *m);
-        void merge_prefetch(const char **keys, size_t n);
-      ]]
-      lib = f.load(path)
-      assert(lib.merge_pull and lib.merge_add)
-    end)
-    if ok then ffi = f else lib = nil end
-  end
+do
+  local F = require "otskit.ffi"
+  ffi, lib = F.ffi, F.lib
+end
+-- the ABI's status constants (csrc/ffi/otskit_ffi.h)
+local PULL_MORE, PULL_NEED, PULL_END, PULL_ENOMEM, ADD_OK, ADD_EORDER, SRC_ROWS, SRC_DONE
+if lib then
+  PULL_MORE, ADD_OK = lib.OTSKIT_MERGE_MORE, lib.OTSKIT_MERGE_OK
+  PULL_NEED, PULL_END, PULL_ENOMEM = lib.OTSKIT_MERGE_NEED, lib.OTSKIT_MERGE_END, lib.OTSKIT_MERGE_ENOMEM
+  ADD_EORDER, SRC_ROWS, SRC_DONE = lib.OTSKIT_MERGE_EORDER, lib.OTSKIT_SOURCE_ROWS, lib.OTSKIT_SOURCE_DONE
 end
 
 local has_table_new, table_new = pcall(require, "table.new")
@@ -86,13 +70,13 @@ local CHUNK = 1024
 -- (no yield, no metamethod), so no two calls can interleave on them.
 local s_items, s_got, s_keys, s_lens
 if lib then
-  s_items, s_got = ffi.new("otsk_merge_item[?]", CHUNK), ffi.new("size_t[1]")
+  s_items, s_got = ffi.new("otskit_merge_item[?]", CHUNK), ffi.new("size_t[1]")
   s_keys, s_lens = ffi.new("const char *[?]", CHUNK), ffi.new("size_t[?]", CHUNK)
 end
 
 local function ffi_merge(ud, k, key)
   return setmetatable({
-    ud = ud, p = ffi.cast("otsk_merge *", ud:_ptr()), k = k, key = key, batches = {},
+    ud = ud, p = ffi.cast("otskit_merge *", ud:_ptr()), k = k, key = key, batches = {},
   }, FM)
 end
 
@@ -110,11 +94,12 @@ function FM:push(i, rows, done)
   if i < 1 or i > self.k then error(("otskit.merge: source %d out of range 1..%d"):format(i, self.k), 2) end
   if type(rows) ~= "table" then error("bad argument #3 to 'push' (table expected, got " .. type(rows) .. ")", 2) end
   local src = i - 1
-  local st = lib.merge_state(p, src)
-  if st == 2 then error(("otskit.merge: source %d pushed after done"):format(i), 2) end
-  if st == 1 then error(("otskit.merge: source %d pushed before its rows were merged"):format(i), 2) end
+  local st = lib.otskit_merge_state(p, src)
+  if st == SRC_DONE then error(("otskit.merge: source %d pushed after done"):format(i), 2) end
+  if st == SRC_ROWS then error(("otskit.merge: source %d pushed before its rows were merged"):format(i), 2) end
   local n = #rows
-  if lib.merge_begin(p, src, n) ~= 0 then error("otskit.merge: out of memory", 2) end
+  self.batches[i] = rows -- kept first: the merge never holds keys of rows it cannot hand out
+  if lib.otskit_merge_begin(p, src, n) ~= ADD_OK then error("otskit.merge: out of memory", 2) end
   local key, keys, lens, got = self.key, s_keys, s_lens, s_got
   -- CHUNK rows at a time: first every key's pointer (no string is read),
   -- then their lengths, then one C call adds them all
@@ -140,19 +125,18 @@ function FM:push(i, rows, done)
     local upto = bad and bad - r0 or cnt
     -- the key strings may be scattered in memory: their lengths are read
     -- after one C call has asked for all of them, not one miss at a time
-    lib.merge_prefetch(keys, upto)
+    lib.otskit_merge_prefetch(keys, upto)
     for j = 0, upto - 1 do lens[j] = #rawget(rawget(rows, r0 + j), key) end
-    local rc = lib.merge_add_n(p, src, keys, lens, upto, got)
-    if rc ~= 0 then
-      why, bad = rc == -4 and "is out of order in its source" or "out of memory", r0 + tonumber(got[0])
+    local rc = lib.otskit_merge_add_n(p, src, keys, lens, upto, got)
+    if rc ~= ADD_OK then
+      why, bad = rc == ADD_EORDER and "is out of order in its source" or "out of memory", r0 + tonumber(got[0])
     end
     if why then
-      lib.merge_abort(p, src)
+      lib.otskit_merge_abort(p, src)
       error(("otskit.merge: source %d row %d %s"):format(i, bad, why), 2)
     end
   end
-  lib.merge_end(p, src, done and 1 or 0)
-  self.batches[i] = rows
+  lib.otskit_merge_end(p, src, done and 1 or 0)
 end
 
 function FM:pull(max, into)
@@ -165,7 +149,7 @@ function FM:pull(max, into)
   local items, gotp, batches = s_items, s_got, self.batches
   local out, st = into, 0
   if not out then -- sized for what this pull can emit
-    local b = tonumber(lib.merge_bound(p))
+    local b = tonumber(lib.otskit_merge_bound(p))
     if b > max then b = max end
     out = table_new(b < 1048576 and b or 1048576, 0)
   end
@@ -174,18 +158,18 @@ function FM:pull(max, into)
   while true do
     local want = max - n
     if want > CHUNK then want = CHUNK end
-    st = lib.merge_pull(p, items, want, gotp)
+    st = lib.otskit_merge_pull(p, items, want, gotp)
     local got = tonumber(gotp[0])
     for j = 0, got - 1 do
       local it = items[j]
       rawset(out, base + n + j + 1, rawget(batches[it.src + 1], it.row + 1))
     end
     n = n + got
-    if st == -1 then error("otskit.merge: out of memory", 2) end
-    if st ~= 0 or n >= max then break end
+    if st == PULL_ENOMEM then error("otskit.merge: out of memory", 2) end
+    if st ~= PULL_MORE or n >= max then break end
   end
-  if st == 1 then return out, lib.merge_need(p) + 1 end
-  return out, st == 2 and "done" or "more"
+  if st == PULL_NEED then return out, lib.otskit_merge_need(p) + 1 end
+  return out, st == PULL_END and "done" or "more"
 end
 
 function FM:close()

@@ -104,25 +104,30 @@ function wire.encode_update(pk, ops)
   return core.encode_update(pk, list)
 end
 
---- wire.decode_rows(bytes) -> rows | nil, msg, "CorruptPlainBuffer".
--- Each row: { primary_key = {{name, value}, ...}, columns = {name = newest
--- value}, cells = {{name, value, ts}, ...} } (cells in wire order; an
--- update cell also has op = "DELETE" | "DELETE_ALL" | "INCREMENT"; a row
--- with the delete marker has deleted = true). BINARY values come back as
--- wire.binary(s). Trailing zero bytes after the last row are accepted.
-wire.decode_rows = core.decode_rows
+--- wire.decode_rows(bytes [, { typed = true }]) -> rows | nil, msg,
+-- "CorruptPlainBuffer". Each row, in the store's read shape: { primary_key
+-- = {{name, value}, ...}, columns = {name = newest value}, cells = {{name,
+-- value, ts, type}, ...} } (cells in wire order; an update cell also has
+-- op = "DELETE" | "DELETE_ALL" | "INCREMENT"; a row with the delete marker
+-- has deleted = true). typed: BINARY values (and on LuaJIT integral
+-- DOUBLEs, int64s past 2^53) as wire.binary / wire.double / wire.integer
+-- values, what the store's writes take. Trailing zero bytes after the last
+-- row are accepted.
+function wire.decode_rows(bytes, opts)
+  return core.decode_rows(bytes, 0, opts ~= nil and opts.typed)
+end
 
--- one row field ("" = no row)
-local function decode_row(bytes)
+-- one row field ("" = no row); typed: for a request (the store's input)
+local function decode_row(bytes, typed)
   if bytes == nil or bytes == "" then return nil end
-  local rows, msg, code = core.decode_rows(bytes, 1)
+  local rows, msg, code = core.decode_rows(bytes, 1, typed)
   if not rows then return nil, msg, code end
   if rows[1] == nil then return false end
   return rows[1]
 end
 
--- the row of a response: its cells when it has them (with timestamps),
--- else its columns
+-- the row of a response: its cells when it has them (with timestamps and
+-- types: the store returns BINARY values as strings), else its columns
 local function encode_row(row)
   return core.encode_put(row.primary_key, row.cells or row.columns)
 end
@@ -370,7 +375,7 @@ end, "columns")
 OPS.PutRow.from_req = function(m)
   local ok, msg, code = refuse(m, "PutRow", "transaction_id")
   if not ok then return nil, msg, code end
-  local row, m1, c1 = decode_row(m.row)
+  local row, m1, c1 = decode_row(m.row, true)
   if not row then return nil, m1 or "PutRow: no row", c1 or INVALID end
   for _, c in ipairs(row.cells) do
     if c.op then return invalid("PutRow: the row has an update op") end
@@ -389,7 +394,7 @@ end, "update")
 OPS.UpdateRow.from_req = function(m)
   local ok, msg, code = refuse(m, "UpdateRow", "transaction_id")
   if not ok then return nil, msg, code end
-  local row, m1, c1 = decode_row(m.row_change)
+  local row, m1, c1 = decode_row(m.row_change, true)
   if not row then return nil, m1 or "UpdateRow: no row", c1 or INVALID end
   if row.deleted then return invalid("UpdateRow: the row has the delete marker") end
   local up = {}
@@ -420,7 +425,7 @@ end)
 OPS.DeleteRow.from_req = function(m)
   local ok, msg, code = refuse(m, "DeleteRow", "transaction_id")
   if not ok then return nil, msg, code end
-  local row, m1, c1 = decode_row(m.primary_key)
+  local row, m1, c1 = decode_row(m.primary_key, true)
   if not row then return nil, m1 or "DeleteRow: no primary key", c1 or INVALID end
   if #row.cells > 0 then return invalid("DeleteRow: the key has attribute cells") end
   local cond, m2, c2 = decode_condition(m.condition)
@@ -432,7 +437,7 @@ end
 
 -- a primary key field of a request: key cells only
 local function decode_key(bytes, what)
-  local row, msg, code = decode_row(bytes)
+  local row, msg, code = decode_row(bytes, true)
   if not row then return nil, (msg or (what .. ": no primary key")), (code or INVALID) end
   if #row.cells > 0 or row.deleted then return invalid(what .. ": the key has attribute cells or a delete marker") end
   return row.primary_key

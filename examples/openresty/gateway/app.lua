@@ -170,40 +170,6 @@ local function series_get(id)
   return reply(200, page)
 end
 
--- The deepest nesting of [ and { in a JSON text (outside strings), scanning
--- no further than max: dkjson recurses once per level, so a body of
--- 100 000 "[" would overflow the C stack; it is refused before decoding.
-local function too_deep(s, max)
-  local depth, i, n = 0, 1, #s
-  while true do
-    i = s:find('[%[{%]}"]', i)
-    if not i then return false end
-    local c = s:byte(i)
-    if c == 34 then -- a string: skip to its closing quote
-      repeat
-        i = s:find('["\\]', i + 1)
-        if not i then return false end
-        if s:byte(i) == 92 then i = i + 1 else break end
-      until i > n
-    elseif c == 91 or c == 123 then
-      depth = depth + 1
-      if depth > max then return true end
-    else
-      depth = depth - 1
-    end
-    i = i + 1
-  end
-end
-app.too_deep = too_deep
-
-local MAX_DEPTH = 32
-
--- decodes a JSON body: doc | nil, reason
-local function decode(body)
-  if too_deep(body, MAX_DEPTH) then return nil, "JSON nested deeper than " .. MAX_DEPTH end
-  return json.decode(body)
-end
-
 local function read_body()
   ngx.req.read_body()
   local body = ngx.req.get_body_data()
@@ -216,7 +182,7 @@ end
 local function series_post(id)
   local body, err = read_body()
   if not body then return fail(413, "RequestBodyTooLarge", err) end
-  local doc, jerr = decode(body)
+  local doc, jerr = json.decode(body)
   if type(doc) ~= "table" or type(doc.points) ~= "table" then
     return fail(400, "BadRequest", "body must be JSON {\"points\": [{\"ts\": int, \"v\": number|string}, ...]}"
       .. (jerr and (" (" .. jerr .. ")") or ""))
@@ -302,8 +268,7 @@ end
 local function events_post()
   local body, err = read_body()
   if not body then return fail(413, "RequestBodyTooLarge", err) end
-  local doc, jerr = decode(body)
-  if jerr then return fail(400, "BadRequest", jerr) end
+  local doc = json.decode(body)
   if type(doc) ~= "table" or type(doc.events) ~= "table" or #doc.events < 1
      or #doc.events > cfg.max_points then
     return fail(400, "BadRequest", ("body must be JSON {\"events\": [{\"ts\": int, \"id\": string, \"v\": number|string}, ...]} with 1..%d events"):format(cfg.max_points))

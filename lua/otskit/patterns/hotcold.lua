@@ -202,9 +202,12 @@ function P:read(q)
   if not desc and q.order ~= "asc" then return common.bad(MOD, "BadRange", "order must be \"asc\" or \"desc\"") end
   local limit, lm, lc = common.check_limit(MOD, q.limit)
   if not limit then return nil, lm, lc end
+  -- a cursor is bound to the key and range it was made for (BadCursor otherwise)
+  local bound = ("key=%s,from=%s,to=%s"):format(require("otskit.hash").xxh3(k, true),
+    from and ("%.0f"):format(from) or "", to and ("%.0f"):format(to) or "")
   local inner, cm, cc
   if q.cursor ~= nil then
-    inner, cm, cc = common.unwrap_cursor(MOD, self.tag, q.cursor)
+    inner, cm, cc = common.unwrap_cursor(MOD, self.tag, q.cursor, bound)
     if not inner then return nil, cm, cc end
   end
   local months = {}
@@ -225,9 +228,10 @@ function P:read(q)
       local pk = row.primary_key
       return { key = k, ts = pk[2][2], id = pk[3][2], month = month_text(n), columns = row.columns }
     end,
-    limit = limit, cursor = inner, secret = self.secret, parallel = self.parallel, columns = q.columns })
+    limit = limit, cursor = inner, secret = self.secret and (self.secret .. "\0" .. bound),
+    parallel = self.parallel, columns = q.columns })
   if not rows then return nil, cursor, code end
-  return rows, common.wrap_cursor(self.tag, cursor)
+  return rows, common.wrap_cursor(self.tag, cursor, bound)
 end
 
 return M

@@ -54,10 +54,11 @@ function M.new(opts)
   if opts.secret ~= nil and (type(opts.secret) ~= "string" or #opts.secret < 16) then
     raise("secret must be a string of at least 16 bytes")
   end
+  local enc = key.splice(sp) -- checks the spec (raises otskit.key: ...)
   local names = {}
   for i, f in ipairs(sp) do names[i] = f[1] or f.name end
   local self = setmetatable({
-    table = name, spec = sp, rest = rest, enc = key.splice(sp), prefixes = {},
+    table = name, spec = sp, rest = rest, enc = enc, prefixes = {},
     pk_name = opts.pk_name or table.concat(names, "_"),
     acc = common.access(opts, MOD), tag = "spliced:" .. name, parallel = common.parallel_of(opts),
   }, P)
@@ -194,9 +195,12 @@ function P:range(q)
   end
   local limit, lm, lc = common.check_limit(MOD, q.limit)
   if not limit then return nil, lm, lc end
+  -- a cursor is bound to the range it was made for (BadCursor otherwise)
+  local xxh3 = require("otskit.hash").xxh3
+  local made_for = ("from=%s,to=%s"):format(lo == true and "" or xxh3(lo, true), hi == true and "" or xxh3(hi, true))
   local inner, cm, cc
   if q.cursor ~= nil then
-    inner, cm, cc = common.unwrap_cursor(MOD, self.tag, q.cursor)
+    inner, cm, cc = common.unwrap_cursor(MOD, self.tag, q.cursor, made_for)
     if not inner then return nil, cm, cc end
   end
   local nrest = #self.rest
@@ -220,9 +224,10 @@ function P:range(q)
     end,
     get_range = self.get_range,
     map = function(row) return decode_row(self, row) end,
-    limit = limit, cursor = inner, secret = self.secret, parallel = false, columns = q.columns })
+    limit = limit, cursor = inner, secret = self.secret and (self.secret .. "\0" .. made_for),
+    parallel = false, columns = q.columns })
   if not rows then return nil, cursor, code end
-  return rows, common.wrap_cursor(self.tag, cursor)
+  return rows, common.wrap_cursor(self.tag, cursor, made_for)
 end
 
 return M
