@@ -6,7 +6,7 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN       = -std=c99 -Wall -Wextra -Wpedantic -D_DEFAULT_SOURCE
 PIC        = -fPIC -fvisibility=hidden
-LIBS       = -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lprotobuf-c -lm
+LIBS       = -lcurl -lcrypto -lxxhash -lzstd -llz4 -lz -lsqlite3 -lprotobuf-c -lm
 LUA54_INC ?= /usr/include/lua5.4
 JIT_INC   ?= /usr/include/luajit-2.1
 
@@ -46,9 +46,9 @@ SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-f
 DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev lua-busted \
              libssl-dev libxxhash-dev libzstd-dev liblz4-dev zlib1g-dev \
-             libsqlite3-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
+             libsqlite3-dev protobuf-c-compiler libprotobuf-c-dev lua-luaossl lua-binaryheap lua-zlib lua-argparse \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
-             lua-cjson luarocks protobuf-c-compiler libprotobuf-c-dev
+             lua-cjson luarocks libcurl4-openssl-dev python3 openssl
 
 .PHONY: all deps build interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test serve
 

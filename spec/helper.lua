@@ -181,8 +181,12 @@ end
 
 --- helper.run_readme_block(code, name): runs it; raises on a failed
 -- check, naming the README line.
+-- helper.readme_subst: nil, or function(code) -> code applied to every
+-- block before it runs (readme_spec points the otskit.client examples at
+-- the `otskit serve` it started).
 function helper.run_readme_block(code, name, first_line)
   first_line = first_line or 1
+  if helper.readme_subst then code = helper.readme_subst(code) end
   local src, prints = helper.prepare_readme_block(code, name)
   local printed = {}
   local function where(i) return ("README.md:%d"):format(first_line + i - 1) end

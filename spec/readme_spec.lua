@@ -4,6 +4,18 @@
 local helper = require "helper"
 
 describe("README examples", function()
+  -- the otskit.client examples talk to `otskit serve` at 127.0.0.1:8800 with
+  -- its default credentials: one is started on a free port instead
+  local srv
+  setup(function()
+    srv = assert(require("support.serve").start{ instance = "otskit", access_key_id = "otskit",
+      access_key_secret = "otskit-secret" })
+    helper.readme_subst = function(code) return (code:gsub("http://127%.0%.0%.1:8800", srv.url)) end
+  end)
+  teardown(function()
+    helper.readme_subst = nil
+    if srv then srv.stop() end
+  end)
   local f = assert(io.open("README.md", "rb"))
   local text = f:read("*a")
   f:close()

@@ -14,7 +14,8 @@
   X(kv) \
   X(row) \
   X(resume) \
-  X(wire)
+  X(wire) \
+  X(http)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)

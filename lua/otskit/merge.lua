@@ -246,6 +246,10 @@ local function run_ngx(jobs) return openresty.run_threads(jobs, "merge") end
 
 local function pick_runner(parallel)
   if type(parallel) == "function" then return parallel end
+  -- an object with a parallel method: otskit.client (its requests go out together)
+  if type(parallel) == "table" and type(parallel.parallel) == "function" then
+    return function(jobs) return parallel:parallel(jobs) end
+  end
   if parallel == false or parallel == "sequential" then return run_sequential end
   if parallel == "ngx" then
     if not openresty.ngx() then fail("parallel = \"ngx\" needs OpenResty", 3) end
@@ -255,14 +259,14 @@ local function pick_runner(parallel)
     if openresty.can_yield() then return run_ngx end
     return run_sequential
   end
-  fail("parallel must be nil, false, \"ngx\" or a function(jobs)", 3)
+  fail("parallel must be nil, false, \"ngx\", a function(jobs) or an object with a parallel method", 3)
 end
 
 local function bad_cursor(msg) return nil, "otskit.merge: bad cursor (" .. msg .. ")", "BadCursor" end
 
 --- merge.read{ sources = list | k, fetch = f, key = K, limit = n,
 -- order = "asc"|"desc", cursor = text, secret = s, dedup = bool,
--- parallel = nil|false|"ngx"|function(jobs), max_empty = 1000,
+-- parallel = nil|false|"ngx"|function(jobs)|client, max_empty = 1000,
 -- first_rows = n }
 --   -> rows, cursor   (cursor nil when everything was read)
 --   -> nil, message, code   (a fetch failed: its message and code; a bad

@@ -347,11 +347,16 @@ function analyze.hot_spot(m, worst, ids)
   return h
 end
 
-local function run_design(sc, d, items, qitems, progress)
+local function run_design(sc, d, items, qitems, progress, client)
   local now = 0
   local db = assert(store.open { clock = function() return now end,
     partition = { split_rows = sc.split_rows, split_bytes = sc.split_bytes,
                   split_load = sc.split_load or nil, window = 1 } })
+  if client then
+    -- the data on the server; the partition picture from the local mirror
+    local prefix = ("otskit_%s_%s_%d_"):format(sc.name, d.name, os.time() % 1000000):gsub("[^%w_]", "_")
+    db = require("otskit.analyze.remote").new(db, client, prefix)
+  end
   local m = meter.new(db, { clock = function() return now end, capacity = sc.capacity, window = sc.window or 1 })
   local budget = counting_budget()
   local r = rng(sc.seed + 7)
@@ -474,6 +479,8 @@ end
 
 --- analyze.run(scenario, opts) -> result (see the header). opts.progress:
 -- function(design_name, done, total) called as operations complete.
+-- opts.client: an otskit.client; the designs then keep their data on its
+-- server (otskit.analyze.remote), the partition picture stays simulated.
 function analyze.run(sc, opts)
   opts = opts or {}
   analyze.check(sc)
@@ -488,7 +495,7 @@ function analyze.run(sc, opts)
                 note = sc.note, picture = sc.picture, designs = {} }
   for _, d in ipairs(sc.designs) do
     local p = opts.progress and function(i, n) opts.progress(d.name, i, n) end
-    res.designs[#res.designs + 1] = run_design(sc, d, items, qitems, p)
+    res.designs[#res.designs + 1] = run_design(sc, d, items, qitems, p, opts.client)
   end
   return res
 end

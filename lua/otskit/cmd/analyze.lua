@@ -9,10 +9,28 @@ local svg = require "otskit.analyze.svg"
 
 local cmd = {}
 
+--- The --endpoint options shared by `otskit analyze` and `otskit demo`.
+function cmd.endpoint_options(p)
+  p:option("--endpoint", "Run against this Tablestore endpoint (or `otskit serve`) instead of the embedded store.")
+  p:option("--instance", "Instance name (default: $OTSKIT_INSTANCE or otskit).")
+  p:option("--access-key-id", "Access key id (default: $OTSKIT_ACCESS_KEY_ID or otskit).")
+  p:option("--access-key-secret", "Access key secret (default: $OTSKIT_ACCESS_KEY_SECRET or otskit-secret).")
+end
+
+--- cmd.client_of(args) -> an otskit.client for --endpoint, or nil.
+function cmd.client_of(args)
+  if not args.endpoint then return nil end
+  return require("otskit.client").new{ endpoint = args.endpoint,
+    instance = args.instance or os.getenv("OTSKIT_INSTANCE") or "otskit",
+    access_key_id = args.access_key_id or os.getenv("OTSKIT_ACCESS_KEY_ID") or "otskit",
+    access_key_secret = args.access_key_secret or os.getenv("OTSKIT_ACCESS_KEY_SECRET") or "otskit-secret" }
+end
+
 function cmd.configure(p)
   p:argument("file", "A Lua file returning a scenario (or a list of them).")
   p:option("--svg", "Write the picture to this file (default: <scenario name>.svg; '-' for none).")
   p:flag("-q --quiet", "No progress on stderr.")
+  cmd.endpoint_options(p)
   p:epilog([[The file returns a scenario table:
   { name, title, ops, rate, queries, capacity, split_rows, seed,
     item = function(i, rng), query_item = function(q, rng),
@@ -53,14 +71,15 @@ local function progress_fn(quiet, i, n, name, tty)
 end
 
 --- cmd.run_all(list, opts) -> results: runs the scenarios, prints their
--- tables, writes the SVG (opts.svg: path or false). opts.quiet, opts.prog.
+-- tables, writes the SVG (opts.svg: path or false). opts.quiet, opts.prog,
+-- opts.client (an otskit.client: the data on its server).
 function cmd.run_all(list, opts)
   cmd.prog = opts.prog
   local results = {}
   local clock0 = os.clock()
   local tty = not opts.quiet and stderr_tty()
   for i, sc in ipairs(list) do
-    results[i] = analyze.run(sc, { progress = progress_fn(opts.quiet, i, #list, sc.name, tty) })
+    results[i] = analyze.run(sc, { progress = progress_fn(opts.quiet, i, #list, sc.name, tty), client = opts.client })
   end
   for i, r in ipairs(results) do
     print()
@@ -93,7 +112,10 @@ function cmd.run(args)
   if out == nil then out = list[1].name .. ".svg" elseif out == "-" then out = false end
   print(("otskit analyze %s: %d scenario%s, each design on a fresh embedded store (simulated time)")
     :format(args.file, #list, #list == 1 and "" or "s"))
-  local ok, res = pcall(cmd.run_all, list, { svg = out, quiet = args.quiet, prog = "otskit analyze" })
+  local ok, client = pcall(cmd.client_of, args)
+  if not ok then io.stderr:write("otskit analyze: " .. tostring(client) .. "\n"); return 2 end
+  local res
+  ok, res = pcall(cmd.run_all, list, { svg = out, quiet = args.quiet, prog = "otskit analyze", client = client })
   if not ok then io.stderr:write("otskit analyze: " .. tostring(res):gsub("^otskit%.analyze: ", "") .. "\n"); return 1 end
   return res and 0 or 1
 end

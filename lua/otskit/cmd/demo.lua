@@ -14,6 +14,7 @@ function demo.configure(p)
   p:flag("--list", "List the scenarios and exit.")
   p:flag("--keys", "Also print the key designs first (as `otskit keys`).")
   p:flag("-q --quiet", "No progress on stderr.")
+  analyze_cmd.endpoint_options(p)
 end
 
 function demo.run(args)
@@ -32,11 +33,14 @@ function demo.run(args)
     for i, s in ipairs(scenarios) do list[i] = s end
   end
   if args.keys then require("otskit.cmd.keys").run(); print() end
-  print("otskit demo: naive table designs beside the recommended ones, same workload, embedded store")
+  local ok, client = pcall(analyze_cmd.client_of, args)
+  if not ok then io.stderr:write("otskit demo: " .. tostring(client) .. "\n"); return 2 end
+  print(("otskit demo: naive table designs beside the recommended ones, same workload, %s")
+    :format(client and ("data on " .. args.endpoint .. " (partitions simulated locally)") or "embedded store"))
   print("(simulated time; a partition takes at most 25 rows per second, then throttles with")
   print(" OTSServerBusy; every client retries through otskit.retry with the Tablestore classification)")
   local out = args.svg ~= "-" and args.svg or false
-  local res = analyze_cmd.run_all(list, { svg = out, quiet = args.quiet, prog = "otskit demo" })
+  local res = analyze_cmd.run_all(list, { svg = out, quiet = args.quiet, prog = "otskit demo", client = client })
   print("The key designs themselves (spliced keys, hash prefixes, buckets, packed tuples): otskit keys")
   return res and 0 or 1
 end

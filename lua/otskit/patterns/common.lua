@@ -299,13 +299,25 @@ function common.check_limit(modname, limit)
   return limit
 end
 
+--- common.parallel_of(opts) -> opts.parallel, or when it is nil and the
+-- store has a parallel method (otskit.client), the store: its fan-outs
+-- then go out together.
+function common.parallel_of(opts)
+  if opts.parallel ~= nil then return opts.parallel end
+  local db = opts.store
+  if type(db) == "table" and type(db.parallel) == "function" then return db end
+  return nil
+end
+
 --- common.run_jobs(jobs, parallel): runs every job (a function) and
--- returns when all finished. parallel: a function(jobs) of your own;
+-- returns when all finished. parallel: a function(jobs) of your own, or
+-- an object with a parallel method (otskit.client);
 -- "ngx" or nil inside OpenResty (a phase that can yield): ngx.thread per
 -- job, the others killed when one fails (otskit.openresty.run_threads);
 -- false or nil elsewhere: one after another.
 function common.run_jobs(jobs, parallel)
   if type(parallel) == "function" then return parallel(jobs) end
+  if type(parallel) == "table" and type(parallel.parallel) == "function" then return parallel:parallel(jobs) end
   local openresty = require "otskit.openresty"
   if parallel == "ngx" and not openresty.ngx() then
     error("otskit.patterns: parallel = \"ngx\" needs OpenResty", 2)

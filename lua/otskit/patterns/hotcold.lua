@@ -99,7 +99,7 @@ function M.new(opts)
   end
   if opts.splits ~= nil and type(opts.splits) ~= "table" then raise("splits must be a list of keys") end
   local self = setmetatable({ prefix = prefix, first = first, last = last, splits = opts.splits,
-    acc = common.access(opts, MOD), tag = "hotcold:" .. prefix, parallel = opts.parallel }, P)
+    acc = common.access(opts, MOD), tag = "hotcold:" .. prefix, parallel = common.parallel_of(opts) }, P)
   self.stats = self.acc.stats
   self.secret = common.cursor_secret(opts.secret, self.tag)
   return self

@@ -116,7 +116,7 @@ function M.run(opts)
   end
   local jobs = {}
   for w = 1, math.min(workers, math.max(1, #batches)) do jobs[w] = worker end
-  common.run_jobs(jobs, opts.parallel)
+  common.run_jobs(jobs, common.parallel_of(opts))
   rep.requests, rep.retries = acc.stats.requests, acc.stats.retries
   if first_err then
     rep.message = type(first_err) == "table" and (first_err.message or first_err.code) or tostring(first_err)

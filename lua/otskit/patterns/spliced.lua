@@ -60,7 +60,7 @@ function M.new(opts)
   local self = setmetatable({
     table = name, spec = sp, rest = rest, enc = enc, prefixes = {},
     pk_name = opts.pk_name or table.concat(names, "_"),
-    acc = common.access(opts, MOD), tag = "spliced:" .. name, parallel = opts.parallel,
+    acc = common.access(opts, MOD), tag = "spliced:" .. name, parallel = common.parallel_of(opts),
   }, P)
   self.stats = self.acc.stats
   self.secret = common.cursor_secret(opts.secret, self.tag)

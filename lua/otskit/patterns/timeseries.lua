@@ -66,7 +66,7 @@ function M.new(opts)
   local by = opts.by or "mod"
   if by ~= "mod" and by ~= "hash" and by ~= "id" then raise("by must be \"mod\", \"hash\" or \"id\"") end
   local self = setmetatable({
-    table = name, n = n, by = by, parallel = opts.parallel,
+    table = name, n = n, by = by, parallel = common.parallel_of(opts),
     buckets = key.buckets { n = n, by = by == "mod" and "mod" or "hash" },
     acc = common.access(opts, MOD), tag = "ts:" .. name,
   }, TS)

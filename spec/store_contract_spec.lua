@@ -1,0 +1,171 @@
+-- The store interface as a contract: the same requests against the
+-- embedded store (otskit.store) and against the client (otskit.client)
+-- through `otskit serve` give the same responses and the same error codes.
+-- The client's transports: curl, and a transport function over the same
+-- server (so both paths of the client are held to it).
+local store = require "otskit.store"
+local serve = require "support.serve"
+local helper = require "helper"
+
+local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
+
+-- what may differ between two implementations of the interface: the
+-- cost, ids, and cells (their timestamps come from each server's clock)
+local DROP = { latency = true, request_id = true, consumed = true, cells = true }
+local function norm(v)
+  if type(v) ~= "table" or v == INF_MIN or v == INF_MAX then return v end
+  local o = {}
+  for k, x in pairs(v) do if not DROP[k] then o[k] = norm(x) end end
+  return o
+end
+
+local function outcome(res, msg, code)
+  if res == nil then return { error = code, msg_is_string = type(msg) == "string" } end
+  return norm(res)
+end
+
+local srv, backends
+setup(function()
+  srv = assert(serve.start{})
+  local http = require("otskit.core").http
+  local s = http.new()
+  local fn = function(req)
+    local r = s:request{ url = req.url, headers = req.headers, body = req.body, timeout = req.timeout }
+    if r.failure then return nil, r.error, r.failure end
+    return r
+  end
+  backends = {
+    { name = "store", new = function() return assert(store.open{}) end },
+    { name = "client (curl)", new = function() return serve.client(srv) end },
+    { name = "client (function)", new = function() return serve.client(srv, { transport = fn }) end },
+  }
+end)
+teardown(function() if srv then srv.stop() end end)
+
+local seq = 0
+local function fresh_name()
+  seq = seq + 1
+  return ("c%d_%d"):format(os.time() % 100000, seq)
+end
+
+-- Runs script(db, tname) on every backend; each returns a list of outcomes.
+local function same_everywhere(script)
+  local results = {}
+  local tname = fresh_name()
+  for i, b in ipairs(backends) do
+    local db = b.new()
+    local name = tname .. "_" .. i
+    local function rename(v)   -- each backend has its own table name
+      if v == name then return "<T>" end
+      if type(v) ~= "table" or v == INF_MIN or v == INF_MAX then return v end
+      local o = {}
+      for k, x in pairs(v) do o[k] = rename(x) end
+      return o
+    end
+    results[i] = rename(script(db, name, b.name))
+  end
+  for i = 2, #results do
+    for j = 1, math.max(#results[1], #results[i]) do
+      assert.same(results[1][j], results[i][j], ("step %d differs: %s vs %s"):format(j, backends[1].name, backends[i].name))
+    end
+  end
+  return results[1]
+end
+
+describe("the store interface (store and client through otskit serve)", function()
+  it("creates, describes, lists and deletes tables", function()
+    same_everywhere(function(db, t)
+      local out = {}
+      out[#out + 1] = outcome(db:create_table{ name = t, primary_key = {{"a", "STRING"}, {"b", "INTEGER"}} })
+      out[#out + 1] = outcome(db:create_table{ name = t, primary_key = {{"a", "STRING"}} })
+      local d = assert(db:describe_table{ name = t })
+      out[#out + 1] = norm(d.table_meta)
+      local names = assert(db:list_table()).table_names
+      local found = false
+      for _, n in ipairs(names) do if n == t then found = true end end
+      out[#out + 1] = found
+      out[#out + 1] = outcome(db:delete_table{ name = t })
+      out[#out + 1] = outcome(db:describe_table{ name = t })
+      out[#out + 1] = outcome(db:get_row{ table = t, primary_key = {"x", 1} })
+      return out
+    end)
+  end)
+
+  it("writes and reads rows, with conditions and errors", function()
+    same_everywhere(function(db, t)
+      local out = {}
+      local function add(...) out[#out + 1] = outcome(...) end
+      assert(db:create_table{ name = t, primary_key = {{"a", "STRING"}, {"b", "INTEGER"}} })
+      add(db:put_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}}, columns = { s = "x", n = 5, f = 1.5, yes = true, bin = store.binary("\0\1\2") } })
+      add(db:get_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}} })
+      add(db:get_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}}, columns = { "n", "missing" } })
+      add(db:put_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}}, condition = "EXPECT_NOT_EXIST" })
+      add(db:update_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}},
+        update = { PUT = { s = "y" }, INCREMENT = { n = 3 }, DELETE_ALL = { "f" } },
+        condition = { row_existence = "EXPECT_EXIST", column_condition =
+          { column = "n", comparator = "EQUAL", value = 5 } } })
+      add(db:get_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}} })
+      add(db:update_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}}, update = { PUT = { s = "z" } },
+        condition = { row_existence = "IGNORE", column_condition = { column = "n", comparator = "LESS_THAN", value = 0 } } })
+      add(db:put_row{ table = t, primary_key = {{"a", 1}, {"b", 1}} })            -- wrong key type
+      add(db:put_row{ table = t, primary_key = {{"a", "k"}} })                    -- too short
+      add(db:get_row{ table = t, primary_key = {{"a", "nobody"}, {"b", 9}} })
+      add(db:delete_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}}, condition = "EXPECT_EXIST" })
+      add(db:delete_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}}, condition = "EXPECT_EXIST" })
+      add(db:get_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}} })
+      return out
+    end)
+  end)
+
+  it("batches: per-row results, failed rows leave data unchanged", function()
+    same_everywhere(function(db, t)
+      local out = {}
+      local function add(...) out[#out + 1] = outcome(...) end
+      assert(db:create_table{ name = t, primary_key = {{"id", "INTEGER"}} })
+      add(db:batch_write_row{ tables = {{ table = t, rows = {
+        { type = "PUT", primary_key = { 1 }, columns = { v = 1 } },
+        { type = "PUT", primary_key = { 2 }, columns = { v = 2 } },
+        { type = "UPDATE", primary_key = { 3 }, update = { PUT = { v = 3 } }, condition = "EXPECT_EXIST" },
+        { type = "DELETE", primary_key = { 9 }, condition = "EXPECT_EXIST" } } }} })
+      add(db:batch_get_row{ tables = {{ table = t, primary_keys = { { 1 }, { 2 }, { 3 } } }} })
+      add(db:batch_get_row{ tables = {{ table = t, primary_keys = { { 1 }, { "x" } } }} })
+      add(db:batch_write_row{ tables = {{ table = t, rows = {} }} })
+      return out
+    end)
+  end)
+
+  it("pages get_range in both directions (property)", function()
+    local rng = helper.rng(5)
+    same_everywhere(function(db, t)
+      local r = helper.rng(5)
+      local out = {}
+      assert(db:create_table{ name = t, primary_key = {{"p", "INTEGER"}, {"s", "STRING"}} })
+      local rows = {}
+      for i = 1, 120 do
+        rows[#rows + 1] = { type = "PUT", primary_key = { r.int(1, 6), r.bytes(r.int(0, 4), "abc") }, columns = { i = i } }
+      end
+      -- dedupe keys within a batch
+      local seen, uniq = {}, {}
+      for _, row in ipairs(rows) do
+        local k = row.primary_key[1] .. "/" .. row.primary_key[2]
+        if not seen[k] then seen[k] = true; uniq[#uniq + 1] = row end
+      end
+      out[#out + 1] = outcome(db:batch_write_row{ tables = {{ table = t, rows = uniq }} })
+      for _, dir in ipairs({ "FORWARD", "BACKWARD" }) do
+        local lo, hi = { r.int(0, 3), INF_MIN }, { r.int(4, 7), INF_MAX }
+        local start, stop = lo, hi
+        if dir == "BACKWARD" then start, stop = { hi[1], INF_MAX }, { lo[1], INF_MIN } end
+        repeat
+          local page, msg, code = db:get_range{ table = t, start = start, stop = stop, direction = dir,
+            limit = r.int(1, 17) }
+          out[#out + 1] = outcome(page, msg, code)
+          start = page and page.next_start_primary_key
+        until not start
+      end
+      out[#out + 1] = outcome(db:get_range{ table = t, start = { 5, INF_MIN }, stop = { 1, INF_MAX } })
+      out[#out + 1] = outcome(db:get_range{ table = t, start = { 1, INF_MIN }, stop = { 5, INF_MAX }, limit = 0 })
+      return out
+    end)
+    assert.truthy(rng)
+  end)
+end)

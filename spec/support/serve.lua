@@ -1,0 +1,71 @@
+-- spec/support/serve.lua -- `otskit serve` for specs and benches: a
+-- temporary prefix, a free 127.0.0.1 port, started in the background and
+-- stopped (with every nginx process it started) by :stop().
+local serve = {}
+
+local function sh(cmd)
+  local p = io.popen(cmd)
+  local out = p:read("a")
+  p:close()
+  return (out:gsub("%s+$", ""))
+end
+
+function serve.free_port()
+  local socket = require "socket"
+  local s = assert(socket.bind("127.0.0.1", 0))
+  local _, port = s:getsockname()
+  s:close()
+  return tonumber(port)
+end
+
+serve.AK, serve.SK, serve.INSTANCE = "ak-test", "sk-test", "inst"
+
+--- serve.start{ faults = "latency=20", workers = 1, data = bool,
+-- instance, access_key_id, access_key_secret } ->
+-- { url, port, stop() } | nil, message
+function serve.start(o)
+  o = o or {}
+  local port = serve.free_port()
+  local tmp = sh("mktemp -d /tmp/otskit-client-serve.XXXXXX")
+  local args = { "bin/otskit", "serve", "--listen", "127.0.0.1:" .. port, "--prefix", tmp .. "/ng",
+    "--instance", o.instance or serve.INSTANCE, "--access-key-id", o.access_key_id or serve.AK,
+    "--access-key-secret", o.access_key_secret or serve.SK,
+    "--workers", tostring(o.workers or 1) }
+  if o.data or (o.workers or 1) > 1 then args[#args + 1] = "--data"; args[#args + 1] = tmp .. "/data" end
+  if o.faults then args[#args + 1] = "--faults"; args[#args + 1] = o.faults end
+  local env = os.getenv("OTSKIT_BUILD") and "" or "OTSKIT_BUILD=build "
+  local pid = sh(("%s%s >%s/serve.log 2>&1 & echo $!"):format(env, table.concat(args, " "), tmp))
+  local url = "http://127.0.0.1:" .. port
+  local self = { url = url, port = port, pid = pid, tmp = tmp }
+  function self.stop()
+    if not self.pid then return end
+    os.execute(("kill -TERM %s 2>/dev/null; i=0; while kill -0 %s 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL %s 2>/dev/null"):format(pid, pid, pid))
+    local f = io.open(tmp .. "/ng/logs/nginx.pid")
+    if f then
+      local m = f:read("l"); f:close()
+      if m and m:match("^%d+$") then os.execute(("kill -KILL %s $(pgrep -P %s) 2>/dev/null"):format(m, m)) end
+    end
+    os.execute("rm -rf " .. tmp)
+    self.pid = nil
+  end
+  for _ = 1, 100 do
+    if os.execute(("curl -sf --max-time 2 -o /dev/null %s/_otskit/health"):format(url)) == true
+      or os.execute(("curl -sf --max-time 2 -o /dev/null %s/_otskit/health"):format(url)) == 0 then
+      return self
+    end
+    os.execute("sleep 0.1")
+  end
+  local log = sh("cat " .. tmp .. "/serve.log")
+  self.stop()
+  return nil, "otskit serve did not start: " .. log
+end
+
+--- A client of the server (extra options merged in).
+function serve.client(s, extra)
+  local o = { endpoint = s.url, instance = serve.INSTANCE, access_key_id = serve.AK,
+              access_key_secret = serve.SK }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return require("otskit.client").new(o)
+end
+
+return serve
