@@ -83,9 +83,16 @@ build/jit/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(SRC) $(LIBS)
 
-build/ctest/%: spec/c/%.c $(PLAIN_SRC) $(HDR) spec/c/check.h
+# C tests link the plain parts compiled once (with the sanitizers).
+CT_OBJ     = $(patsubst %.c,build/ctest/obj/%.o,$(PLAIN_SRC))
+.SECONDARY: $(CT_OBJ)
+build/ctest/obj/%.o: %.c $(HDR)
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -o $@ $< $(PLAIN_SRC) $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -c -o $@ $<
+
+build/ctest/%: spec/c/%.c $(CT_OBJ) $(HDR) spec/c/check.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -o $@ $< $(CT_OBJ) $(LIBS)
 
 build/ctest/alloc54_test: spec/alloc/host.c spec/c/check.h
 	@mkdir -p $(@D)
