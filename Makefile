@@ -50,8 +50,7 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
              lua-cjson luarocks protobuf-c-compiler libprotobuf-c-dev
 
-
-.PHONY: all deps build interop test ctest spec check valgrind fuzz bench demo install clean rock openresty-test
+.PHONY: all deps build interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test serve
 
 all: build
 
@@ -115,6 +114,12 @@ test: build $(CTESTS) $(ALLOC_TESTS)
 openresty-test: build
 	@sh spec/run.sh openresty
 
+# otskit serve: a local Tablestore-protocol server on SERVE_ARGS (default
+# 127.0.0.1:8800, in memory); Ctrl-C stops it.
+SERVE_ARGS ?=
+serve: build
+	@bin/otskit serve $(SERVE_ARGS)
+
 ctest: build $(CTESTS) $(ALLOC_TESTS)
 	@sh spec/run.sh c
 
@@ -159,8 +164,26 @@ build/jit/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
 interop: build
 	@sh spec/interop/run.sh
 
+# make bench: the quick suite (under 90 s) -> one JSON run document in
+# bench/results/ (git-ignored); FULL=1 the full suite, which also rewrites
+# its sections of bench/RESULTS.md. BENCH="key merge" runs only those;
+# OUT=file, PIN=cpu (taskset), RESULTS=file: see bench/run.sh.
 bench: build $(BENCH_SO)
-	@sh bench/run.sh
+	@FULL="$(FULL)" OUT="$(OUT)" PIN="$(PIN)" RESULTS="$(RESULTS)" \
+	  OTSKIT_BENCH_CFLAGS="$(WARN) $(CFLAGS) $(PIC)" sh bench/run.sh $(BENCH)
+
+# make bench-compare [BASE=run.json NEW=run.json]: default the two newest
+# runs in bench/results/; exit 1 when a measure regresses by more than
+# THRESHOLD % (default 10) with significance; KIND=ratio gates only on the
+# otskit-vs-peer ratios (robust on a shared machine).
+THRESHOLD ?= 10
+KIND      ?= all
+bench-compare:
+	@new="$(NEW)"; base="$(BASE)"; \
+	[ -n "$$new" ] || new=$$(ls -t bench/results/*.json 2>/dev/null | sed -n 1p); \
+	[ -n "$$base" ] || base=$$(ls -t bench/results/*.json 2>/dev/null | grep -vxF "$$new" | sed -n 1p); \
+	if [ -z "$$base" ] || [ -z "$$new" ]; then echo "bench-compare: need two runs (make bench twice, or BASE= NEW=)" >&2; exit 2; fi; \
+	lua5.4 bin/otskit bench compare --threshold $(THRESHOLD) --kind $(KIND) "$$base" "$$new"
 
 demo: build
 	@lua5.4 bin/otskit demo

@@ -68,10 +68,10 @@ local function mbps(bytes, sec) return bytes / sec / 1e6 end
 
 -- ---- codecs: otskit vs the library from C vs lua-zlib ------------------
 
-local CONFIGS = {
+local CONFIGS = bench.quick and { { "zstd-1", "zstd", 1 }, { "lz4", "lz4", 1 }, { "zlib-6", "zlib", 6 } } or {
   { "zstd-1", "zstd", 1 }, { "zstd-3", "zstd", 3 }, { "lz4", "lz4", 1 }, { "zlib-6", "zlib", 6 },
 }
-local SIZES = { { "1 KB", 1024 }, { "64 KB", 64 * 1024 }, { "1 MB", MB } }
+local SIZES = bench.quick and { { "1 KB", 1024 }, { "64 KB", 64 * 1024 } } or { { "1 KB", 1024 }, { "64 KB", 64 * 1024 }, { "1 MB", MB } }
 
 bench.title("blob.pack / blob.unpack vs the library called directly from C")
 io.write("MB/s of original bytes; ratio = otskit / direct C (1.00 = no overhead).\n",
@@ -96,26 +96,45 @@ for _, sz in ipairs(SIZES) do
     bench.same(B.direct("decompress_floor", codec, level, payload, 1, #v), v, name .. " floor value")
     bench.same(blob.unpack(frame), v, name .. " value")
     local slow = (codec == "zlib") and 8 or 1
-    local cn = math.max(1, math.floor(4 * MB / slow / #v))
-    local dn = math.max(1, math.floor(16 * MB / #v))
-    local reps = bench.quick and 3 or 7
-    local tp = bench.time(function() blob.pack(v, opts) end, cn, reps)
-    local tpc = bench.time_batch(function() B.direct("compress", codec, level, v, cn) end, cn, reps)
-    local tu = bench.time(function() blob.unpack(frame) end, dn, reps)
-    local tuc = bench.time_batch(function() B.direct("decompress", codec, level, payload, dn, #v) end, dn, reps)
-    local tux = bench.time_batch(function() B.direct("decompress_xxh3", codec, level, payload, dn, #v) end, dn, reps)
-    local tuf = bench.time_batch(function() B.direct("decompress_floor", codec, level, payload, dn, #v) end, dn, reps)
-    bench.row(sz[1], name, #v / #frame, mbps(#v, tp), mbps(#v, tpc), tpc / tp,
-      mbps(#v, tu), mbps(#v, tuc), tuc / tu, mbps(#v, tux), tux / tu, mbps(#v, tuf), tuf / tu)
-    if codec == "zlib" and ok_zlib then
+    local scale = bench.quick and 4 or 1
+    local cn = math.max(1, math.floor(4 * MB / slow / scale / #v))
+    local dn = math.max(1, math.floor(16 * MB / scale / #v))
+    local lz = codec == "zlib" and ok_zlib
+    if lz then
       bench.same(lzlib.deflate(level)(v, "finish"), payload, "lua-zlib payload")
       bench.same(lzlib.inflate()(payload), v, "lua-zlib value")
-      local tlz = bench.time(function() lzlib.deflate(level)(v, "finish") end, cn, reps)
-      local tlu = bench.time(function() lzlib.inflate()(payload) end, dn, reps)
-      zrows[#zrows + 1] = { sz[1], mbps(#v, tp), mbps(#v, tlz), tlz / tp, mbps(#v, tu), mbps(#v, tlu), tlu / tu }
+    end
+    local name = sz[1] .. " " .. name
+    local pv = { { "otskit", function() for _ = 1, cn do blob.pack(v, opts) end end },
+                 { "C", function() B.direct("compress", codec, level, v, cn) end } }
+    local pr = { { "otskit", "C" } }
+    if lz then
+      pv[3] = { "lua-zlib", function() for _ = 1, cn do lzlib.deflate(level)(v, "finish") end end }
+      pr[2] = { "otskit", "lua-zlib" }
+    end
+    local P = bench.run { name = name .. " pack", unit = "MB/s", units = cn * #v, variants = pv, ratios = pr }
+    local uv = { { "otskit", function() for _ = 1, dn do blob.unpack(frame) end end },
+                 { "C", function() B.direct("decompress", codec, level, payload, dn, #v) end },
+                 { "C+XXH3", function() B.direct("decompress_xxh3", codec, level, payload, dn, #v) end },
+                 { "C floor", function() B.direct("decompress_floor", codec, level, payload, dn, #v) end } }
+    local ur = { { "otskit", "C" }, { "otskit", "C+XXH3" }, { "otskit", "C floor" } }
+    if lz then
+      uv[5] = { "lua-zlib", function() for _ = 1, dn do lzlib.inflate()(payload) end end }
+      ur[4] = { "otskit", "lua-zlib" }
+    end
+    local U = bench.run { name = name .. " unpack", unit = "MB/s", units = dn * #v, variants = uv, ratios = ur }
+    bench.value(name .. " compression ratio", "x", "higher", #v / #frame)
+    bench.row(sz[1], cfg[1], #v / #frame, P.otskit, P.C, P.ratio["otskit vs C"],
+      U.otskit, U.C, U.ratio["otskit vs C"], U["C+XXH3"], U.ratio["otskit vs C+XXH3"],
+      U["C floor"], U.ratio["otskit vs C floor"])
+    if lz then
+      zrows[#zrows + 1] = { sz[1], P.otskit, P["lua-zlib"], P.ratio["otskit vs lua-zlib"],
+        U.otskit, U["lua-zlib"], U.ratio["otskit vs lua-zlib"] }
     end
   end
 end
+io.write("\nMedian ±half the IQR of interleaved repetitions; ratios per round (time of the peer /\n",
+  "time of otskit: 1.00 = no overhead).\n")
 
 bench.title("zlib-6: blob.pack / unpack vs Debian lua-zlib (same payload bytes)")
 if ok_zlib then
@@ -144,28 +163,33 @@ do
     bench.same(blob.unpack(withd[i], { dict = d }), r, "dict value")
     bench.same(blob.unpack(plain[i]), r, "plain value")
   end
-  local reps = bench.quick and 3 or 7
-  local tp = bench.time_batch(function() for _, r in ipairs(test) do blob.pack(r, { codec = "zstd", level = 3 }) end end, bytes, reps)
-  local tpd = bench.time_batch(function() for _, r in ipairs(test) do blob.pack(r, { codec = "zstd", level = 3, dict = d }) end end, bytes, reps)
-  local tu = bench.time_batch(function() for _, f in ipairs(plain) do blob.unpack(f) end end, bytes, reps)
-  local tud = bench.time_batch(function() for _, f in ipairs(withd) do blob.unpack(f, { dict = d }) end end, bytes, reps)
+  local P = bench.run { name = "1 KB records zstd-3 pack", unit = "MB/s", units = bytes,
+    variants = { { "32 KB dictionary", function() for _, r in ipairs(test) do blob.pack(r, { codec = "zstd", level = 3, dict = d }) end end },
+                 { "no dictionary", function() for _, r in ipairs(test) do blob.pack(r, { codec = "zstd", level = 3 }) end end } } }
+  local U = bench.run { name = "1 KB records zstd-3 unpack", unit = "MB/s", units = bytes,
+    variants = { { "32 KB dictionary", function() for _, f in ipairs(withd) do blob.unpack(f, { dict = d }) end end },
+                 { "no dictionary", function() for _, f in ipairs(plain) do blob.unpack(f) end end } } }
+  bench.value("1 KB records zstd-3 ratio with a 32 KB dictionary", "x", "higher", bytes / withp)
+  bench.value("1 KB records zstd-3 ratio without a dictionary", "x", "higher", bytes / plainp)
   bench.table({ "", "ratio (frames)", "ratio (payloads)", "pack MB/s", "unpack MB/s" })
   local n = #test
-  bench.row("no dictionary", bytes / plainp, bytes / (plainp - n * H), 1 / tp / 1e6, 1 / tu / 1e6)
-  bench.row("32 KB dictionary", bytes / withp, bytes / (withp - n * H), 1 / tpd / 1e6, 1 / tud / 1e6)
-  bench.row("gain (target >= 1.5x ratio)", plainp / withp, (plainp - n * H) / (withp - n * H), tp / tpd, tu / tud)
+  bench.row("no dictionary", bytes / plainp, bytes / (plainp - n * H), P["no dictionary"], U["no dictionary"])
+  bench.row("32 KB dictionary", bytes / withp, bytes / (withp - n * H), P["32 KB dictionary"], U["32 KB dictionary"])
+  bench.row("gain (target >= 1.5x ratio)", plainp / withp, (plainp - n * H) / (withp - n * H),
+    P.ratio["32 KB dictionary vs no dictionary"], U.ratio["32 KB dictionary vs no dictionary"])
   io.write(("\nTraining on %d records (%.1f MB): %.2f s; %d test records of %.0f bytes on average.\n")
     :format(#train, 3000 * 1024 / 1e6, ttrain, n, bytes / n))
 end
 
 -- ---- split + join of 50 MB ---------------------------------------------
 
-bench.title("split + join of a 50 MB value (1 MiB chunks)")
+local SPLIT_MB = bench.quick and 8 or 50
+bench.title(("split + join of a %d MB value (1 MiB chunks)"):format(SPLIT_MB))
 do
   local block = {}
   for i = 1, 4096 do block[i] = string.char(rnd(256)) end
-  local v = table.concat(block):rep(50 * 256)
-  assert(#v == 50 * MB)
+  local v = table.concat(block):rep(SPLIT_MB * 256)
+  assert(#v == SPLIT_MB * MB)
   local p = blob.split(v)
   bench.same(blob.join(p.manifest, p.chunks), v, "joined value")
   -- a naive Lua split/join (string.sub, table.concat; no headers, no checks)
@@ -175,9 +199,11 @@ do
     return t
   end
   bench.same(table.concat(naive_split(v, MB)), v, "naive value")
-  local reps = bench.quick and 3 or 7
-  local ts = bench.time(function() blob.split(v) end, 1, reps)
-  local tj = bench.time(function() blob.join(p.manifest, p.chunks) end, 1, reps)
+  local nchunks = naive_split(v, MB)
+  local Sp = bench.run { name = "split", unit = "GB/s", units = #v,
+    variants = { { "blob.split", function() blob.split(v) end }, { "naive", function() naive_split(v, MB) end } } }
+  local Jn = bench.run { name = "join", unit = "GB/s", units = #v,
+    variants = { { "blob.join", function() blob.join(p.manifest, p.chunks) end }, { "naive", function() table.concat(nchunks) end } } }
   local function stream()
     local got = {}
     local s = blob.splitter({}, function(c) got[#got + 1] = c end)
@@ -188,14 +214,10 @@ do
     for _, c in ipairs(got) do n = n + #j:write(c) end
     assert(j:finish() and n == #v)
   end
-  stream()
-  local tst = bench.time(stream, 1, reps)
-  local nchunks = naive_split(v, MB)
-  local tns = bench.time(function() naive_split(v, MB) end, 1, reps)
-  local tnj = bench.time(function() table.concat(nchunks) end, 1, reps)
-  local gb = #v / 1e9
+  local St = bench.measure("streaming split + join", "GB/s", stream, #v)
+  local function both(a, b) return 1 / (1 / a.median + 1 / b.median) end
   bench.table({ "", "split GB/s", "join GB/s", "split + join GB/s (target >= 1)" })
-  bench.row("blob.split / blob.join", gb / ts, gb / tj, gb / (ts + tj))
-  bench.row("streaming splitter + joiner (4 MB pieces)", "", "", gb / tst)
-  bench.row("naive Lua sub + concat (no checks)", gb / tns, gb / tnj, gb / (tns + tnj))
+  bench.row("blob.split / blob.join", Sp["blob.split"], Jn["blob.join"], both(Sp["blob.split"], Jn["blob.join"]))
+  bench.row("streaming splitter + joiner (4 MB pieces)", "", "", St)
+  bench.row("naive Lua sub + concat (no checks)", Sp.naive, Jn.naive, both(Sp.naive, Jn.naive))
 end

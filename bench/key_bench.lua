@@ -5,27 +5,20 @@ local bench = require "lib"
 local key = require "otskit.key"
 local B = require "otskit_bench" -- bench/cbench.c (make bench)
 
-local N = bench.quick and 2000 or 5000
+local N = bench.quick and 10000 or 20000
 
 -- sequential order numbers: the seed's hash-prefix case
 local ids = {}
 for i = 1, N do ids[i] = ("%010d"):format(1000000 + i) end
 
 -- every timed call stores its result, so no JIT can drop the work; each
--- timing starts with an empty store, so earlier results add no GC work
-local out = {}
-local function per_call(fn)
-  out = {}
-  collectgarbage("collect")
-  return bench.time(fn, N, bench.quick and 3 or 15)
-end
-local function batch(fn, units)
-  out = {}
-  collectgarbage("collect")
-  return bench.time_batch(fn, units, bench.quick and 3 or 15)
-end
-
-local function ratio(a, b) return ("%.1f×"):format(a / b) end
+-- repetition starts with an empty store (the harness collects before it),
+-- so earlier results add no GC work
+local out, sink = {}, nil
+local function fresh(fn) return function(...) out = {}; return fn(...) end end
+-- batch variants: fn() does N keys (per-call ones: fn(i), i = 1..N)
+local function batch(label, fn) return { label, fresh(fn) } end
+local function ratio(a, b) return ("%.2f×"):format(a / b) end
 
 ---------------------------------------------------------------------------
 -- md5 hash prefix (4 hex digits) .. key
@@ -48,17 +41,23 @@ do
   bench.same(want, one, "md5 prefix: luaossl vs encode")
   bench.same(B.fnv(many), B.prefix_check("md5", 4, ids), "md5 prefix: C loop")
 
-  local t_ossl = per_call(function(i) out[i] = ossl_encode(ids[i]) end)
-  local t_call = per_call(function(i) out[i] = hp:encode(ids[i]) end)
-  local t_many = batch(function() out = hp:encode_many(ids) end, N)
-  local t_c = batch(function() out = B.prefix_loop("md5", 4, ids, 5) end, 5 * N)
-
   bench.title(("md5 hash prefix, %d sequential 10-digit keys (ns per key)"):format(N))
+  -- per call (fn(i) N times) and batch (one call, N keys) are two measures
+  local r1 = bench.run { gc = "stop", name = "md5 prefix per call", unit = "ns/key", calls = N,
+    variants = { { "hp:encode", function(i) out[i] = hp:encode(ids[i]) end },
+                 { "luaossl", function(i) out[i] = ossl_encode(ids[i]) end } } }
+  local r2 = bench.run { gc = "stop", name = "md5 prefix batch", unit = "ns/key", units = N,
+    variants = { batch("encode_many", function() out = hp:encode_many(ids) end),
+                 batch("C loop", function() sink = B.prefix_loop("md5", 4, ids, 1) end) } }
+  local call, ossl, many, c = r1["hp:encode"], r1.luaossl, r2.encode_many, r2["C loop"]
   bench.table { "implementation", "ns/key", "speed-up vs luaossl", "× the C limit" }
-  bench.row("lua-luaossl digest + string.format", bench.ns(t_ossl), "1.0×", ratio(t_ossl, t_c))
-  bench.row("otskit hp:encode(v) per call", bench.ns(t_call), ratio(t_ossl, t_call), ratio(t_call, t_c))
-  bench.row("otskit hp:encode_many(keys)", bench.ns(t_many), ratio(t_ossl, t_many), ratio(t_many, t_c))
-  bench.row("C-only loop (otskit_bench.prefix_loop, no Lua strings)", bench.ns(t_c), ratio(t_ossl, t_c), "1.0×")
+  bench.row("lua-luaossl digest + string.format", ossl, "1.0×", ratio(ossl.median, c.median))
+  bench.row("otskit hp:encode(v) per call", call, r1.ratio["hp:encode vs luaossl"], ratio(call.median, c.median))
+  bench.row("otskit hp:encode_many(keys)", many, ratio(ossl.median, many.median), r2.ratio["encode_many vs C loop"])
+  bench.row("C-only loop (otskit_bench.prefix_loop, no Lua strings)", c, ratio(ossl.median, c.median), "1.0×")
+  io.write("\nMedian ±half the IQR of interleaved repetitions; ratios with a spread are per round,\n",
+    "the others are ratios of medians of different measures. \"× the C limit\" of encode_many:\n",
+    "time of the C loop / time of encode_many (below 1: slower than the limit).\n")
 end
 
 ---------------------------------------------------------------------------
@@ -97,17 +96,19 @@ do
   for i = 1, N do got[i] = sp:encode(tuples[i]) end
   bench.same(want, got, "splice: plain Lua vs encode")
 
-  local t_lua = per_call(function(i) out[i] = lua_encode(tuples[i]) end)
-  local t_fmt = per_call(function(i) out[i] = lua_format(tuples[i]) end)
-  local t_call = per_call(function(i) out[i] = sp:encode(tuples[i]) end)
-  local t_many = batch(function() out = sp:encode_many(tuples) end, N)
-
   bench.title(("spliced key (int,alnum,int), %d tuples (ns per key)"):format(N))
+  local r = bench.run { gc = "stop", name = "splice per call", unit = "ns/key", calls = N,
+    variants = { { "sp:encode", function(i) out[i] = sp:encode(tuples[i]) end },
+                 { "plain Lua", function(i) out[i] = lua_encode(tuples[i]) end },
+                 { "string.format only", function(i) out[i] = lua_format(tuples[i]) end } } }
+  local many = bench.run { gc = "stop", name = "splice batch", unit = "ns/key", units = N,
+    variants = { batch("encode_many", function() out = sp:encode_many(tuples) end) } }.encode_many
+  local lua = r["plain Lua"]
   bench.table { "implementation", "ns/key", "speed-up vs plain Lua" }
-  bench.row("plain Lua, same checks + string.format", bench.ns(t_lua), "1.0×")
-  bench.row("plain Lua, string.format only (no checks)", bench.ns(t_fmt), ratio(t_lua, t_fmt))
-  bench.row("otskit sp:encode(t) per call", bench.ns(t_call), ratio(t_lua, t_call))
-  bench.row("otskit sp:encode_many(tuples)", bench.ns(t_many), ratio(t_lua, t_many))
+  bench.row("plain Lua, same checks + string.format", lua, "1.0×")
+  bench.row("plain Lua, string.format only (no checks)", r["string.format only"], ratio(lua.median, r["string.format only"].median))
+  bench.row("otskit sp:encode(t) per call", r["sp:encode"], r.ratio["sp:encode vs plain Lua"])
+  bench.row("otskit sp:encode_many(tuples)", many, ratio(lua.median, many.median))
 end
 
 ---------------------------------------------------------------------------
@@ -151,13 +152,13 @@ do
   for i = 1, N do want[i] = lua_pack(tuples[i]); got[i] = key.pack(tuples[i]) end
   bench.same(want, got, "pack: plain Lua vs key.pack")
 
-  local t_lua = per_call(function(i) out[i] = lua_pack(tuples[i]) end)
-  local t_c = per_call(function(i) out[i] = key.pack(tuples[i]) end)
-  local t_un = per_call(function(i) out[i] = key.unpack(want[i]) end)
-
   bench.title(("tuple pack (int, bytes, int), %d tuples (ns per tuple)"):format(N))
+  local r = bench.run { gc = "stop", name = "tuple pack", unit = "ns/tuple", calls = N,
+    variants = { { "key.pack", function(i) out[i] = key.pack(tuples[i]) end },
+                 { "plain Lua", function(i) out[i] = lua_pack(tuples[i]) end } } }
+  local un = bench.measure("tuple unpack", "ns/tuple", function(i) out[i] = key.unpack(want[i]) end, { calls = N })
   bench.table { "implementation", "ns/tuple", "speed-up vs plain Lua" }
-  bench.row("plain Lua FoundationDB encoding", bench.ns(t_lua), "1.0×")
-  bench.row("otskit key.pack(t)", bench.ns(t_c), ratio(t_lua, t_c))
-  bench.row("otskit key.unpack(bytes) (for reference)", bench.ns(t_un), "")
+  bench.row("plain Lua FoundationDB encoding", r["plain Lua"], "1.0×")
+  bench.row("otskit key.pack(t)", r["key.pack"], r.ratio["key.pack vs plain Lua"])
+  bench.row("otskit key.unpack(bytes) (for reference)", un, "")
 end

@@ -147,8 +147,11 @@ bench.title(("merge of k sorted buckets, %d rows, 24-byte keys"):format(N))
 bench.table { "k", "page", "otskit ns/row", "binaryheap ns/row", "table.sort ns/row",
   "vs heap", "vs sort", "C limit ns/row", "C Mrows/s", "C ingest ns/row", "C merge ns/row",
   "otskit / C", "merge.read ns/row" }
-for _, k in ipairs(ONLY_MEM and {} or { 16, 64 }) do
-  for _, page in ipairs { 100, 1000 } do
+-- quick: k = 16 and k = 64 at one page size each
+local CONFIGS = bench.quick and { { 16, 100 }, { 64, 1000 } } or { { 16, 100 }, { 16, 1000 }, { 64, 100 }, { 64, 1000 } }
+for _, kp in ipairs(ONLY_MEM and {} or CONFIGS) do
+  local k, page = kp[1], kp[2]
+  do
     local buckets, keys, batches = dataset(k, page)
     local want = keys_of(run_sort(k, batches))
     bench.same(want, keys_of(run_otskit(k, batches)), "otskit vs sort")
@@ -158,19 +161,30 @@ for _, k in ipairs(ONLY_MEM and {} or { 16, 64 }) do
     local cnt, order = h:run(page, true)
     assert(cnt == N)
     bench.same(want, order, "C loser tree vs sort")
-    local t_otskit = bench.time_batch(function() run_otskit(k, batches) end, N)
-    local t_heap = bench.time_batch(function() run_heap(k, batches) end, N, 3)
-    local t_sort = bench.time_batch(function() run_sort(k, batches) end, N, 3)
     assert(h:run(page, false, "ingest") == N)
-    local t_c = bench.time_batch(function() h:run(page) end, N, 15)
-    local t_in = bench.time_batch(function() h:run(page, false, "ingest") end, N, 15)
-    local t_read = bench.time_batch(function() run_read(k, buckets, page) end, N, 3)
-    bench.row(k, page, bench.ns(t_otskit), bench.ns(t_heap), bench.ns(t_sort),
-      ("%.1fx"):format(t_heap / t_otskit), ("%.1fx"):format(t_sort / t_otskit),
-      bench.ns(t_c), 1e-6 / t_c, bench.ns(t_in), bench.ns(t_c - t_in), ("%.2fx"):format(t_otskit / t_c),
-      bench.ns(t_read))
+    local name = ("k=%d page=%d"):format(k, page)
+    -- the Lua-level merges take turns; the C loop and its ingest part too
+    -- (collector stopped while timed: a repetition allocates a few MB at
+    -- most, and LuaJIT's GC steps made the spread of these 4x wide)
+    local r = bench.run { name = name, unit = "ns/row", units = N, gc = "stop",
+      variants = { { "otskit", function() run_otskit(k, batches) end },
+                   { "binaryheap", function() run_heap(k, batches) end },
+                   { "table.sort", function() run_sort(k, batches) end },
+                   { "merge.read", function() run_read(k, buckets, page) end } },
+      ratios = { { "otskit", "binaryheap" }, { "otskit", "table.sort" } } }
+    local c = bench.run { name = name .. " C", unit = "ns/row", units = N, gc = "stop",
+      variants = { { "loser tree", function() h:run(page) end },
+                   { "ingest", function() h:run(page, false, "ingest") end } }, ratios = false }
+    local t_c, t_in = c["loser tree"], c.ingest
+    bench.row(k, page, r.otskit, r.binaryheap, r["table.sort"],
+      r.ratio["otskit vs binaryheap"], r.ratio["otskit vs table.sort"],
+      t_c, 1e3 / t_c.median, t_in, t_c.median - t_in.median, ("%.2fx"):format(r.otskit.median / t_c.median),
+      r["merge.read"])
   end
 end
+io.write("\nMedian ±half the IQR of interleaved repetitions (otskit, binaryheap, table.sort and\n",
+  "merge.read take turns; the C loop and its ingest part too); \"vs heap\"/\"vs sort\": time of the\n",
+  "peer / time of otskit per round. C merge = C limit - C ingest; otskit / C = ratio of medians.\n")
 
 -- the same rows through the binding with nothing to merge (k = 1: every
 -- pull emits a whole batch): what moving rows in and out of the C merge
@@ -178,13 +192,14 @@ end
 -- algorithm cannot reduce
 bench.title(("the binding alone: k = 1, %d rows, 24-byte keys"):format(N))
 bench.table { "page", "otskit k=1 ns/row", "C k=1 ns/row", "binding I/O ns/row (Lua-level - C)" }
-for _, page in ipairs(ONLY_MEM and {} or { 100, 1000 }) do
+for _, page in ipairs(ONLY_MEM and {} or bench.quick and { 1000 } or { 100, 1000 }) do
   local _, keys, batches = dataset(1, page)
   bench.same(keys[1], keys_of(run_otskit(1, batches)), "k=1 order")
   local h = B.merge_keys(keys)
-  local t1 = bench.time_batch(function() run_otskit(1, batches) end, N)
-  local tc = bench.time_batch(function() h:run(page) end, N, 15)
-  bench.row(page, bench.ns(t1), bench.ns(tc), bench.ns(t1 - tc))
+  local r = bench.run { name = ("k=1 page=%d"):format(page), unit = "ns/row", units = N, gc = "stop",
+    variants = { { "otskit", function() run_otskit(1, batches) end }, { "C", function() h:run(page) end } },
+    ratios = false }
+  bench.row(page, r.otskit, r.C, r.otskit.median - r.C.median)
 end
 
 end
@@ -246,6 +261,11 @@ local function memory()
       cursor = c
     until not cursor
     assert(n == M and one == nil)
+    -- an exact value on Lua 5.4 only: under LuaJIT it varies run to run
+    if not jit then
+      bench.value(("peak live Lua memory, %d-row merged read, first_rows=%s"):format(M, first and tostring(first) or "default"),
+        "KiB", "lower", math.floor(live_peak - base + 0.5))
+    end
     io.write(("\nPeak Lua memory of a %d-row merged read (k = %d, pages of %d rows, first_rows = %s, " ..
       "each page dropped after use): live data at most %.0f KiB above the baseline (sampled after " ..
       "a full GC every 64 fetches); %.0f KiB with garbage (incremental GC). One fetched page of " ..

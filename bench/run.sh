@@ -1,38 +1,52 @@
 #!/bin/sh
 # bench/run.sh [NAME...] -- runs bench/*_bench.lua (or the named ones) under
-# lua5.4 and luajit and writes bench/RESULTS.md: machine, date, medians, ratios.
+# lua5.4 and luajit through bench/runner.lua and writes ONE JSON run
+# document (every measure's repetitions, medians, spread, and the run's
+# facts). Environment (the make variables of `make bench`):
+#   FULL=1   the full suite (default: the quick one, under 90 s)
+#   OUT=path the run document (default bench/results/<UTC time>-<rev>.json)
+#   PIN=cpu  pin every bench process to this CPU (taskset)
+#   RESULTS=path  also rewrite these sections of a markdown file
+#            (default for FULL=1: bench/RESULTS.md; a partial run replaces
+#            only the named benches' sections, the others stay)
+#   OTSKIT_BENCH_BUDGET  CPU seconds per measure; OTSKIT_BENCH_SLOW: see lib.lua
 set -u
 B=${OTSKIT_BUILD:-build}
 LPATH="lua/?.lua;lua/?/init.lua;bench/?.lua;;"
 # lua-binaryheap is pure Lua packaged for 5.1-5.3: 5.4 loads it from the 5.3 path
 LPATH54="$LPATH;/usr/share/lua/5.3/?.lua"
-out=bench/RESULTS.md
+if [ "${FULL:-0}" = 1 ]; then mode=full; unset OTSKIT_BENCH_QUICK; else mode=quick; export OTSKIT_BENCH_QUICK=1; fi
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo norev)
+out=${OUT:-bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$rev.json}
+results=${RESULTS:-}
+[ -z "$results" ] && [ $mode = full ] && results=bench/RESULTS.md
+pin=""
+if [ -n "${PIN:-}" ]; then
+  command -v taskset >/dev/null || { echo "bench: PIN needs taskset (util-linux)" >&2; exit 2; }
+  pin="taskset -c $PIN"
+  export OTSKIT_BENCH_PIN=$PIN
+fi
 if [ $# -gt 0 ]; then files=$(for n in "$@"; do echo "bench/${n%_bench.lua}_bench.lua"; done)
 else files=$(ls bench/*_bench.lua); fi
-tmp=$(mktemp)
-{
-  echo "# otskit benchmark results"
-  echo
-  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/Mem:/{print $2}') GiB"
-  echo "- compiler: $(cc --version | head -1)"
-  echo "- interpreters: $(lua5.4 -v 2>&1 | head -1); $(luajit -v | head -1)"
-  echo "- method: medians of repeated runs (CPU time); every bench checks that"
-  echo "  otskit and its peers give identical output before timing."
-} > "$tmp"
+for f in $files; do [ -f "$f" ] || { echo "bench: no $f" >&2; exit 2; }; done
+mkdir -p "$(dirname "$out")"
+parts=$(mktemp -d)
+trap 'rm -rf "$parts"' EXIT
+trap 'exit 130' INT TERM
+export OTSKIT_BENCH_LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+start=$(date +%s)
 status=0
 for f in $files; do
   name=$(basename "$f" _bench.lua)
-  echo "bench: $name" >&2
-  echo "\n## $name" >> "$tmp"
-  LUA_PATH_5_4="$LPATH54" LUA_CPATH_5_4="$B/5.4/?.so;;" lua5.4 "$f" >> "$tmp" 2>&1 || { status=1; echo "(lua5.4 run failed)" >> "$tmp"; }
-  LUA_PATH="$LPATH" LUA_CPATH="$B/jit/?.so;;" luajit "$f" >> "$tmp" 2>&1 || { status=1; echo "(luajit run failed)" >> "$tmp"; }
+  echo "bench: $name ($mode)" >&2
+  LUA_PATH_5_4="$LPATH54" LUA_CPATH_5_4="$B/5.4/?.so;;" $pin lua5.4 bench/runner.lua "$f" "$parts/$name.5.4.json" \
+    || status=1
+  LUA_PATH="$LPATH" LUA_CPATH="$B/jit/?.so;;" $pin luajit bench/runner.lua "$f" "$parts/$name.jit.json" \
+    || status=1
 done
-if [ $# -gt 0 ] && [ -f "$out" ]; then
-  # partial run: keep the other sections, replace the named ones
-  cat "$tmp" > "$out.partial"; echo "bench: partial results in $out.partial" >&2
-else
-  mv "$tmp" "$out"; echo "bench: wrote $out" >&2
+lua5.4 bin/otskit bench collect --mode $mode -o "$out" $(ls "$parts"/*.json) || exit 1
+echo "bench: wrote $out ($(( $(date +%s) - start )) s)" >&2
+if [ -n "$results" ]; then
+  lua5.4 bin/otskit bench report "$out" -o "$results" || status=1
 fi
-rm -f "$tmp"
 exit $status

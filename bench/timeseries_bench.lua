@@ -106,33 +106,39 @@ local function naive_counting(maxp)
   return pages
 end
 
-local function measure(fn, maxp, reps, rows)
+-- requests and rows read per page, counted on one untimed read
+local function counts(fn, maxp)
   requests, rows_read = 0, 0
   local pages = (fn == naive_read and naive_counting or fn)(maxp)
-  local per_page, read_per_page = requests / pages, rows_read / pages
-  local sec = bench.time_batch(function() for _ = 1, reps do fn(maxp) end end, reps * rows)
-  return 1 / sec, per_page, read_per_page, pages
+  return requests / pages, rows_read / pages, pages
 end
 
--- first page: what an API serves most
-local reps1 = bench.quick and 20 or 40
-local o1, oreq1, orow1 = measure(otskit_read, 1, reps1, PAGE)
-local n1, nreq1, nrow1 = measure(naive_read, 1, bench.quick and 5 or 10, PAGE)
-bench.row("first page", "otskit.patterns.timeseries", o1, oreq1, orow1, ("%.2f"):format(o1 / n1))
+-- first page: what an API serves most; otskit and naive take turns
+local oreq1, orow1 = counts(otskit_read, 1)
+local nreq1, nrow1 = counts(naive_read, 1)
+local r1 = bench.run { name = "first page", unit = "rows/s", units = PAGE,
+  variants = { { "otskit", function() otskit_read(1) end }, { "naive", function() naive_read(1) end } } }
+local o1, n1 = r1.otskit, r1.naive
+bench.row("first page", "otskit.patterns.timeseries", o1, oreq1, orow1, r1.ratio["otskit vs naive"])
 bench.row("first page", "naive Lua (whole buckets, table.sort)", n1, nreq1, nrow1, "1.00")
 
 -- every page: otskit pages statelessly with cursors; a stateless naive
 -- server re-reads and re-sorts everything for each page (pages x the
 -- first-page cost, measured above); a stateful one reads and sorts once
 -- and holds every row in memory (the floor, not a paging design)
-local oa, oreqa, orowa, pages = measure(otskit_read, nil, 1, N)
-local na, nreqa, nrowa = measure(naive_read, nil, bench.quick and 3 or 5, N)
--- each page costs one full read and yields PAGE rows, like the first page
-local stateless = n1
-bench.row("every page", "otskit.patterns.timeseries", oa, oreqa, orowa, ("%.2f"):format(oa / stateless))
-bench.row("every page", "naive Lua, stateless (re-read per page)", stateless, nreq1, nrow1, "1.00")
-bench.row("every page", "naive Lua, stateful (one read, all in memory)", na, nreqa, nrowa, ("%.2f"):format(na / stateless))
-io.write(("\n%d pages. Stateless naive: each page costs one full read (first-page row above). " ..
+local oreqa, orowa, pages = counts(otskit_read, nil)
+local nreqa, nrowa = counts(naive_read, nil)
+local ra = bench.run { name = "every page", unit = "rows/s", units = N,
+  variants = { { "otskit", function() otskit_read(nil) end }, { "naive stateful", function() naive_read(nil) end } } }
+local oa, na = ra.otskit, ra["naive stateful"]
+-- each stateless page costs one full read and yields PAGE rows, like the first page
+bench.row("every page", "otskit.patterns.timeseries", oa, oreqa, orowa, ("%.2f"):format(oa.median / n1.median))
+bench.row("every page", "naive Lua, stateless (re-read per page)", n1, nreq1, nrow1, "1.00")
+bench.row("every page", "naive Lua, stateful (one read, all in memory)", na, nreqa, nrowa, ("%.2f"):format(na.median / n1.median))
+bench.value("store requests per first page (otskit)", "requests", "lower", oreq1)
+bench.value("rows read per first page (otskit)", "rows", "lower", orow1)
+io.write(("\n%d pages. Median ±half the IQR of interleaved repetitions; the first-page ratio is per round, " ..
+  "the others ratios of medians. Stateless naive: each page costs one full read (first-page row above). " ..
   "otskit reads about 2 x limit rows per page (first_rows = 32 per bucket), the same for page 1 and page %d.\n")
   :format(pages, pages))
 db:close()

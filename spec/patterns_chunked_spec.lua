@@ -19,7 +19,7 @@ local function rows(db)
   local out, start = {}, { store.INF_MIN, store.INF_MIN, store.INF_MIN }
   repeat
     local page = assert(db:get_range { table = "docs", start = start,
-      stop = { store.INF_MAX, store.INF_MAX, store.INF_MAX }, columns = { "live" } })
+      stop = { store.INF_MAX, store.INF_MAX, store.INF_MAX } })
     for _, r in ipairs(page.rows) do out[#out + 1] = r end
     start = page.next_start_primary_key
   until start == nil

@@ -4,8 +4,14 @@
 #include <string.h>
 
 #include <sqlite3.h>
+#include <xxhash.h>
 
 #include "kv.h"
+
+/* "otsk" and the stored-row format: 1 = values with the xxh3 trailer */
+#define KV_APP_ID 0x6f74736b
+#define KV_FORMAT 1
+#define SUM_LEN 8
 
 enum { S_GET, S_PUT, S_DEL, S_COUNT, S_FWD, S_FWD_OPEN, S_REV, S_REV_OPEN, S_INS, S_N };
 
@@ -19,10 +25,64 @@ struct kv_table {
 
 struct kv_db {
   sqlite3 *sql;
-  sqlite3_stmt *begin, *commit, *rollback;
+  sqlite3_stmt *begin, *begin_read, *commit, *rollback, *schema;
   kv_table *tables;
   kv_cursor *cursors;      /* open cursors, closed with the db */
+  unsigned char *buf;      /* value + checksum being written */
+  size_t cap;
+  int errclass;
+  char err[256];
 };
+
+/* Records the failure of the last SQLite call; returns KV_ERR. */
+static int fail(kv_db *db) {
+  int rc = sqlite3_extended_errcode(db->sql) & 0xff;
+  db->errclass = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? KV_EBUSY
+               : rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? KV_ECORRUPT
+               : rc == SQLITE_FULL ? KV_EFULL : KV_EOTHER;
+  snprintf(db->err, sizeof db->err, "%s", sqlite3_errmsg(db->sql));
+  return KV_ERR;
+}
+
+static int fail_msg(kv_db *db, int cls, const char *msg) {
+  db->errclass = cls;
+  snprintf(db->err, sizeof db->err, "%s", msg);
+  return KV_ERR;
+}
+
+/* the trailer: xxh3 of the value seeded with the key's, little-endian */
+static void checksum(const void *k, size_t kl, const void *v, size_t vl,
+                     unsigned char out[SUM_LEN]) {
+  uint64_t h = XXH3_64bits_withSeed(v, vl, XXH3_64bits(k, kl));
+  int i;
+  for (i = 0; i < SUM_LEN; i++) out[i] = (unsigned char)(h >> (8 * i));
+}
+
+/* Checks a stored value against its key; shortens *vl to the payload. */
+static int verify(kv_db *db, const void *k, size_t kl, const void *v, size_t *vl) {
+  unsigned char sum[SUM_LEN];
+  if (*vl < SUM_LEN) return fail_msg(db, KV_ECORRUPT, "stored row is damaged (shorter than its checksum)");
+  *vl -= SUM_LEN;
+  checksum(k, kl, v, *vl, sum);
+  if (memcmp(sum, (const unsigned char *)v + *vl, SUM_LEN) != 0)
+    return fail_msg(db, KV_ECORRUPT, "stored row is damaged (checksum mismatch)");
+  return KV_OK;
+}
+
+/* value || checksum in db->buf, ready to bind */
+static const void *seal(kv_db *db, const void *k, size_t kl, const void *v, size_t vl) {
+  if (vl > SIZE_MAX - SUM_LEN) return NULL;
+  if (db->cap < vl + SUM_LEN) {
+    size_t cap = vl + SUM_LEN < 256 ? 256 : vl + SUM_LEN;
+    unsigned char *b = realloc(db->buf, cap);
+    if (b == NULL) return NULL;
+    db->buf = b;
+    db->cap = cap;
+  }
+  if (vl) memcpy(db->buf, v, vl);
+  checksum(k, kl, v, vl, db->buf + vl);
+  return db->buf;
+}
 
 /* Statement texts; %w is the table name quoted for "..." by sqlite3_mprintf. */
 static const char *const stmt_sql[S_N] = {
@@ -41,7 +101,42 @@ static int prepare(sqlite3 *sql, const char *text, sqlite3_stmt **out) {
   return sqlite3_prepare_v2(sql, text, -1, out, NULL) == SQLITE_OK ? KV_OK : KV_ERR;
 }
 
-int kv_open(const char *path, kv_db **out, char *err, size_t errlen) {
+static int64_t pragma_int(kv_db *db, const char *q) {
+  sqlite3_stmt *s;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db->sql, q, -1, &s, NULL) != SQLITE_OK) return -1;
+  if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return v;
+}
+
+/* Marks a new file as ours, refuses a foreign or older one with tables. */
+static int check_format(kv_db *db, char *err, size_t errlen) {
+  int64_t app = pragma_int(db, "PRAGMA application_id");
+  int64_t ver = pragma_int(db, "PRAGMA user_version");
+  int64_t ntab = pragma_int(db, "SELECT count(*) FROM sqlite_master");
+  if (app < 0 || ver < 0 || ntab < 0) {
+    fail(db);
+    snprintf(err, errlen, "%s", db->err);
+    return KV_ERR;
+  }
+  if (app == KV_APP_ID && ver == KV_FORMAT) return KV_OK;
+  if (ntab > 0 || app != 0 || ver != 0) {
+    fail_msg(db, KV_EOTHER, "");
+    snprintf(err, errlen, "not an otskit store of format %d (application_id %lld, user_version %lld)",
+             KV_FORMAT, (long long)app, (long long)ver);
+    return KV_ERR;
+  }
+  if (sqlite3_exec(db->sql, "PRAGMA application_id=1869902699; PRAGMA user_version=1;",
+                   NULL, NULL, NULL) != SQLITE_OK) {
+    fail(db);
+    snprintf(err, errlen, "%s", db->err);
+    return KV_ERR;
+  }
+  return KV_OK;
+}
+
+int kv_open(const char *path, int busy_ms, kv_db **out, char *err, size_t errlen) {
   kv_db *db = calloc(1, sizeof *db);
   int rc;
   *out = NULL;
@@ -54,12 +149,20 @@ int kv_open(const char *path, kv_db **out, char *err, size_t errlen) {
     free(db);
     return KV_ERR;
   }
+  sqlite3_busy_timeout(db->sql, busy_ms < 0 ? 0 : busy_ms);
   /* WAL + NORMAL: durable at checkpoints, no fsync per autocommit write */
-  sqlite3_exec(db->sql, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL);
-  if (prepare(db->sql, "BEGIN IMMEDIATE", &db->begin) != KV_OK ||
+  if (sqlite3_exec(db->sql, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
+      prepare(db->sql, "BEGIN IMMEDIATE", &db->begin) != KV_OK ||
+      prepare(db->sql, "BEGIN", &db->begin_read) != KV_OK ||
       prepare(db->sql, "COMMIT", &db->commit) != KV_OK ||
-      prepare(db->sql, "ROLLBACK", &db->rollback) != KV_OK) {
-    snprintf(err, errlen, "%s", sqlite3_errmsg(db->sql));
+      prepare(db->sql, "ROLLBACK", &db->rollback) != KV_OK ||
+      prepare(db->sql, "PRAGMA schema_version", &db->schema) != KV_OK) {
+    fail(db);
+    snprintf(err, errlen, "%s", db->err);
+    kv_close_db(db);
+    return KV_ERR;
+  }
+  if (check_format(db, err, errlen) != KV_OK) {
     kv_close_db(db);
     return KV_ERR;
   }
@@ -81,20 +184,61 @@ int kv_close_db(kv_db *db) {
   while (db->cursors) kv_cursor_close(db->cursors);
   for (t = db->tables; t; t = tn) { tn = t->next; table_free(t); }
   sqlite3_finalize(db->begin);
+  sqlite3_finalize(db->begin_read);
   sqlite3_finalize(db->commit);
   sqlite3_finalize(db->rollback);
+  sqlite3_finalize(db->schema);
   rc = sqlite3_close(db->sql);
+  free(db->buf);
   free(db);
   return rc == SQLITE_OK ? KV_OK : KV_ERR;
 }
 
-const char *kv_errmsg(kv_db *db) { return sqlite3_errmsg(db->sql); }
+const char *kv_errmsg(kv_db *db) { return db->err[0] ? db->err : sqlite3_errmsg(db->sql); }
+int kv_errclass(kv_db *db) { return db->errclass; }
+void kv_busy_timeout(kv_db *db, int ms) { sqlite3_busy_timeout(db->sql, ms < 0 ? 0 : ms); }
+
+int kv_integrity(kv_db *db) {
+  sqlite3_stmt *s;
+  int rc;
+  if (sqlite3_prepare_v2(db->sql, "PRAGMA integrity_check", -1, &s, NULL) != SQLITE_OK) return fail(db);
+  rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) {
+    const char *r = (const char *)sqlite3_column_text(s, 0);
+    if (r == NULL || strcmp(r, "ok") != 0) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "integrity check: %s", r ? r : "(no answer)");
+      sqlite3_finalize(s);
+      return fail_msg(db, KV_ECORRUPT, msg);
+    }
+    sqlite3_finalize(s);
+    return KV_OK;
+  }
+  fail(db);
+  sqlite3_finalize(s);
+  return KV_ERR;
+}
+
+int64_t kv_max_pages(kv_db *db, int64_t n) {
+  char q[64];
+  snprintf(q, sizeof q, "PRAGMA max_page_count=%lld", (long long)n);
+  return pragma_int(db, q);
+}
+
+int64_t kv_schema_version(kv_db *db) {
+  int64_t v = -1;
+  sqlite3_reset(db->schema);
+  if (sqlite3_step(db->schema) == SQLITE_ROW) v = sqlite3_column_int64(db->schema, 0);
+  else fail(db);
+  sqlite3_reset(db->schema);
+  return v;
+}
 
 static sqlite3_stmt *stmt(kv_table *t, int which) {
   if (t->st[which] == NULL) {
     char *text = sqlite3_mprintf(stmt_sql[which], t->name);
-    if (text == NULL) return NULL;
-    prepare(t->db->sql, text, &t->st[which]);
+    if (text == NULL) { fail_msg(t->db, KV_EOTHER, "out of memory"); return NULL; }
+    if (prepare(t->db->sql, text, &t->st[which]) != KV_OK) fail(t->db);
     sqlite3_free(text);
   }
   return t->st[which];
@@ -110,24 +254,27 @@ kv_table *kv_table_get(kv_db *db, const char *name, int create, int *found) {
   if (create) {
     text = sqlite3_mprintf("CREATE TABLE IF NOT EXISTS \"%w\" "
                            "(key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID", name);
-    if (text == NULL) return NULL;
+    if (text == NULL) { fail_msg(db, KV_EOTHER, "out of memory"); return NULL; }
     rc = sqlite3_exec(db->sql, text, NULL, NULL, NULL);
     sqlite3_free(text);
-    if (rc != SQLITE_OK) return NULL;
+    if (rc != SQLITE_OK) { fail(db); return NULL; }
   } else {
     sqlite3_stmt *q;
-    if (prepare(db->sql, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", &q) != KV_OK)
+    if (prepare(db->sql, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", &q) != KV_OK) {
+      fail(db);
       return NULL;
+    }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     rc = sqlite3_step(q);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) fail(db);
     sqlite3_finalize(q);
     if (rc == SQLITE_DONE) { *found = 0; return NULL; }
     if (rc != SQLITE_ROW) return NULL;
   }
   t = calloc(1, sizeof *t);
-  if (t == NULL) return NULL;
+  if (t == NULL) { fail_msg(db, KV_EOTHER, "out of memory"); return NULL; }
   t->name = malloc(strlen(name) + 1);
-  if (t->name == NULL) { free(t); return NULL; }
+  if (t->name == NULL) { free(t); fail_msg(db, KV_EOTHER, "out of memory"); return NULL; }
   strcpy(t->name, name);
   t->db = db;
   t->next = db->tables;
@@ -154,10 +301,10 @@ int kv_table_drop(kv_db *db, const char *name) {
     }
   }
   text = sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\"", name);
-  if (text == NULL) return KV_ERR;
+  if (text == NULL) return fail_msg(db, KV_EOTHER, "out of memory");
   rc = sqlite3_exec(db->sql, text, NULL, NULL, NULL);
   sqlite3_free(text);
-  return rc == SQLITE_OK ? KV_OK : KV_ERR;
+  return rc == SQLITE_OK ? KV_OK : fail(db);
 }
 
 /* blobs of length 0 must still bind as blobs (x''), not NULL */
@@ -178,8 +325,10 @@ int kv_get(kv_table *t, const void *key, size_t klen, const void **val,
     *val = sqlite3_column_blob(s, 0);
     *vlen = (size_t)sqlite3_column_bytes(s, 0);
     if (*val == NULL) *val = "";
+    if (verify(t->db, key, klen, *val, vlen) != KV_OK) { sqlite3_reset(s); return KV_ERR; }
     return KV_OK;
   }
+  if (rc != SQLITE_DONE) fail(t->db);
   sqlite3_reset(s);
   return rc == SQLITE_DONE ? KV_NOTFOUND : KV_ERR;
 }
@@ -191,12 +340,16 @@ void kv_get_done(kv_table *t) {
 int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
            size_t vlen) {
   sqlite3_stmt *s = stmt(t, S_PUT);
+  const void *sealed;
   int rc;
   if (s == NULL) return KV_ERR;
+  sealed = seal(t->db, key, klen, val, vlen);
+  if (sealed == NULL) return fail_msg(t->db, KV_EOTHER, "out of memory");
   sqlite3_reset(s);
   bind_blob(s, 1, key, klen);
-  bind_blob(s, 2, val, vlen);
+  bind_blob(s, 2, sealed, vlen + SUM_LEN);
   rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) fail(t->db);
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
   return rc == SQLITE_DONE ? KV_OK : KV_ERR;
@@ -208,19 +361,23 @@ int kv_swap(kv_table *t, const void *key, size_t klen, const void *val,
   const void *ov;
   size_t ol;
   int rc;
+  const void *sealed;
   if (s == NULL) return KV_ERR;
+  sealed = seal(t->db, key, klen, val, vlen);
+  if (sealed == NULL) return fail_msg(t->db, KV_EOTHER, "out of memory");
   /* new keys (the common case in loads) cost one statement */
   sqlite3_reset(s);
   bind_blob(s, 1, key, klen);
-  bind_blob(s, 2, val, vlen);
+  bind_blob(s, 2, sealed, vlen + SUM_LEN);
   rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) fail(t->db);
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
   if (rc != SQLITE_DONE) return KV_ERR;
   if (sqlite3_changes(t->db->sql) > 0) { *oldlen = -1; return KV_OK; }
   rc = kv_get(t, key, klen, &ov, &ol);
   kv_get_done(t);
-  if (rc != KV_OK) return KV_ERR; /* the row was there a moment ago */
+  if (rc == KV_NOTFOUND) return fail_msg(t->db, KV_EOTHER, "row vanished during a write");
   *oldlen = (int64_t)ol;
   return kv_put(t, key, klen, val, vlen);
 }
@@ -232,6 +389,7 @@ int kv_del(kv_table *t, const void *key, size_t klen) {
   sqlite3_reset(s);
   bind_blob(s, 1, key, klen);
   rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) fail(t->db);
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
   if (rc != SQLITE_DONE) return KV_ERR;
@@ -244,6 +402,7 @@ int64_t kv_count(kv_table *t) {
   if (s == NULL) return -1;
   sqlite3_reset(s);
   if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+  else fail(t->db);
   sqlite3_reset(s);
   return n;
 }
@@ -269,11 +428,11 @@ int kv_scan(kv_table *t, kv_cursor *c, const void *lo, size_t lolen,
   } else {
     /* the cached statement is in use by another cursor: a private one */
     char *text = sqlite3_mprintf(stmt_sql[which], t->name);
-    if (text == NULL) return KV_ERR;
+    if (text == NULL) return fail_msg(t->db, KV_EOTHER, "out of memory");
     s = NULL;
     prepare(t->db->sql, text, &s);
     sqlite3_free(text);
-    if (s == NULL) return KV_ERR;
+    if (s == NULL) return fail(t->db);
     c->owned = 1;
   }
   sqlite3_reset(s);
@@ -299,14 +458,14 @@ int kv_next(kv_cursor *c, const void **key, size_t *klen, const void **val,
     *vlen = (size_t)sqlite3_column_bytes(s, 1);
     if (*key == NULL) *key = "";
     if (*val == NULL) *val = "";
-    return KV_ROW;
+    return verify(c->db, *key, *klen, *val, vlen) == KV_OK ? KV_ROW : KV_ERR;
   }
   if (rc == SQLITE_DONE) {
     /* release the statement early so a finished scan holds no locks */
     kv_cursor_close(c);
     return KV_DONE;
   }
-  return KV_ERR;
+  return fail(c->db);
 }
 
 void kv_cursor_close(kv_cursor *c) {
@@ -330,13 +489,14 @@ void kv_cursor_close(kv_cursor *c) {
   c->prev = c->next = NULL;
 }
 
-static int run(sqlite3_stmt *s) {
+static int run(kv_db *db, sqlite3_stmt *s) {
   int rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) fail(db);
   sqlite3_reset(s);
   return rc == SQLITE_DONE ? KV_OK : KV_ERR;
 }
 
-int kv_begin(kv_db *db) { return run(db->begin); }
-int kv_commit(kv_db *db) { return run(db->commit); }
-int kv_rollback(kv_db *db) { return run(db->rollback); }
+int kv_begin(kv_db *db, int write) { return run(db, write ? db->begin : db->begin_read); }
+int kv_commit(kv_db *db) { return run(db, db->commit); }
+int kv_rollback(kv_db *db) { return run(db, db->rollback); }
 int kv_in_txn(kv_db *db) { return !sqlite3_get_autocommit(db->sql); }

@@ -3,7 +3,14 @@
  * range scans both ways over [lo, hi), and transactions. Keys compare as
  * SQLite compares blobs: memcmp, then the shorter first. Prepared
  * statements are cached per table (bytes_cmp of bytes.h is that order).
- * No Lua here. */
+ * No Lua here.
+ *
+ * Every stored value carries an 8-byte trailer, the xxh3 of the key and
+ * the value: a read whose row does not match it fails (KV_ECORRUPT)
+ * instead of returning damaged bytes. The file is marked with an
+ * application id and format version; a file without them that already
+ * holds tables is refused. Lock contention waits up to a busy timeout
+ * (default KV_BUSY_MS) and then fails with KV_EBUSY. */
 #ifndef OTSKIT_KV_H
 #define OTSKIT_KV_H
 
@@ -11,6 +18,11 @@
 #include <stdint.h>
 
 enum { KV_OK = 0, KV_NOTFOUND = 1, KV_ROW = 2, KV_DONE = 3, KV_ERR = -1 };
+
+/* What kind of failure the last KV_ERR was (kv_errclass). */
+enum { KV_EOTHER = 0, KV_EBUSY = 1, KV_ECORRUPT = 2, KV_EFULL = 3, KV_ENOTABLE = 4 };
+
+enum { KV_BUSY_MS = 5000 };
 
 typedef struct kv_db kv_db;
 typedef struct kv_table kv_table;
@@ -26,16 +38,34 @@ typedef struct kv_cursor {
   struct kv_cursor *prev, *next;
 } kv_cursor;
 
-/* Opens path (":memory:" or a file; created if missing). Returns KV_OK and
+/* Opens path (":memory:" or a file; created if missing) with a busy
+ * timeout of busy_ms (see kv_busy_timeout). Returns KV_OK and
  * *out, or KV_ERR with a message copied into err (errlen bytes). */
-int kv_open(const char *path, kv_db **out, char *err, size_t errlen);
+int kv_open(const char *path, int busy_ms, kv_db **out, char *err, size_t errlen);
 
 /* Closes open cursors, finalizes statements, closes SQLite, frees db.
  * Returns KV_OK, or KV_ERR if SQLite refused (the memory is freed anyway). */
 int kv_close_db(kv_db *db);
 
-/* The last SQLite error message of db. */
+/* The message and class (KV_E*) of the last failure on db. */
 const char *kv_errmsg(kv_db *db);
+int kv_errclass(kv_db *db);
+
+/* How long a statement waits for another connection's lock before it
+ * fails with KV_EBUSY (ms, >= 0). */
+void kv_busy_timeout(kv_db *db, int ms);
+
+/* SQLite's PRAGMA integrity_check: KV_OK, or KV_ERR (class KV_ECORRUPT
+ * with the first problem as the message, or another failure). */
+int kv_integrity(kv_db *db);
+
+/* Caps the file at n pages (PRAGMA max_page_count): writes past it fail
+ * with KV_EFULL, as on a full disk. Returns the cap now in force or -1. */
+int64_t kv_max_pages(kv_db *db, int64_t n);
+
+/* The schema cookie (changes with every CREATE/DROP by any connection),
+ * or -1 on error. */
+int64_t kv_schema_version(kv_db *db);
 
 /* The table named name, created if missing (create != 0) or NULL with
  * *found = 0 if missing. NULL with *found = 1 on SQLite errors. Names are
@@ -83,9 +113,11 @@ int kv_next(kv_cursor *c, const void **key, size_t *klen, const void **val,
 /* Closes the cursor; idempotent. */
 void kv_cursor_close(kv_cursor *c);
 
-/* Transactions: BEGIN IMMEDIATE, COMMIT, ROLLBACK. KV_OK or KV_ERR.
+/* Transactions: BEGIN IMMEDIATE (write != 0: takes the write lock now, so
+ * a read-modify-write cannot interleave with another connection's) or
+ * BEGIN (deferred: a read snapshot), COMMIT, ROLLBACK. KV_OK or KV_ERR.
  * kv_in_txn says whether one is open. */
-int kv_begin(kv_db *db);
+int kv_begin(kv_db *db, int write);
 int kv_commit(kv_db *db);
 int kv_rollback(kv_db *db);
 int kv_in_txn(kv_db *db);

@@ -127,6 +127,17 @@ static int too_large(lua_State *L, const manifest *m, int64_t max) {
   return 0;
 }
 
+/* nil, msg, code for a failed join: which is the chunk given (0-based) or,
+ * for MissingChunk, the missing index; n the chunks given */
+static int join_error(lua_State *L, const manifest *m, chunk_err e, size_t which, size_t n) {
+  char nb[24], nb2[24];
+  if (e == CHUNK_EDIGEST) return fail(L, e, "");
+  lua_pushfstring(L, e == CHUNK_EMISSING ? "index %s of %s: " : "chunk #%s of %s given: ",
+                  num(nb, (uint64_t)which + (e != CHUNK_EMISSING)),
+                  num(nb2, e == CHUNK_EMISSING ? (uint64_t)m->count : (uint64_t)n));
+  return fail(L, e, lua_tostring(L, -1));
+}
+
 /* join(manifest, chunks, max_size) -> value | nil, msg, code */
 static int l_join(lua_State *L) {
   manifest m;
@@ -141,11 +152,33 @@ static int l_join(lua_State *L) {
   if (!get_manifest(L, 1, &m)) return 3;
   if (too_large(L, &m, max)) return 3;
   n = (size_t)lua_rawlen(L, 2);
-  for (i = 1; i <= n; i++) {
-    lua_rawgeti(L, 2, (int)i);
-    if (lua_type(L, -1) != LUA_TSTRING)
-      otsk_error(L, "blob", "chunk %d is a %s, not a string", (int)i, luaL_typename(L, -1));
-    lua_pop(L, 1);
+  {
+    uint64_t have = 0; /* the data the chunks can hold: memory follows it, not the claim */
+    char nb[24], nb2[24];
+    for (i = 1; i <= n; i++) {
+      lua_rawgeti(L, 2, (int)i);
+      if (lua_type(L, -1) != LUA_TSTRING)
+        otsk_error(L, "blob", "chunk %d is a %s, not a string", (int)i, luaL_typename(L, -1));
+      have += (uint64_t)lua_rawlen(L, -1);
+      lua_pop(L, 1);
+    }
+    if (m.length > have) {
+      /* cannot be whole: name the first bad chunk as join would, else
+       * what is missing, without allocating the claimed length */
+      for (i = 0; i < n; i++) {
+        const unsigned char *data;
+        size_t cl, dl;
+        uint32_t idx;
+        const char *p;
+        lua_rawgeti(L, 2, (int)i + 1);
+        p = lua_tolstring(L, -1, &cl);
+        e = chunk_decode(&m, p, cl, &idx, &data, &dl);
+        lua_pop(L, 1);
+        if (e != CHUNK_OK) return join_error(L, &m, e, i, n);
+      }
+      return otsk_fail(L, "MissingChunk", "the chunks given hold at most %s bytes, the manifest claims %s",
+                       num(nb, have), num(nb2, m.length));
+    }
   }
   /* owned by the GC while strings are read and the value is pushed */
   ptrs = (const void **)lua_newuserdata(L, (n + 1) * (sizeof *ptrs + sizeof *lens));
@@ -154,7 +187,10 @@ static int l_join(lua_State *L) {
   box->p = chunk_buf_alloc((size_t)m.length);
   box->n = (size_t)m.length;
   box->free = chunk_buf_free;
-  if (!box->p) return otsk_error(L, "blob", "out of memory");
+  if (!box->p) {
+    char nb[24];
+    return otsk_fail(L, "TooLarge", "cannot allocate %s bytes for the value", num(nb, m.length));
+  }
   out = (unsigned char *)box->p;
   for (i = 0; i < n; i++) { /* strings stay alive: the table holds them */
     lua_rawgeti(L, 2, (int)i + 1);
@@ -165,10 +201,7 @@ static int l_join(lua_State *L) {
   if (e == CHUNK_OK) lua_pushlstring(L, (const char *)out, (size_t)m.length);
   otsk_box_release(box);
   if (e == CHUNK_OK) return 1;
-  if (e == CHUNK_EDIGEST) return fail(L, e, "");
-  lua_pushfstring(L, e == CHUNK_EMISSING ? "index %d of %d: " : "chunk #%d of %d given: ",
-                  (int)which + (e != CHUNK_EMISSING), e == CHUNK_EMISSING ? (int)m.count : (int)n);
-  return fail(L, e, lua_tostring(L, -1));
+  return join_error(L, &m, e, which, n);
 }
 
 /* chunk_data(manifest, chunk, index) -> data of that chunk | nil, msg, code */
@@ -365,14 +398,15 @@ static int l_joiner_feed(lua_State *L) {
   uint32_t idx;
   const unsigned char *data;
   chunk_err e = chunk_decode(&j->m, p, n, &idx, &data, &len);
+  char nb[24], nb2[24];
   if (e != CHUNK_OK) {
-    lua_pushfstring(L, "chunk %d: ", (int)j->next);
+    lua_pushfstring(L, "chunk %s: ", num(nb, j->next));
     return fail(L, e, lua_tostring(L, -1));
   }
   if (idx < j->next)
-    return otsk_fail(L, "DuplicateChunk", "chunk %d given again (next is %d)", (int)idx, (int)j->next);
+    return otsk_fail(L, "DuplicateChunk", "chunk %s given again (next is %s)", num(nb, idx), num(nb2, j->next));
   if (idx > j->next)
-    return otsk_fail(L, "MissingChunk", "chunk %d is missing (got %d)", (int)j->next, (int)idx);
+    return otsk_fail(L, "MissingChunk", "chunk %s is missing (got %s)", num(nb, j->next), num(nb2, idx));
   otsk_xxh3_128_update(j->st, data, len);
   j->next++;
   lua_pushlstring(L, (const char *)data, len);
@@ -383,8 +417,9 @@ static int l_joiner_feed(lua_State *L) {
 static int l_joiner_finish(lua_State *L) {
   joiner *j = check_joiner(L);
   unsigned char d[16];
+  char nb[24], nb2[24];
   if (j->next < j->m.count)
-    return otsk_fail(L, "MissingChunk", "chunk %d of %d is missing", (int)j->next, (int)j->m.count);
+    return otsk_fail(L, "MissingChunk", "chunk %s of %s is missing", num(nb, j->next), num(nb2, j->m.count));
   chunk_digest_final(j->st, d);
   if (memcmp(d, j->m.digest, 16) != 0) return fail(L, CHUNK_EDIGEST, "");
   lua_pushboolean(L, 1);

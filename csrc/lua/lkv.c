@@ -1,6 +1,7 @@
 /* lkv.c -- Lua binding of kv.c: otskit.core.kv. A db and its cursors are
  * userdata; a cursor keeps its db alive (uservalue) and is closed with it. */
 #include <string.h>
+#include <time.h>
 
 #include "bytes.h"
 #include "compat.h"
@@ -8,6 +9,7 @@
 #include "laux.h"
 #include "lkey.h"
 #include "parts.h"
+#include "row.h"
 
 #define DB_MT "otskit.kv.db"
 #define CUR_MT "otskit.kv.cursor"
@@ -21,32 +23,74 @@ static kv_db *checkdb(lua_State *L) {
   return u->db;
 }
 
+/* nil, msg, code with the failure's class as the code: "KVBusy" (lock
+ * contention outlasted the busy timeout: nothing was done), "KVCorrupt"
+ * (the file or a row is damaged), "KVFull" (disk full), "KVNoTable",
+ * "KVError" (anything else) */
 static int fail_sql(lua_State *L, kv_db *db) {
-  return otsk_fail(L, "KVError", "sqlite: %s", kv_errmsg(db));
+  static const char *const codes[] = {"KVError", "KVBusy", "KVCorrupt", "KVFull", "KVNoTable"};
+  int c = kv_errclass(db);
+  return otsk_fail(L, codes[c >= 0 && c <= 4 ? c : 0], "sqlite: %s", kv_errmsg(db));
 }
 
-/* the table named by argument 2; raises if it does not exist */
+/* the table named by argument 2, or NULL after pushing nil, msg, code
+ * ("KVNoTable" if it does not exist: another connection may drop it) */
 static kv_table *checktable(lua_State *L, kv_db *db) {
   const char *name = luaL_checkstring(L, 2);
   int found;
   kv_table *t = kv_table_get(db, name, 0, &found);
   if (t == NULL) {
-    if (!found) otsk_error(L, "kv", "no table '%s'", name);
-    otsk_error(L, "kv", "sqlite: %s", kv_errmsg(db));
+    if (!found) otsk_fail(L, "KVNoTable", "no table '%s'", name);
+    else fail_sql(L, db);
   }
   return t;
 }
 
-/* kv.open(path) -> db | nil, msg, "KVError" */
+/* kv.open(path [, busy_ms]) -> db | nil, msg, code (see fail_sql) */
 static int l_open(lua_State *L) {
   const char *path = luaL_optstring(L, 1, ":memory:");
+  int64_t busy = lua_isnoneornil(L, 2) ? KV_BUSY_MS : otsk_checkint64(L, 2, "kv", "#2 (busy_ms)");
   char err[256];
-  ldb *u = (ldb *)lua_newuserdatauv(L, sizeof *u, 0);
+  ldb *u;
+  if (busy < 0 || busy > 86400000) return otsk_error(L, "kv", "busy_ms must be 0..86400000");
+  u = (ldb *)lua_newuserdatauv(L, sizeof *u, 0);
   u->db = NULL;
   luaL_getmetatable(L, DB_MT);
   lua_setmetatable(L, -2);
-  if (kv_open(path, &u->db, err, sizeof err) != KV_OK)
-    return otsk_fail(L, "KVError", "cannot open '%s': %s", path, err);
+  if (kv_open(path, (int)busy, &u->db, err, sizeof err) != KV_OK) {
+    const char *code = strstr(err, "locked") || strstr(err, "busy") ? "KVBusy"
+                     : strstr(err, "not a database") || strstr(err, "malformed") ? "KVCorrupt" : "KVError";
+    return otsk_fail(L, code, "cannot open '%s': %s", path, err);
+  }
+  return 1;
+}
+
+/* db:integrity() -> true | nil, msg, code: SQLite's integrity check */
+static int l_integrity(lua_State *L) {
+  kv_db *db = checkdb(L);
+  if (kv_integrity(db) != KV_OK) return fail_sql(L, db);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* db:max_pages(n) -> the page cap in force: writes past it fail as on a
+ * full disk ("KVFull") */
+static int l_max_pages(lua_State *L) {
+  kv_db *db = checkdb(L);
+  int64_t n = otsk_checkint64(L, 2, "kv", "#2 (pages)"), r;
+  if (n < 1) return otsk_error(L, "kv", "pages must be >= 1");
+  r = kv_max_pages(db, n);
+  if (r < 0) return fail_sql(L, db);
+  otsk_pushint64(L, r);
+  return 1;
+}
+
+/* db:schema() -> the schema cookie (changes with any CREATE/DROP) */
+static int l_schema(lua_State *L) {
+  kv_db *db = checkdb(L);
+  int64_t v = kv_schema_version(db);
+  if (v < 0) return fail_sql(L, db);
+  otsk_pushint64(L, v);
   return 1;
 }
 
@@ -92,6 +136,7 @@ static int l_drop(lua_State *L) {
 static int l_get(lua_State *L) {
   kv_db *db = checkdb(L);
   kv_table *t = checktable(L, db);
+  if (t == NULL) return 3;
   size_t kl, vl;
   const char *k = luaL_checklstring(L, 3, &kl);
   const void *v;
@@ -112,6 +157,7 @@ static int l_get(lua_State *L) {
 static int l_put(lua_State *L) {
   kv_db *db = checkdb(L);
   kv_table *t = checktable(L, db);
+  if (t == NULL) return 3;
   size_t kl, vl;
   const char *k = luaL_checklstring(L, 3, &kl);
   const char *v = luaL_checklstring(L, 4, &vl);
@@ -131,6 +177,7 @@ static int l_put(lua_State *L) {
 static int l_delete(lua_State *L) {
   kv_db *db = checkdb(L);
   kv_table *t = checktable(L, db);
+  if (t == NULL) return 3;
   size_t kl;
   const char *k = luaL_checklstring(L, 3, &kl);
   int rc = kv_del(t, k, kl);
@@ -142,7 +189,10 @@ static int l_delete(lua_State *L) {
 /* db:count(t) -> rows in t */
 static int l_count(lua_State *L) {
   kv_db *db = checkdb(L);
-  int64_t n = kv_count(checktable(L, db));
+  kv_table *t = checktable(L, db);
+  int64_t n;
+  if (t == NULL) return 3;
+  n = kv_count(t);
   if (n < 0) return fail_sql(L, db);
   otsk_pushint64(L, n);
   return 1;
@@ -166,6 +216,7 @@ static void set_dbref(lua_State *L, int cur, int dbidx) {
 static int l_scan(lua_State *L) {
   kv_db *db = checkdb(L);
   kv_table *t = checktable(L, db);
+  if (t == NULL) return 3;
   size_t lol = 0, hil = 0;
   const char *lo = luaL_optlstring(L, 3, NULL, &lol);
   const char *hi = luaL_optlstring(L, 4, NULL, &hil);
@@ -240,7 +291,10 @@ static int txn(lua_State *L, int (*f)(kv_db *)) {
   lua_pushboolean(L, 1);
   return 1;
 }
-static int l_begin(lua_State *L) { return txn(L, kv_begin); }
+static int begin_write(kv_db *db) { return kv_begin(db, 1); }
+static int begin_read(kv_db *db) { return kv_begin(db, 0); }
+/* db:begin([read_only]) -> true | nil, msg, code */
+static int l_begin(lua_State *L) { return txn(L, lua_toboolean(L, 2) ? begin_read : begin_write); }
 static int l_commit(lua_State *L) { return txn(L, kv_commit); }
 static int l_rollback(lua_State *L) { return txn(L, kv_rollback); }
 static int l_in_txn(lua_State *L) {
@@ -273,11 +327,28 @@ static int l_bsearch(lua_State *L) {
 }
 
 
+/* kv.utf8(s) -> whether s is well-formed UTF-8 */
+static int l_utf8(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  lua_pushboolean(L, row_utf8_valid(s, n));
+  return 1;
+}
+
+/* kv.now() -> seconds since the epoch, with sub-millisecond resolution */
+static int l_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
 static const luaL_Reg db_methods[] = {
   {"close", l_close}, {"create", l_create}, {"has", l_has}, {"drop", l_drop},
   {"get", l_get}, {"put", l_put}, {"delete", l_delete}, {"count", l_count},
   {"scan", l_scan}, {"begin", l_begin}, {"commit", l_commit},
-  {"rollback", l_rollback}, {"in_txn", l_in_txn}, {NULL, NULL}
+  {"rollback", l_rollback}, {"in_txn", l_in_txn}, {"integrity", l_integrity},
+  {"schema", l_schema}, {"max_pages", l_max_pages}, {NULL, NULL}
 };
 static const luaL_Reg db_meta[] = {
   {"__gc", l_close},
@@ -297,7 +368,8 @@ static const luaL_Reg cur_meta[] = {
   {NULL, NULL}
 };
 static const luaL_Reg funcs[] = {
-  {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch}, {NULL, NULL}
+  {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch},
+  {"utf8", l_utf8}, {"now", l_now}, {NULL, NULL}
 };
 
 int otsk_open_kv(lua_State *L) {

@@ -256,6 +256,39 @@ static const char *push_bytes(lua_State *L, lmerge *u, int src, size_t n, size_t
   return NULL;
 }
 
+/* The typed-key rows of one push, run under lua_pcall: 1 = pk_job,
+ * 2 = the rows. Returns nil or the message for row jb->i. */
+typedef struct { lmerge *u; int src; size_t n, i; } pk_job;
+
+static int pk_rows(lua_State *L) {
+  pk_job *jb = (pk_job *)lua_touserdata(L, 1);
+  lmerge *u = jb->u;
+  size_t i;
+  for (i = 1; i <= jb->n; i++) {
+    const char *why = NULL;
+    jb->i = i;
+    lua_settop(L, 2);
+    lua_rawgeti(L, 2, (lua_Integer)i);
+    if (lua_type(L, -1) != LUA_TTABLE) {
+      why = lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
+    } else {
+      why = encode_pk(L, u);
+      if (!why) {
+        int rc = merge_add(u->m, jb->src, u->tb.p, u->tb.len);
+        if (rc == MERGE_EORDER) why = "is out of order in its source";
+        else if (rc != MERGE_OK) why = "out of memory";
+      }
+    }
+    if (why) {
+      lua_pushstring(L, why);
+      return 1;
+    }
+  }
+  jb->i = jb->n;
+  lua_pushnil(L);
+  return 1;
+}
+
 /* m:push(i, rows, done): hands source i its next batch (a Lua array of
  * rows in the merge order) and whether the source ends with it. */
 static int l_push(lua_State *L) {
@@ -281,21 +314,22 @@ static int l_push(lua_State *L) {
   if (u->mode != K_PK) {
     why = push_bytes(L, u, src, n, &i);
   } else {
-    for (i = 1; i <= n && !why; i++) {
-      lua_rawgeti(L, 3, (lua_Integer)i);
-      if (lua_type(L, -1) != LUA_TTABLE) {
-        why = lua_pushfstring(L, "is a %s, not a table", luaL_typename(L, -1));
-      } else {
-        why = encode_pk(L, u);
-        if (!why) {
-          rc = merge_add(u->m, src, u->tb.p, u->tb.len);
-          if (rc == MERGE_EORDER) why = "is out of order in its source";
-          else if (rc != MERGE_OK) why = "out of memory";
-        }
-      }
-      if (!why) lua_settop(L, 6);
+    /* typed keys read rows with metamethods (__index may raise): run the
+     * loop protected, so a raise aborts the batch instead of leaving the
+     * source half-begun for every later push */
+    pk_job jb;
+    jb.u = u; jb.src = src; jb.n = n; jb.i = 0;
+    lua_pushcfunction(L, pk_rows);
+    lua_pushlightuserdata(L, &jb);
+    lua_pushvalue(L, 3);
+    rc = lua_pcall(L, 2, 1, 0);
+    i = jb.i;
+    if (rc != 0) {
+      merge_abort(u->m, src);
+      return otsk_error(L, "merge", "source %d row %d: %s", src + 1, (int)i,
+                        lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error object is not a string");
     }
-    i--;
+    if (!lua_isnil(L, -1)) why = lua_tostring(L, -1);
   }
   if (why) {
     merge_abort(u->m, src);

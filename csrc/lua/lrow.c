@@ -1,5 +1,6 @@
 /* lrow.c -- Lua binding of row.c: otskit.core.row, the cell encoding of
- * the embedded store's rows (encode, decode). */
+ * the embedded store's rows (encode, decode: versions with ms timestamps,
+ * cells sorted by name then newest first). */
 #include <string.h>
 
 #include "compat.h"
@@ -49,74 +50,148 @@ static void read_cell(lua_State *L, int i, row_cell *c) {
   }
 }
 
-/* row.encode(names, types, values) -> bytes: the cells in list order.
- * The strings stay referenced by the argument tables while encoding. */
+/* reads cell i's timestamp from the optional table at 4 (nil entry: none) */
+static void read_ts(lua_State *L, int i, row_cell *c) {
+  const char *why = NULL;
+  c->has_ts = 0;
+  c->ts = 0;
+  if (lua_isnoneornil(L, 4)) return;
+  lua_rawgeti(L, 4, i);
+  if (!lua_isnil(L, -1)) {
+    if (!otsk_toint64(L, -1, &c->ts, &why)) otsk_error(L, "row", "encode: timestamp %d: %s", i, why);
+    c->has_ts = 1;
+  }
+  lua_pop(L, 1);
+}
+
+/* row.encode(names, types, values [, timestamps]) -> bytes | nil, i:
+ * the cells sorted by name, newest first within a name (row.h); nil and
+ * the index of the first STRING value that is not UTF-8. The strings stay
+ * referenced by the argument tables while encoding. */
 static int l_encode_row(lua_State *L) {
   int n, i;
   size_t total = 0, off = 0;
   unsigned char *buf;
-  row_cell c;
+  row_cell *cells;
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
   luaL_checktype(L, 3, LUA_TTABLE);
+  if (!lua_isnoneornil(L, 4)) luaL_checktype(L, 4, LUA_TTABLE);
   n = (int)lua_rawlen(L, 1);
-  lua_settop(L, 3);
-  for (i = 1; i <= n; i++) { /* pass 1: validate and size */
-    read_cell(L, i, &c);
-    total += row_cell_size(&c);
-    lua_settop(L, 3);
+  lua_settop(L, 4);
+  cells = (row_cell *)lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *cells, 0); /* 5 */
+  for (i = 1; i <= n; i++) { /* validate and size */
+    row_cell *c = &cells[i - 1];
+    read_cell(L, i, c);
+    read_ts(L, i, c);
+    lua_settop(L, 5);
+    if (c->type == ROW_STRING && !row_utf8_valid(c->s, c->s_len)) {
+      lua_pushnil(L);
+      lua_pushinteger(L, i);
+      return 2;
+    }
+    total += row_cell_size(c);
   }
+  row_sort(cells, (size_t)n);
   buf = (unsigned char *)lua_newuserdatauv(L, total ? total : 1, 0); /* GC-owned scratch */
-  for (i = 1; i <= n; i++) { /* pass 2: write; cannot fail, all checked */
-    read_cell(L, i, &c);
-    off += row_put_cell(buf + off, &c);
-    lua_settop(L, 4);
-  }
+  for (i = 0; i < n; i++) off += row_put_cell(buf + off, &cells[i]);
   lua_pushlstring(L, (const char *)buf, off);
   return 1;
 }
 
-/* row.decode(bytes [, want [, with_types]]) -> cols, types|nil, size
- * | nil, msg, "CorruptRow". want: nil (every column) or a set of names to
- * keep; size: Tablestore's size of the kept cells (name + value bytes,
- * 8 for numbers, 1 for booleans). */
+static const char *type_name(int t) {
+  return t == ROW_INTEGER ? "INTEGER" : t == ROW_DOUBLE ? "DOUBLE" : t == ROW_STRING ? "STRING"
+       : t == ROW_BINARY ? "BINARY" : "BOOLEAN";
+}
+
+/* pushes a cell's value; returns its Tablestore size */
+static int64_t push_value(lua_State *L, const row_cell *c) {
+  switch (c->type) {
+  case ROW_INTEGER: otsk_pushint64(L, c->i); return 8;
+  case ROW_DOUBLE: lua_pushnumber(L, (lua_Number)c->d); return 8;
+  case ROW_TRUE: case ROW_FALSE: lua_pushboolean(L, c->type == ROW_TRUE); return 1;
+  default: lua_pushlstring(L, c->s, c->s_len); return (int64_t)c->s_len;
+  }
+}
+
+static int64_t opt_int64(lua_State *L, int idx, int64_t def, const char *what) {
+  if (lua_isnoneornil(L, idx)) return def;
+  return otsk_checkint64(L, idx, "row", what);
+}
+
+/* row.decode(bytes [, want [, with_types [, lo, hi, max_versions [,
+ * with_cells]]]]) -> cols, types|nil, size, kept, cells|nil
+ * | nil, msg, "CorruptRow".
+ * Keeps the cells whose name is in want (nil: every name) and whose
+ * timestamp is in [lo, hi) (nil: unbounded), at most max_versions
+ * (default 1) per name, newest first. cols: name -> value of the newest
+ * kept version; types: name -> its type (with_types); size: Tablestore's
+ * size of the kept cells (name + value bytes, 8 for numbers, 1 for
+ * booleans); kept: how many cells were kept; cells (with_cells): every
+ * kept cell as {name, value, ts, type}, in stored order. */
 static int l_decode_row(lua_State *L) {
-  size_t len, pos = 0;
+  size_t len, pos = 0, pnl = 0;
   const unsigned char *buf = (const unsigned char *)luaL_checklstring(L, 1, &len);
   int want = !lua_isnoneornil(L, 2), types = lua_toboolean(L, 3), rc;
-  int64_t size = 0;
+  int64_t lo = opt_int64(L, 4, INT64_MIN, "#4 (lo)"), hi = opt_int64(L, 5, INT64_MAX, "#5 (hi)");
+  int64_t maxv = opt_int64(L, 6, 1, "#6 (max_versions)"), size = 0, kept = 0, nv = 0;
+  int with_cells = lua_toboolean(L, 7), skip = 0;
+  const char *pn = NULL;
   row_cell c;
   if (want) luaL_checktype(L, 2, LUA_TTABLE);
-  lua_settop(L, 3);
-  lua_newtable(L);                       /* 4: cols */
-  if (types) lua_newtable(L); else lua_pushnil(L); /* 5: types */
+  if (maxv < 1) return otsk_error(L, "row", "max_versions must be >= 1");
+  lua_settop(L, 7);
+  lua_newtable(L);                                  /* 8: cols */
+  if (types) lua_newtable(L); else lua_pushnil(L);  /* 9: types */
+  if (with_cells) lua_newtable(L); else lua_pushnil(L); /* 10: cells */
   while ((rc = row_next(buf, len, &pos, &c)) == 1) {
-    lua_pushlstring(L, c.name, c.name_len);
-    if (want) {
-      lua_pushvalue(L, -1);
-      lua_rawget(L, 2);
-      if (!lua_toboolean(L, -1)) { lua_pop(L, 2); continue; }
-      lua_pop(L, 1);
+    int first = pn == NULL || pnl != c.name_len || memcmp(pn, c.name, pnl) != 0;
+    if (first) { /* a new name: is it wanted? */
+      pn = c.name; pnl = c.name_len; nv = 0; skip = 0;
+      if (want) {
+        lua_pushlstring(L, c.name, c.name_len);
+        lua_rawget(L, 2);
+        skip = !lua_toboolean(L, -1);
+        lua_pop(L, 1);
+      }
     }
+    if (skip || c.ts < lo || c.ts >= hi || nv >= maxv) continue;
+    nv++;
+    kept++;
     size += (int64_t)c.name_len;
-    switch (c.type) {
-    case ROW_INTEGER: otsk_pushint64(L, c.i); size += 8; break;
-    case ROW_DOUBLE: lua_pushnumber(L, (lua_Number)c.d); size += 8; break;
-    case ROW_TRUE: case ROW_FALSE: lua_pushboolean(L, c.type == ROW_TRUE); size += 1; break;
-    default: lua_pushlstring(L, c.s, c.s_len); size += (int64_t)c.s_len; break;
+    if (nv == 1) { /* newest kept version: the columns view */
+      lua_pushlstring(L, c.name, c.name_len);
+      size += push_value(L, &c);
+      if (types) {
+        lua_pushvalue(L, -2);
+        lua_pushstring(L, type_name(c.type));
+        lua_rawset(L, 9);
+      }
+      lua_rawset(L, 8);
+    } else {
+      size += c.type == ROW_STRING || c.type == ROW_BINARY ? (int64_t)c.s_len
+            : c.type == ROW_TRUE || c.type == ROW_FALSE ? 1 : 8;
     }
-    if (types) {
-      const char *tn = c.type == ROW_INTEGER ? "INTEGER" : c.type == ROW_DOUBLE ? "DOUBLE"
-                     : c.type == ROW_STRING ? "STRING" : c.type == ROW_BINARY ? "BINARY" : "BOOLEAN";
-      lua_pushvalue(L, -2);
-      lua_pushstring(L, tn);
-      lua_rawset(L, 5);
+    if (with_cells) {
+      lua_createtable(L, 4, 0);
+      lua_pushlstring(L, c.name, c.name_len);
+      lua_rawseti(L, -2, 1);
+      push_value(L, &c);
+      lua_rawseti(L, -2, 2);
+      otsk_pushint64(L, c.ts);
+      lua_rawseti(L, -2, 3);
+      lua_pushstring(L, type_name(c.type));
+      lua_rawseti(L, -2, 4);
+      lua_rawseti(L, 10, (int)kept);
     }
-    lua_rawset(L, 4);
   }
   if (rc < 0) return otsk_fail(L, "CorruptRow", "corrupt row at byte %d", (int)pos);
+  lua_pushvalue(L, 8);
+  lua_pushvalue(L, 9);
   otsk_pushint64(L, size);
-  return 3;
+  otsk_pushint64(L, kept);
+  lua_pushvalue(L, 10);
+  return 5;
 }
 
 static const luaL_Reg funcs[] = {

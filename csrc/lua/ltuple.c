@@ -220,6 +220,10 @@ static int push_item(lua_State *L, scratch *sc, const tuple_item *it) {
   return 0;
 }
 
+/* Elements one unpack returns at most: a 100 MB input of one-byte nils
+ * would otherwise build a 100M-slot table (2 GB). Keys hold a handful. */
+#define TUPLE_MAX_ELEMENTS 1000000
+
 static int decode(lua_State *L, int desc) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
@@ -231,6 +235,10 @@ static int decode(lua_State *L, int desc) {
   tuple_reader_init(&r, s, n, desc);
   lua_newtable(L);
   while (start = r.pos, (rc = tuple_read(&r, &it)) == 1) {
+    if (k == TUPLE_MAX_ELEMENTS) { /* memory follows a bound, not the input's whim */
+      scratch_trim(sc);
+      return otsk_fail(L, "BadTuple", "bad tuple: more than %d elements", TUPLE_MAX_ELEMENTS);
+    }
     if (push_item(L, sc, &it)) {
       scratch_trim(sc);
       return otsk_error(L, "key", "out of memory");

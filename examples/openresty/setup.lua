@@ -8,6 +8,7 @@ local db = assert(store.open { path = path })
 for _, t in ipairs {
   { name = "series", primary_key = { { "b", "INTEGER" }, { "id", "STRING" }, { "ts", "INTEGER" } } },
   { name = "blobs", primary_key = { { "id", "STRING" } } },
+  { name = "counters", primary_key = { { "id", "STRING" } } },
 } do
   local ok, msg, code = db:create_table(t)
   if not ok and code ~= "OTSObjectAlreadyExist" then error(msg) end

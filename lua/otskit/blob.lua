@@ -36,9 +36,27 @@ local function int_opt(o, name, def, lo, hi)
   return v
 end
 
+-- the C classes of contexts and dictionaries, to refuse anything else
+-- with an otskit.blob error (not the C API's "bad argument")
+local REG = debug.getregistry()
+local function is_a(v, class) return type(v) == "userdata" and getmetatable(v) == REG[class] end
+local function check_dicts(d)
+  if type(d) == "nil" or is_a(d, "otskit.frame.dict") then return end
+  if type(d) == "table" and getmetatable(d) == nil then
+    for i, x in ipairs(d) do
+      if not is_a(x, "otskit.frame.dict") then raise("dict[%d] must be a dictionary (blob.dictionary)", i) end
+    end
+    return
+  end
+  raise("dict must be a dictionary (blob.dictionary) or a list of them")
+end
+
 local default_ctx
 local function ctx_of(o)
-  if o.context ~= nil then return o.context end
+  if type(o.context) ~= "nil" then
+    if not is_a(o.context, "otskit.frame.ctx") then raise("context must be a blob.context()") end
+    return o.context
+  end
   if not default_ctx then default_ctx = F.ctx_new() end
   return default_ctx
 end
@@ -73,7 +91,9 @@ function blob.pack(value, opts)
   local level = int_opt(o, "level", lv[1], lv[2], lv[3])
   local sum = o.checksum or "xxh3"
   if sum ~= "xxh3" and sum ~= "xxh64" then raise("checksum must be \"xxh3\" or \"xxh64\"") end
-  if o.dict ~= nil and codec ~= "zstd" then raise("dictionaries work with zstd only") end
+  -- type(), not ~= nil: a NULL cdata equals nil on LuaJIT
+  if type(o.dict) ~= "nil" and codec ~= "zstd" then raise("dictionaries work with zstd only") end
+  if type(o.dict) ~= "nil" and not is_a(o.dict, "otskit.frame.dict") then raise("dict must be a dictionary (blob.dictionary)") end
   return F.pack(ctx_of(o), value, codec, level, auto, sum, o.dict)
 end
 
@@ -90,6 +110,7 @@ function blob.unpack(frame, opts)
   end
   local o = opts_of(opts)
   local max = int_opt(o, "max_size", blob.DEFAULT_MAX_SIZE, 0, 4294967295)
+  check_dicts(o.dict)
   return F.unpack(ctx_of(o), frame, max, o.dict)
 end
 
@@ -146,7 +167,7 @@ local function split_opts(o)
   if not name:match("^[A-Za-z_][A-Za-z0-9_]*$") or #name > 244 then
     raise("name must be a Tablestore column name ([A-Za-z_][A-Za-z0-9_]*, at most 244 bytes): %q", name)
   end
-  if o.generation ~= nil and (type(o.generation) ~= "string" or #o.generation ~= 16) then
+  if type(o.generation) ~= "nil" and (type(o.generation) ~= "string" or #o.generation ~= 16) then
     raise("generation must be a 16-byte string")
   end
   return cs, layout, name
@@ -228,10 +249,14 @@ function blob.from_columns(row, name)
   if type(m) ~= "string" then return nil, "manifest column is not binary", "CorruptManifest" end
   local info, msg, code = K.manifest_info(m)
   if not info then return nil, msg, code end
-  local chunks = {}
-  for i = 0, info.count - 1 do
-    local c = row[chunk_name(name, i)]
-    if type(c) == "string" then chunks[#chunks + 1] = c end
+  -- walk the row, not the manifest's claim (a forged count of 2^31 would
+  -- loop 2^31 times): join reports what is missing
+  local chunks, prefix = {}, name .. "_"
+  for col, c in pairs(row) do
+    if type(col) == "string" and type(c) == "string" and col:sub(1, #prefix) == prefix then
+      local i = col:match("^%d+$", #prefix + 1)
+      if i and #i < 11 and tonumber(i) < info.count then chunks[#chunks + 1] = c end
+    end
   end
   return m, chunks
 end
@@ -364,11 +389,15 @@ local function rows_arg(rows)
   return out, nil
 end
 
-local function stale_cleanup(parts, previous)
+local function stale_cleanup(parts, previous, max)
   local old, msg, code = K.manifest_info(previous)
   if not old then return nil, "previous manifest: " .. msg, code end
   local out = {}
   if old.generation == parts.generation then return out end
+  -- one cleanup row per stale chunk: bounded, whatever the manifest claims
+  if old.count - ((old.layout == parts.layout) and parts.count or 0) > max then
+    return nil, ("previous manifest claims %.0f chunks, more than max_cleanup %d"):format(old.count, max), "TooLarge"
+  end
   local from = (old.layout == parts.layout) and parts.count or 0
   for i = from, old.count - 1 do
     if old.layout == "columns" then
@@ -389,12 +418,14 @@ end
 -- requests, after every chunk: run the requests in order, each only after
 -- the previous one fully succeeded. opts.previous: the manifest this
 -- write replaces; cleanup then lists its stale chunks ({key, column} or
--- {key, suffix} rows) to delete after the new manifest is written.
+-- {key, suffix} rows) to delete after the new manifest is written; more
+-- than opts.max_cleanup (65536) of them is nil, msg, "TooLarge".
 function blob.plan(rows, opts)
   local o = opts_of(opts)
   local max_rows = int_opt(o, "max_rows", 200, 1, 2147483647)
   local max_bytes = int_opt(o, "max_bytes", 4 * MB, 1, 2^53)
   local max_cols = int_opt(o, "max_columns", 1024, 1, 2147483647)
+  local max_cleanup = int_opt(o, "max_cleanup", 65536, 0, 2147483647)
   local list, parts = rows_arg(rows)
   local requests, cur = {}, nil
   local function flush(commit)
@@ -436,7 +467,7 @@ function blob.plan(rows, opts)
   if o.previous ~= nil then
     check_string(o.previous, "previous")
     if not parts then raise("previous needs the rows of one blob.split result") end
-    local c, msg, code = stale_cleanup(parts, o.previous)
+    local c, msg, code = stale_cleanup(parts, o.previous, max_cleanup)
     if not c then return nil, msg, code end
     cleanup = c
   end

@@ -55,6 +55,7 @@ key.pack = C.pack
 -- writes the one canonical NaN): integers as
 -- numbers (LuaJIT: key.int("<decimal>") beyond +-2^53), doubles as numbers
 -- (key.double(x) when integral, so they stay doubles), text as key.text.
+-- More than 1 000 000 elements is BadTuple (memory stays bounded).
 key.unpack = C.unpack
 
 --- key.pack_desc(t) / key.unpack_desc(bytes): the descending variant; byte

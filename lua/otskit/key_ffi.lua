@@ -73,7 +73,9 @@ function M.install(C, capi)
       return lib.otskit_tuple_put_double(tb, v) == 0
     elseif t == "boolean" then
       return lib.otskit_tuple_put_bool(tb, v and 1 or 0) == 0
-    elseif v == nil or v == NULL then
+    elseif t == "nil" or (t == "userdata" and v == NULL) then
+      -- (not v == nil: a NULL cdata pointer equals nil in LuaJIT, and the
+      -- C API refuses cdata: both paths must agree)
       return lib.otskit_tuple_put_nil(tb, desc) == 0
     elseif t == "table" then
       local mt, x = getmetatable(v), rawget(v, 1)

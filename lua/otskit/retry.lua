@@ -149,12 +149,21 @@ local function setup(opts, what)
   local m = {}
   if opts.schedule ~= nil then
     m.s = opts.schedule
+    if (type(m.s) ~= "table" and type(m.s) ~= "userdata") or type(m.s.reset) ~= "function"
+        or type(m.s.next) ~= "function" then
+      fail("%s: schedule must be a backoff schedule (backoff.new)", what)
+    end
     m.s:reset()
   else
     m.s = backoff.new(opts.backoff)
   end
   m.budget = opts.budget
   if m.budget == nil then m.budget = retry.budget end
+  if m.budget ~= false and ((type(m.budget) ~= "table" and type(m.budget) ~= "userdata")
+      or type(m.budget.acquire) ~= "function" or type(m.budget.success) ~= "function") then
+    fail("%s: budget must be false or a budget (backoff.budget)", what)
+  end
+  if opts.classify ~= nil and type(opts.classify) ~= "function" then fail("%s: classify must be a function", what) end
   m.sleep = opts.sleep or default_sleep()
   m.clock = opts.clock or backoff.now
   if type(m.sleep) ~= "function" or type(m.clock) ~= "function" then
@@ -302,7 +311,16 @@ function retry.batch_write(send, rows, opts)
   local m = setup(opts, "batch_write")
   local classify = opts.classify or function(err) return retry.tablestore(err, op, opts) end
   local results, pending = {}, {}
-  for i = 1, #rows do pending[i] = i end
+  -- the length is a claim (__len may say 2^40): walk the rows that exist,
+  -- so work and memory follow the real list
+  local nrows = #rows
+  if type(nrows) ~= "number" or nrows ~= math.floor(nrows) or nrows < 0 then
+    fail("batch_write: #rows must be a non-negative integer")
+  end
+  for i = 1, nrows do
+    if rows[i] == nil then fail("batch_write: rows[%d] is nil but #rows is %.0f: rows must be a list", i, nrows) end
+    pending[i] = i
+  end
   if m.budget and #pending > 0 then m.budget:acquire("request", m.now and m.now()) end
   m.kind = "request"
   local attempt = 0
@@ -352,7 +370,7 @@ function retry.batch_write(send, rows, opts)
     pending = again
   end
   local nfailed = 0
-  for i = 1, #rows do
+  for i = 1, nrows do
     if results[i] ~= true then nfailed = nfailed + 1 end
   end
   return results, nfailed, attempt

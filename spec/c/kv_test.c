@@ -49,8 +49,8 @@ int main(void) {
   size_t vl, kl;
   static int want[NK];
 
-  CHECK(kv_open("/nonexistent-dir/x/y.db", &db, err, sizeof err) == KV_ERR && db == NULL);
-  CHECK(kv_open(":memory:", &db, err, sizeof err) == KV_OK);
+  CHECK(kv_open("/nonexistent-dir/x/y.db", KV_BUSY_MS, &db, err, sizeof err) == KV_ERR && db == NULL);
+  CHECK(kv_open(":memory:", KV_BUSY_MS, &db, err, sizeof err) == KV_OK);
   CHECK(kv_table_get(db, "t", 0, &found) == NULL && found == 0);
   t = kv_table_get(db, "t \"quoted\"", 1, &found);
   CHECK(t != NULL);
@@ -146,11 +146,11 @@ int main(void) {
   /* transactions: rollback restores, commit keeps */
   {
     int64_t before = kv_count(t);
-    CHECK(kv_begin(db) == KV_OK && kv_in_txn(db));
+    CHECK(kv_begin(db, 1) == KV_OK && kv_in_txn(db));
     CHECK(kv_put(t, "zz", 2, "v", 1) == KV_OK);
     CHECK(kv_rollback(db) == KV_OK && !kv_in_txn(db));
     CHECK(kv_get(t, "zz", 2, &v, &vl) == KV_NOTFOUND && kv_count(t) == before);
-    CHECK(kv_begin(db) == KV_OK);
+    CHECK(kv_begin(db, 1) == KV_OK);
     CHECK(kv_put(t, "zz", 2, "", 0) == KV_OK);
     CHECK(kv_commit(db) == KV_OK);
     CHECK(kv_get(t, "zz", 2, &v, &vl) == KV_OK && vl == 0);

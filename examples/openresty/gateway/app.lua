@@ -6,6 +6,7 @@
 --   POST /series/{id}   {"points": [{"ts": 1700000000000, "v": 1.5}, ...]}
 --   GET  /blobs/{id}    a value stored compressed, in chunks
 --   POST /blobs/{id}    (body: the value)
+--   GET  /counters/{id}; POST /counters/{id}?by=n | ?mode=cas
 --   GET  /healthz
 --
 -- Bad input gets a 4xx with {"error": "...", "code": "..."}; nothing a
@@ -87,14 +88,16 @@ end
 app.fail = fail
 
 local HTTP_CODES = { [400] = "BadRequest", [403] = "Forbidden", [404] = "NotFound",
-                     [405] = "MethodNotAllowed", [500] = "InternalError",
+                     [405] = "MethodNotAllowed", [414] = "URITooLong",
+                     [494] = "RequestHeaderTooLarge", [500] = "InternalError",
                      [502] = "BadGateway", [503] = "Unavailable", [504] = "Timeout" }
 
 --- http_error (error_page of nginx's own errors): the same JSON shape.
 function app.http_error()
   local st = tonumber(ngx.var.uri:match("^/_error/(%d+)$"))
   if not HTTP_CODES[st] then st = 500 end
-  return fail(st, HTTP_CODES[st], "HTTP " .. st .. " (refused by nginx)")
+  -- 494 is nginx's internal code for a header too large: the client sees 400
+  return fail(st == 494 and 400 or st, HTTP_CODES[st], "HTTP " .. st .. " (refused by nginx)")
 end
 
 function app.too_large()
@@ -290,7 +293,32 @@ local function events_post()
   return reply(200, { events = #doc.events })
 end
 
+local function counter_get(id)
+  local v, msg, code = require("gateway.counter").get(id)
+  if not v then return fail(503, code or "Unavailable", msg) end
+  return reply(200, { id = id, n = v })
+end
+
+local function counter_post(id)
+  local args, err = ngx.req.get_uri_args(4)
+  if err == "truncated" then return fail(400, "BadRequest", "too many query arguments") end
+  local c = require "gateway.counter"
+  local v, msg, code
+  if args.mode == "cas" then
+    v, msg, code = c.cas(id)
+  elseif args.mode == nil then
+    local by, e = int_arg(args, "by", -1000000, 1000000, 1)
+    if not by then return fail(400, "BadRequest", e) end
+    v, msg, code = c.add(id, by)
+  else
+    return fail(400, "BadRequest", "mode must be cas (or absent)")
+  end
+  if not v then return fail(503, code or "Unavailable", msg) end
+  return reply(200, { id = id, n = v, conflicts = msg })
+end
+
 local routes = {
+  counters = { GET = counter_get, POST = counter_post },
   series = { GET = series_get, POST = series_post },
   blobs = { GET = blob_get, POST = blob_post },
 }
@@ -339,6 +367,10 @@ function app.admin()
     local code = args.code or "OTSServerBusy"
     if not rate or rate < 0 or rate > 1 or not latency or latency < 0 or latency > 10 then
       return fail(400, "BadRequest", "rate 0..1, latency 0..10 seconds")
+    end
+    -- an unknown code would make every later request fail in faults.new
+    if type(code) ~= "string" or not require("otskit.store.faults").RETRYABLE[code] then
+      return fail(400, "BadRequest", "code must be a retryable Tablestore error code")
     end
     dict:set("fault_rate", rate)
     dict:set("fault_code", code)

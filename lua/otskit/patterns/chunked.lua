@@ -6,7 +6,8 @@
 -- Table: primary key (key STRING, gen STRING, n INTEGER). A value is cut
 -- into chunks (otskit.blob: each with its index, generation id and
 -- checksum), each chunk compressed into a frame and stored in the row
--- (key, gen, n) -- gen is a fresh generation id per write. The manifest
+-- (key, gen, n) (columns data, and size: the frame's bytes) -- gen is a
+-- fresh generation id per write. The manifest
 -- row (key, "", 0) names the live generation (column "live") and is written last, only
 -- if it still names the generation read before the write (a conditional
 -- update): it is the commit point. So a write that fails half-way leaves
@@ -121,7 +122,7 @@ function P:put(k, value)
     stored = stored + #frame
     rows[i] = { table = self.table, row = { type = "PUT",
       primary_key = { { "key", k }, { "gen", gen }, { "n", i - 1 } },
-      columns = { data = store.binary(frame) } } }
+      columns = { data = store.binary(frame), size = #frame } } }
   end
   local ok, m1, c1 = common.write_batches(self.acc, rows)
   if not ok then
@@ -244,8 +245,10 @@ function P:sweep(k)
   local live = m and m.gen or nil
   local stale, start = {}, { k, store.INF_MIN, store.INF_MIN }
   repeat
+    -- columns_to_get skips a row with none of them (as the service does):
+    -- chunk rows carry the small "size" column so keys are read without data
     local page, m1, c1 = self.acc:store("get_range", { table = self.table, start = start,
-      stop = { k, store.INF_MAX, store.INF_MAX }, direction = "FORWARD", columns = { "live" } }, "GetRange")
+      stop = { k, store.INF_MAX, store.INF_MAX }, direction = "FORWARD", columns = { "live", "size" } }, "GetRange")
     if not page then return nil, m1, c1 end
     for _, r in ipairs(page.rows) do
       local g = r.primary_key[2][2]

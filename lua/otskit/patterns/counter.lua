@@ -59,6 +59,7 @@ function M.new(opts)
   local name = opts.table
   if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
   if opts.store == nil then raise("store is required") end
+  if type(opts.retry) ~= "nil" and type(opts.retry) ~= "table" then raise("retry must be a table of retry.call options") end
   local ropts = {}
   for k, v in pairs(opts.retry or {}) do ropts[k] = v end
   if ropts.backoff == nil and ropts.schedule == nil then

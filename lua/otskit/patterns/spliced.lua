@@ -54,10 +54,11 @@ function M.new(opts)
   if opts.secret ~= nil and (type(opts.secret) ~= "string" or #opts.secret < 16) then
     raise("secret must be a string of at least 16 bytes")
   end
+  local enc = key.splice(sp) -- checks the spec (raises otskit.key: ...)
   local names = {}
   for i, f in ipairs(sp) do names[i] = f[1] or f.name end
   local self = setmetatable({
-    table = name, spec = sp, rest = rest, enc = key.splice(sp), prefixes = {},
+    table = name, spec = sp, rest = rest, enc = enc, prefixes = {},
     pk_name = opts.pk_name or table.concat(names, "_"),
     acc = common.access(opts, MOD), tag = "spliced:" .. name, parallel = opts.parallel,
   }, P)

@@ -45,8 +45,17 @@ local function bad(msg) error("otskit.store: faults: " .. msg, 3) end
 --   ops       list of operation names to affect (default: all)
 --   seed      PRNG seed (default 1): the same seed fails the same calls
 --   sleep     function(seconds) called with each call's latency
+local CFG = { rate = "number", row_rate = "number", code = "string", applied = "boolean",
+  latency = true, ops = "table", seed = "number", sleep = "function" }
+
 function faults.new(cfg)
   if type(cfg) ~= "table" then bad("config must be a table") end
+  for k, v in pairs(cfg) do
+    local want = CFG[k]
+    if not want then bad("unknown option " .. tostring(k)) end
+    if want ~= true and type(v) ~= want then bad(k .. " must be a " .. want .. ", got " .. type(v)) end
+  end
+  if cfg.seed ~= nil and (cfg.seed ~= cfg.seed or math.abs(cfg.seed) >= 2 ^ 53) then bad("seed must be a finite number below 2^53") end
   local self = setmetatable({ rate = cfg.rate or 0, row_rate = cfg.row_rate or 0,
     code = cfg.code or "OTSServerBusy", applied = cfg.applied and true or false,
     latency = cfg.latency or 0, sleep = cfg.sleep, seed = cfg.seed or 1,
@@ -59,9 +68,9 @@ function faults.new(cfg)
   local lt = type(self.latency)
   if lt == "table" then
     local lo, hi = self.latency[1], self.latency[2]
-    if type(lo) ~= "number" or type(hi) ~= "number" or lo < 0 or hi < lo then bad("latency {min, max} needs 0 <= min <= max") end
+    if type(lo) ~= "number" or type(hi) ~= "number" or lo < 0 or hi < lo or hi == math.huge then bad("latency {min, max} needs 0 <= min <= max") end
   elseif lt == "number" then
-    if self.latency < 0 or self.latency ~= self.latency then bad("latency must be >= 0") end
+    if self.latency < 0 or self.latency ~= self.latency or self.latency == math.huge then bad("latency must be a finite number >= 0") end
   elseif lt ~= "function" then bad("latency must be a number, {min, max} or a function") end
   if self.sleep ~= nil and type(self.sleep) ~= "function" then bad("sleep must be a function") end
   if cfg.ops then

@@ -31,9 +31,10 @@ local function decimal(s)
   if #digits > 19 or (#digits == 19 and digits > (neg and "9223372036854775808" or "9223372036854775807")) then
     return nil
   end
-  local n = tonumber(s)
-  if LUA54 then return math.tointeger(n) end
-  if n >= -TWO53 and n <= TWO53 then return n end
+  if LUA54 then return math.tointeger(tonumber(s)) end
+  -- LuaJIT: compare the digits, not the double (9007199254740993 would
+  -- round to 2^53 and pass a numeric test)
+  if #digits < 16 or (#digits == 16 and digits <= "9007199254740992") then return tonumber(s) end
   return (neg and "-" or "") .. digits
 end
 values.decimal = decimal

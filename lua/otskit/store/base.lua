@@ -1,0 +1,85 @@
+--- otskit.store.base -- what every part of the store shares: the db
+-- class, the service's limits, the key sentinels and small helpers.
+local values = require "otskit.store.values"
+
+local base = {}
+
+--- The value of an AUTO_INCREMENT key column in a write.
+base.AUTO_INCREMENT = setmetatable({}, { __tostring = function() return "AUTO_INCREMENT" end })
+
+--- The open ends of a key column in get_range bounds.
+base.INF_MIN = setmetatable({}, { __tostring = function() return "INF_MIN" end })
+base.INF_MAX = setmetatable({}, { __tostring = function() return "INF_MAX" end })
+
+--- The service's limits (REFERENCE §2), enforced with its error codes.
+base.LIMITS = {
+  pk_columns = 4, pk_cell = values.MAX_PK_CELL, cell = values.MAX_CELL,
+  columns_per_row = 1024, columns_to_get = 128, row_bytes = 4194304,
+  batch_write_rows = 200, batch_get_rows = 100, request_bytes = 4194304,
+  range_rows = 5000, range_bytes = 4194304, name_bytes = 255,
+}
+local L = base.LIMITS
+
+local DB = {}
+DB.__index = DB
+base.DB = DB
+
+function base.invalid(msg) return nil, msg, "OTSParameterInvalid" end
+
+function base.check_req(req, op)
+  if type(req) ~= "table" then error("otskit.store: " .. op .. " takes a request table", 3) end
+end
+
+function base.valid_name(s)
+  return type(s) == "string" and #s >= 1 and #s <= L.name_bytes and s:match("^[A-Za-z_][A-Za-z0-9_]*$") ~= nil
+end
+
+function base.ceil_cu(bytes)
+  local n = math.ceil(bytes / 4096)
+  return n < 1 and 1 or n
+end
+
+--- base.known(req, allowed, what) -> true | nil, msg, code: refuses a
+-- field the store does not support (never accepted and ignored).
+function base.known(req, allowed, what)
+  for k in next, req do
+    if not allowed[k] then
+      return nil, what .. ": unsupported option '" .. tostring(k) .. "'", "OTSParameterInvalid"
+    end
+  end
+  return true
+end
+
+--- base.set{...} -> { [v] = true, ... }
+function base.set(list)
+  local s = {}
+  for _, v in ipairs(list) do s[v] = true end
+  return s
+end
+
+--- The table options of the service and their defaults.
+base.OPTION_DEFAULTS = { time_to_live = -1, max_versions = 1, max_time_deviation = 86400 }
+
+--- base.now_ms(db) -> the store's clock in integral milliseconds
+function base.now_ms(db)
+  return math.floor((db.clock() + db.offset) * 1000)
+end
+
+function base.consumed(read, write)
+  return { capacity_unit = { read = read, write = write } }
+end
+
+function DB:_account(t, acct, defer)
+  if t.parts and acct then t.parts:write(acct[1], acct[2], acct[3], defer) end
+end
+
+function DB:_fault(op)
+  local f = self.faults
+  if not f then return 0, false end
+  local lat, fail = f:call(op)
+  self.offset = self.offset + lat
+  self.last_latency = lat
+  return lat, fail
+end
+
+return base
