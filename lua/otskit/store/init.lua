@@ -35,7 +35,7 @@ store.AUTO_INCREMENT = base.AUTO_INCREMENT
 --- Typed values: store.binary(s), store.integer(v), store.double(v).
 store.binary, store.integer, store.double = values.binary, values.integer, values.double
 
---- The service's limits documented by the service, enforced with its error codes.
+--- The service's documented limits, enforced with its error codes.
 store.LIMITS = base.LIMITS
 
 --- store.open{ path = ":memory:" | "file.db", clock = fn, partitions = true,
