@@ -7,7 +7,8 @@
 # by bench/serve_wrk.lua. Prints requests/s, p50 and p99 (medians of REPS
 # runs of DUR seconds) and serve / ceiling ratios.
 # Env: WORKERS (2), CONNS (16), THREADS (2), DUR (5), REPS (3), STORAGE
-# (data | memory; memory needs WORKERS=1).
+# (data | memory; memory needs WORKERS=1), OTSKIT_SERVE_WRITE_LOCK (0: no
+# cross-worker write lock, concurrent writes wait in SQLite's busy handler).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -17,9 +18,15 @@ STORAGE=${STORAGE:-data}
 tmp=$(mktemp -d /tmp/otskit-serve-bench.XXXXXX)
 spid=""
 cleanup() {
+  # no errexit here: serve's non-zero exit status must not skip the rest
+  set +e
   [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
-  [ -f "$tmp/ceil/logs/nginx.pid" ] && kill -QUIT "$(cat "$tmp/ceil/logs/nginx.pid")" 2>/dev/null
-  sleep 0.5; rm -rf "$tmp"
+  if [ -f "$tmp/ceil/logs/nginx.pid" ]; then
+    m=$(cat "$tmp/ceil/logs/nginx.pid"); kill -TERM "$m" 2>/dev/null
+    i=0; while kill -0 "$m" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -KILL "$m" $(pgrep -P "$m") 2>/dev/null
+  fi
+  rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -70,7 +77,9 @@ run() { # target reqs -> "rps p50 p99"
                      print v["rps"], v["p50"], v["p99"] }'
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-echo "otskit serve vs the same nginx returning a fixed body: $WORKERS workers ($STORAGE), wrk -t$THREADS -c$CONNS, ${DUR}s x $REPS (medians; shared 2-core machine, noisy)"
+lock="one writer (shared-dict lock)"; [ "${OTSKIT_SERVE_WRITE_LOCK:-1}" = 0 ] && lock="SQLite busy timeout"
+[ "$WORKERS" = 1 ] && lock="one worker"
+echo "otskit serve vs the same nginx returning a fixed body: $WORKERS workers ($STORAGE, $lock), wrk -t$THREADS -c$CONNS, ${DUR}s x $REPS (medians; shared 2-core machine, noisy)"
 echo "| op | serve req/s | p50 ms | p99 ms | ceiling req/s | p50 ms | p99 ms | serve / ceiling | range req/s serve |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for op in GetRow PutRow; do

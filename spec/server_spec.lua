@@ -72,3 +72,90 @@ describe("otskit.server.conf", function()
     assert.truthy(text:find("client_body_buffer_size " .. conf.MAX_BODY .. ";", 1, true))
   end)
 end)
+
+describe("otskit.server.auth", function()
+  local auth = require "otskit.server.auth"
+  local wire = require "otskit.wire"
+  local cfg = { access_key_id = "AK", secret = "SK", instance = "inst" }
+  local NOW = 1700000000000
+  local function request(body, o)
+    o = o or {}
+    local h = { ["x-ots-date"] = o.date or wire.date(NOW), ["x-ots-apiversion"] = "2015-12-31",
+      ["x-ots-accesskeyid"] = o.ak or "AK", ["x-ots-instancename"] = "inst",
+      ["x-ots-contentmd5"] = wire.content_md5(body) }
+    h["x-ots-signature"] = wire.sign_request(o.sk or "SK", o.api or "GetRow", h)
+    return h
+  end
+
+  it("accepts what the SDKs send, the verified signature vector included", function()
+    assert.is_true(auth.verify(cfg, "GetRow", request("body"), "body", NOW))
+    -- the Go SDK's x-ots-date fraction holds month/day/hour digits
+    local h = request("", { date = "2023-11-14T22:13:20.11232Z" })
+    assert.is_true(auth.verify(cfg, "GetRow", h, "", NOW))
+    local v = { ["x-ots-accesskeyid"] = "AK", ["x-ots-apiversion"] = "2015-12-31", ["x-ots-contentmd5"] = "MD5==",
+      ["x-ots-date"] = "2024-01-02T03:04:05.678Z", ["x-ots-instancename"] = "inst",
+      ["x-ots-signature"] = "PhBdCW/P5qyzAODR18XYxH+Qhno=" }
+    assert.equal("PhBdCW/P5qyzAODR18XYxH+Qhno=", wire.sign_request("SK", "GetRow", v))
+  end)
+
+  it("refuses with the service's codes and messages", function()
+    local function refused(h, body, now, api)
+      local ok, code, msg = auth.verify(cfg, api or "GetRow", h, body, now or NOW)
+      assert.is_nil(ok)
+      return code, msg
+    end
+    assert.same({ "OTSAuthFailed", "Signature mismatch." }, { refused(request("b", { sk = "x" }), "b") })
+    assert.same({ "OTSAuthFailed", "Signature mismatch." }, { refused(request("b", { api = "PutRow" }), "b") })
+    assert.equal("OTSAuthFailed", refused(request("b", { ak = "other" }), "b"))
+    assert.same({ "OTSAuthFailed", "Mismatch between MD5 value of request body and x-ots-contentmd5 in header." },
+      { refused(request("b"), "c") })
+    assert.same({ "OTSAuthFailed", "Mismatch between system time and x-ots-date." },
+      { refused(request("b"), "b", NOW + 15 * 60000 + 1) })
+    assert.is_true(auth.verify(cfg, "GetRow", request("b"), "b", NOW + 15 * 60000))
+    assert.equal("OTSAuthFailed", refused(request("b"), "b", NOW - 15 * 60000 - 1))
+    for _, name in ipairs(auth.REQUIRED) do
+      local h = request("b"); h[name] = nil
+      assert.same({ "OTSParameterInvalid", "Missing header: " .. name }, { refused(h, "b") })
+    end
+    local h = request("b"); h["x-ots-date"] = "2023-11-14 22:13:20"
+    assert.equal("OTSParameterInvalid", refused(h, "b"))
+    h = request("b"); h["x-ots-date"] = { h["x-ots-date"], h["x-ots-date"] }
+    assert.equal("OTSParameterInvalid", refused(h, "b"))
+  end)
+
+  it("a changed header or byte of the signature fails, for any header", function()
+    local rng = helper.rng(3)
+    for _ = 1, helper.trials(200) do
+      local h = request("payload")
+      local names = {}
+      for k in pairs(h) do names[#names + 1] = k end
+      table.sort(names)
+      local k = names[rng.int(1, #names)]
+      local v = h[k]
+      local i = rng.int(1, #v)
+      local c = string.char((v:byte(i) + rng.int(1, 254)) % 256)
+      h[k] = v:sub(1, i - 1) .. c .. v:sub(i + 1)
+      assert.is_nil((auth.verify(cfg, "GetRow", h, "payload", NOW)), k)
+    end
+  end)
+end)
+
+describe("otskit serve (command line)", function()
+  -- refusals happen before anything starts: exit status 2 and a reason
+  local function serve(args)
+    local p = io.popen("bin/otskit serve " .. args .. " 2>&1; echo \"rc=$?\"")
+    local out = p:read("*a"); p:close()
+    return out:match("rc=(%d+)%s*$"), out
+  end
+  it("refuses what it cannot do", function()
+    for args, why in pairs{
+      ["--workers 2"] = "one worker", ["--memory --data /tmp/x"] = "exclude",
+      ["--listen 8800"] = "HOST:PORT", ["--listen localhost:8800"] = "numeric",
+      ["--workers 0"] = "1 to 64", ["--faults rate=3"] = "faults:",
+      ["--access-key-secret 'a b'"] = "letters",
+    } do
+      local rc, out = serve(args)
+      assert.equal("2", rc, args); assert.truthy(out:find(why, 1, true), args .. ": " .. out)
+    end
+  end)
+end)

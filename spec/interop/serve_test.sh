@@ -34,11 +34,11 @@ cleanup() { stop_server; rm -rf "$tmp"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 tally() { # adds the "N passed, N failed" line of $1 (a log file)
-  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -1)
+  line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -1)
   if [ -z "$line" ]; then failed=$((failed + 1)); echo "serve: no result line from $2"; tail -20 "$1"; return; fi
   p=${line%% passed*}; f=${line#*passed, }; f=${f%% failed*}
   passed=$((passed + p)); failed=$((failed + f))
-  grep -E '^(FAIL|fuzz:|durable:)' "$1" | head -40
+  grep -aE '^(FAIL|fuzz:|durable:)' "$1" | head -40
 }
 free_port() {
   luajit -e 'local s = assert(require("socket").bind("127.0.0.1", 0)); local _, p = s:getsockname(); print(p); s:close()'
@@ -68,7 +68,7 @@ if [ -n "$bad" ]; then failed=$((failed + 1)); echo "FAIL error.log:"; echo "$ba
 # durability: kill -9 every nginx process while writes are being acknowledged
 node spec/interop/serve_durable.js write "$tmp/acked" >"$tmp/durable_w.log" 2>&1 &
 wpid=$!
-sleep 2
+sleep 4
 m=$(cat "$tmp/ng/logs/nginx.pid")
 kill -KILL "$m" $(pgrep -P "$m") 2>/dev/null
 wait $wpid; tally "$tmp/durable_w.log" durable-write

@@ -42,6 +42,8 @@ function report.facts(env)
   env = env or {}
   local cpuinfo = readfile("/proc/cpuinfo") or ""
   local rev = sh("git rev-parse HEAD")
+  local dirty -- nil outside a git checkout; false for a clean tree
+  if rev then dirty = sh("git status --porcelain") ~= nil end
   local f = {
     cpu_model = cpuinfo:match("model name%s*:%s*([^\n]+)") or sh("uname -m"),
     cores = tonumber(sh("nproc --all") or "") or nil,
@@ -53,7 +55,7 @@ function report.facts(env)
     cflags = env.cflags,
     git_revision = rev,
     git_short = rev and rev:sub(1, 10),
-    git_dirty = rev and (sh("git status --porcelain") ~= nil) or nil,
+    git_dirty = dirty,
     git_commit_time = tonumber(sh("git log -1 --format=%ct") or ""),
     git_subject = sh("git log -1 --format=%s"),
     load_start = env.load_start,

@@ -117,7 +117,10 @@ function serve.run(args)
   local user = run("id -u") == "0" and "user root root;" or ""
   local text = conf.render{ listen = args.listen, workers = workers, lua = lua_dir, cpath = cpath, user = user,
     config = { access_key_id = args.access_key_id, secret = args.access_key_secret, instance = args.instance,
-               path = path, workers = workers, faults = args.faults or "" } }
+               path = path, workers = workers, faults = args.faults or "",
+               -- OTSKIT_SERVE_WRITE_LOCK=0: leave concurrent writes to SQLite's
+               -- busy timeout instead (for bench/serve_bench.sh's comparison)
+               write_lock = os.getenv("OTSKIT_SERVE_WRITE_LOCK") ~= "0" } }
   local cf = io.open(prefix .. "/conf/nginx.conf", "w")
   cf:write(text); cf:close()
   os.execute("chmod 600 " .. sh_quote(prefix .. "/conf/nginx.conf"))
