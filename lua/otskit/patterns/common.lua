@@ -300,12 +300,13 @@ function common.check_limit(modname, limit)
 end
 
 --- common.parallel_of(opts) -> opts.parallel, or when it is nil and the
--- store has a parallel method (otskit.client), the store: its fan-outs
--- then go out together.
+-- store is an otskit.client, the client: its fan-outs then go out together.
 function common.parallel_of(opts)
   if opts.parallel ~= nil then return opts.parallel end
   local db = opts.store
-  if type(db) == "table" and type(db.parallel) == "function" then return db end
+  -- only a real client: a generic proxy store answers every method name
+  local loaded = package.loaded["otskit.client"]
+  if type(db) == "table" and loaded and getmetatable(db) == loaded.Client then return db end
   return nil
 end
 
