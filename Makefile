@@ -47,7 +47,7 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
              lua-cjson luarocks protobuf-c-compiler libprotobuf-c-dev
 
-.PHONY: all deps build interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test
+.PHONY: all deps build interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test serve
 
 all: build
 
@@ -93,6 +93,12 @@ test: build $(CTESTS)
 # free 127.0.0.1 port; nginx is always stopped (also part of make test).
 openresty-test: build
 	@sh spec/run.sh openresty
+
+# otskit serve: a local Tablestore-protocol server on SERVE_ARGS (default
+# 127.0.0.1:8800, in memory); Ctrl-C stops it.
+SERVE_ARGS ?=
+serve: build
+	@bin/otskit serve $(SERVE_ARGS)
 
 ctest: deps $(CTESTS)
 	@sh spec/run.sh c

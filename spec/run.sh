@@ -1,8 +1,8 @@
 #!/bin/sh
 # spec/run.sh MODE -- the test driver behind `make test`, `make check`,
 # `make valgrind` and `make openresty-test`. MODE: all (C tests, every spec
-# under lua5.4 and luajit, then the gateway in nginx), c, valgrind,
-# openresty. Ends with one line: "N passed, N failed".
+# under lua5.4 and luajit, then the gateway and otskit serve in nginx), c,
+# valgrind, openresty, serve. Ends with one line: "N passed, N failed".
 set -u
 mode=${1:-all}
 B=${OTSKIT_BUILD:-build}
@@ -67,12 +67,25 @@ run_openresty() {
   tally "openresty (nginx, 2 workers)" "$out"
 }
 
+# otskit serve in a real nginx (spec/serve.sh starts and always stops it).
+run_serve() {
+  if [ -n "${OTSKIT_SKIP_OPENRESTY:-}" ]; then
+    echo "== serve: skipped (${OTSKIT_SKIP_OPENRESTY})"; return
+  fi
+  out=$(OTSKIT_BUILD="$B" sh spec/serve.sh 2>&1)
+  printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○◼]+$' | cut -c1-400 | tail -n 60
+  tally "serve (nginx, 2 workers)" "$out"
+}
+
 case $mode in
   all)
     run_c
     run_busted lua5.4 5.4 spec
     run_busted luajit jit spec
-    run_openresty ;;
+    run_openresty
+    run_serve ;;
+  serve)
+    run_serve ;;
   c)
     run_c ;;
   openresty)
@@ -87,7 +100,7 @@ case $mode in
     printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
     tally "valgrind lua5.4" "$out"
     if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi ;;
-  *) echo "usage: spec/run.sh all|c|valgrind|openresty" >&2; exit 2 ;;
+  *) echo "usage: spec/run.sh all|c|valgrind|openresty|serve" >&2; exit 2 ;;
 esac
 
 echo "$pass passed, $fail failed"

@@ -10,6 +10,7 @@ local commands = {
   { name = "analyze", summary = "Run your own scenario file (naive vs recommended designs) the same way." },
   { name = "keys", summary = "Show the key designs of the best practices on example data." },
   { name = "bench", summary = "Bench results as data: compare two runs (exit 1 on a regression), plot, report." },
+  { name = "serve", summary = "Run a local Tablestore-protocol server (nginx) the official SDKs can use." },
 }
 
 function cli.main(argv)

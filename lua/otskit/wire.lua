@@ -669,6 +669,7 @@ OPS.BatchWriteRow = {
       local rows = {}
       for j, r in ipairs(t.rows or {}) do
         local op = ROW_TYPES[r.type]
+        if not op then return invalid(("tables[%d].rows[%d]: unknown row type %s"):format(i, j, tostring(r.type))) end
         local one, m1, c1 = op.from_req({ table_name = t.table_name, [ROW_FIELD[r.type]] = r.row_change,
                                           condition = r.condition, return_content = r.return_content })
         if not one then return nil, ("tables[%d].rows[%d]: %s"):format(i, j, m1), c1 end

@@ -42,8 +42,7 @@ function report.facts(env)
   env = env or {}
   local cpuinfo = readfile("/proc/cpuinfo") or ""
   local rev = sh("git rev-parse HEAD")
-  -- (not `rev and x ~= nil or nil`: a clean tree's false would turn nil)
-  local dirty
+  local dirty -- nil outside a git checkout; false for a clean tree
   if rev then dirty = sh("git status --porcelain") ~= nil end
   local f = {
     cpu_model = cpuinfo:match("model name%s*:%s*([^\n]+)") or sh("uname -m"),

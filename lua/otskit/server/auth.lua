@@ -1,0 +1,62 @@
+--- otskit.server.auth -- request authentication as the service does it.
+--
+-- V2 signatures: the client signs "/" .. api, "POST", an empty query and
+-- its x-ots-* headers (sorted, lower-case, trimmed) with HMAC-SHA1 of the
+-- access key secret. The checks and their answers, in the service's order:
+-- a missing header is 400 OTSParameterInvalid "Missing header: <name>";
+-- an unknown access key id, an unknown instance, an x-ots-date more than
+-- 15 minutes from the server's clock, a body whose MD5 differs from
+-- x-ots-contentmd5, or a signature that does not match are 403
+-- OTSAuthFailed. x-ots-date may carry any fraction of 1+ digits (the Go
+-- SDK writes month/day/hour digits there; the service ignores them).
+local wire = require "otskit.wire"
+
+local auth = {}
+
+--- The headers every request must carry.
+auth.REQUIRED = {
+  "x-ots-date", "x-ots-apiversion", "x-ots-accesskeyid",
+  "x-ots-instancename", "x-ots-contentmd5", "x-ots-signature",
+}
+
+auth.SKEW_MS = 15 * 60 * 1000
+
+--- auth.verify(cfg, api, headers, body, now_ms) -> true | nil, code,
+-- message. cfg: { access_key_id, secret, instance }; headers: lower-case
+-- name -> value (a header sent twice, a list, is refused).
+function auth.verify(cfg, api, headers, body, now_ms)
+  for _, name in ipairs(auth.REQUIRED) do
+    local v = headers[name]
+    if v == nil then return nil, "OTSParameterInvalid", "Missing header: " .. name end
+    if type(v) ~= "string" then return nil, "OTSParameterInvalid", "Duplicated header: " .. name end
+  end
+  for name, v in pairs(headers) do
+    if type(v) ~= "string" and type(name) == "string" and name:sub(1, 6) == "x-ots-" then
+      return nil, "OTSParameterInvalid", "Duplicated header: " .. name
+    end
+  end
+  if headers["x-ots-apiversion"] ~= "2015-12-31" then
+    return nil, "OTSParameterInvalid", "Unsupported API version: " .. headers["x-ots-apiversion"]
+  end
+  local date = wire.parse_date(headers["x-ots-date"])
+  if not date then return nil, "OTSParameterInvalid", "Invalid date format: " .. headers["x-ots-date"] end
+  if not wire.equal(headers["x-ots-accesskeyid"], cfg.access_key_id) then
+    return nil, "OTSAuthFailed", "The AccessKeyID does not exist."
+  end
+  if headers["x-ots-instancename"] ~= cfg.instance then
+    return nil, "OTSAuthFailed", "The instance is not found: " .. headers["x-ots-instancename"] .. "."
+  end
+  if math.abs(date - now_ms) > auth.SKEW_MS then
+    return nil, "OTSAuthFailed", "Mismatch between system time and x-ots-date."
+  end
+  if not wire.equal(wire.content_md5(body), headers["x-ots-contentmd5"]) then
+    return nil, "OTSAuthFailed", "Mismatch between MD5 value of request body and x-ots-contentmd5 in header."
+  end
+  local want = wire.sign_request(cfg.secret, api, headers)
+  if not wire.equal(want, headers["x-ots-signature"]) then
+    return nil, "OTSAuthFailed", "Signature mismatch."
+  end
+  return true
+end
+
+return auth

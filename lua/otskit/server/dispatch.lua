@@ -1,0 +1,150 @@
+--- otskit.server.dispatch -- one API call: protobuf request -> store ->
+-- protobuf response.
+--
+-- The request body decodes (otskit.wire) to exactly the request table of
+-- the store method of that API, and the method's answer encodes back, so
+-- every operation the store has is served the same way. The one API the
+-- store has no method for, ComputeSplitPointsBySize, is answered from the
+-- table's partition bounds (describe_table's shard_splits): one split point
+-- per bound, its partition-key value alone (the service omits the trailing
+-- INF_MIN columns).
+local wire = require "otskit.wire"
+local values = require "otskit.store.values"
+
+local dispatch = {}
+
+--- API name -> store method; `schema`: the call changes table metadata
+-- (other workers must reload it); `write`: the call may change data.
+dispatch.APIS = {
+  CreateTable = { method = "create_table", schema = true, write = true },
+  UpdateTable = { method = "update_table", schema = true, write = true },
+  DeleteTable = { method = "delete_table", schema = true, write = true },
+  ListTable = { method = "list_table" },
+  DescribeTable = { method = "describe_table" },
+  PutRow = { method = "put_row", write = true },
+  UpdateRow = { method = "update_row", write = true },
+  DeleteRow = { method = "delete_row", write = true },
+  GetRow = { method = "get_row" },
+  BatchGetRow = { method = "batch_get_row" },
+  BatchWriteRow = { method = "batch_write_row", write = true },
+  GetRange = { method = "get_range" },
+  ComputeSplitPointsBySize = { method = "compute_split_points" },
+}
+
+--- The service's messages for codes whose message never varies: the
+-- store's longer ones say more, but SDK users match these.
+dispatch.MESSAGES = {
+  OTSConditionCheckFail = "Condition check failed.",
+  OTSObjectNotExist = "Requested table does not exist.",
+  OTSObjectAlreadyExist = "Requested table already exists.",
+}
+
+-- per-row errors of batch answers get the service's messages too
+local function service_messages(res)
+  for _, t in ipairs(res.tables or {}) do
+    for _, r in ipairs(t.rows or {}) do
+      if r.ok == false and dispatch.MESSAGES[r.code] then r.message = dispatch.MESSAGES[r.code] end
+    end
+  end
+end
+
+-- The store returns key values untyped: a BINARY key column as a plain
+-- string, on LuaJIT an INTEGER beyond 2^53 as decimal text; the wire would
+-- send both as STRING (and an SDK would page on with the wrong type). The
+-- table's key types, cached per store handle, put the types back.
+local key_types = setmetatable({}, { __mode = "k" })
+
+local function types_of(db, name)
+  local per = key_types[db]
+  if not per then per = {}; key_types[db] = per end
+  local ty = per[name]
+  if ty == nil then
+    ty = {}
+    local d = db:describe_table{ table = name }
+    if d then for i, c in ipairs(d.table_meta.primary_key) do ty[i] = c[2] end end
+    per[name] = ty
+  end
+  return ty
+end
+
+local function typed(ty, v)
+  if type(v) ~= "string" then return v end
+  if ty == "BINARY" then return values.binary(v) end
+  if ty == "INTEGER" then return values.integer(v) end
+  return v
+end
+
+local function retype(ty, pk)
+  if type(pk) ~= "table" then return end
+  for i, c in ipairs(pk) do
+    if type(c) == "table" then c[2] = typed(ty[i], c[2]) end
+  end
+end
+
+local function retype_rows(db, name, rows)
+  local ty = types_of(db, name)
+  for _, r in ipairs(rows) do
+    local row = r.row == nil and r or r.row
+    if type(row) == "table" then retype(ty, row.primary_key) end
+  end
+end
+
+local RETYPE = {
+  GetRow = function(db, req, res) if res.row then retype(types_of(db, req.table), res.row.primary_key) end end,
+  GetRange = function(db, req, res)
+    retype_rows(db, req.table, res.rows or {})
+    retype(types_of(db, req.table), res.next_start_primary_key)
+  end,
+  BatchGetRow = function(db, _, res)
+    for _, t in ipairs(res.tables or {}) do retype_rows(db, t.table, t.rows or {}) end
+  end,
+  BatchWriteRow = function(db, _, res)
+    for _, t in ipairs(res.tables or {}) do retype_rows(db, t.table, t.rows or {}) end
+  end,
+}
+RETYPE.PutRow = RETYPE.GetRow
+RETYPE.UpdateRow = RETYPE.GetRow
+RETYPE.DeleteRow = RETYPE.GetRow
+
+local function compute_split_points(db, req)
+  local d, msg, code = db:describe_table{ table = req.table }
+  if not d then return nil, msg, code end
+  local pk = d.table_meta.primary_key
+  local points = {}
+  for i, v in ipairs(d.shard_splits or {}) do
+    points[i] = { { pk[1][1], typed(pk[1][2], v) } }
+  end
+  local locations = { { location = "otskit-local", ["repeat"] = #points + 1 } }
+  return { schema = pk, split_points = points, locations = locations,
+           consumed = { capacity_unit = { read = 1, write = 0 } } }
+end
+
+--- dispatch.call(db, api, body) -> response body | nil, code, message
+-- (note the order: code first, as the pipeline answers it).
+-- api must be a key of dispatch.APIS. A method missing from this store
+-- (an older store) is "Unsupported operation", never a crash.
+function dispatch.call(db, api, body)
+  local spec = dispatch.APIS[api]
+  local req, msg, code = wire.decode_request(api, body)
+  if req == nil then return nil, code or "OTSParameterInvalid", msg end
+  local res
+  if spec.method == "compute_split_points" then
+    res, msg, code = compute_split_points(db, req)
+  elseif db[spec.method] then
+    res, msg, code = db[spec.method](db, req)
+  else
+    return nil, "OTSParameterInvalid", "Unsupported operation: '" .. api .. "'."
+  end
+  if res == nil then
+    code = code or "OTSInternalServerError"
+    return nil, code, dispatch.MESSAGES[code] or msg
+  end
+  if api == "BatchWriteRow" or api == "BatchGetRow" then service_messages(res) end
+  if spec.schema then key_types[db] = nil end
+  if RETYPE[api] then RETYPE[api](db, req, res) end
+  local out, emsg = wire.encode_response(api, res)
+  if out == nil then return nil, "OTSInternalServerError", "cannot encode the answer: " .. tostring(emsg) end
+  return out
+end
+
+return dispatch

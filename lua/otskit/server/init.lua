@@ -1,0 +1,198 @@
+--- otskit.server -- the request pipeline of `otskit serve` (nginx + the
+-- lua module): POST /<Api> with a protobuf body, as the Tablestore service
+-- (API 2015-12-31) answers it.
+--
+-- One request: the API is known (else 400 OTSParameterInvalid
+-- "Unsupported operation"), the method is POST (else 405), the body fits
+-- (else 413, from nginx's client_max_body_size), the signature and headers
+-- check out (otskit.server.auth), injected faults apply
+-- (otskit.server.faults), then otskit.server.dispatch runs it on this
+-- worker's store and otskit.server.respond signs the answer. Nothing a
+-- request carries can raise out of here: a Lua error in the pipeline is
+-- logged and answered 500 OTSInternalServerError.
+--
+-- Several workers share one SQLite file (WAL): table metadata is cached
+-- per worker, so a table change bumps a generation counter in the shared
+-- dict and every other worker reopens its store on its next request.
+local store = require "otskit.store"
+local auth = require "otskit.server.auth"
+local dispatch = require "otskit.server.dispatch"
+local faults = require "otskit.server.faults"
+local respond = require "otskit.server.respond"
+local admin = require "otskit.server.admin"
+
+local server = {}
+
+local state = { cfg = nil, dict = nil, db = nil, gen = nil, faults = false, faults_gen = nil }
+
+local DICT = "otskit_serve"
+
+--- server.init(cfg) in init_by_lua: cfg = { access_key_id, secret,
+-- instance, path (":memory:" or the SQLite file), workers, faults (spec) }.
+-- Raises on a bad faults spec (nginx then refuses to start).
+function server.init(cfg)
+  local f, err = faults.parse(cfg.faults)
+  if f == nil then error("otskit serve: " .. err) end
+  state.cfg = cfg
+  local dict = ngx.shared[DICT]
+  dict:set("faults", cfg.faults or "")
+  dict:set("faults_gen", 0)
+  dict:set("schema_gen", 0)
+end
+
+--- server.init_worker(): per-worker random seed (faults), store opened lazily.
+function server.init_worker()
+  state.dict = ngx.shared[DICT]
+  local seed = ngx.worker.pid() * 1000003 + math.floor(ngx.now() * 1000)
+  local fh = io.open("/dev/urandom", "rb")
+  if fh then
+    local b = fh:read(4); fh:close()
+    if b and #b == 4 then seed = seed + b:byte(1) * 16777216 + b:byte(2) * 65536 + b:byte(3) * 256 + b:byte(4) end
+  end
+  math.randomseed(seed)
+end
+
+-- this worker's store: (re)opened when another worker changed a table
+local function get_db()
+  local cfg = state.cfg
+  if cfg.path == ":memory:" then
+    if not state.db then
+      local db, msg, code = store.open{ path = ":memory:" }
+      if not db then return nil, msg, code end
+      state.db = db
+    end
+    return state.db
+  end
+  local gen = state.dict:get("schema_gen") or 0
+  if state.db and state.gen == gen then return state.db end
+  -- the old handle is not closed here: a request of this worker waiting
+  -- for the write lock may still hold it; the GC closes it after
+  local db, msg, code = store.open{ path = cfg.path }
+  if not db then return nil, msg, code end
+  state.db, state.gen = db, gen
+  return db
+end
+
+-- One writer at a time across workers (when several share a file): a
+-- lock in the shared dict, waited for by yielding to nginx (ngx.sleep),
+-- instead of SQLite's busy handler, which sleeps inside the worker and
+-- stalls every other request it serves. Measured with 2 workers, 8
+-- connections of PutRow: see bench/RESULTS.md. The lock expires after
+-- LOCK_TTL seconds, so a worker killed while holding it cannot wedge the
+-- others; the store's own transactions still keep the data consistent.
+local LOCK_TTL = 10
+local function with_write_lock(fn, ...)
+  local dict, token = state.dict, ngx.worker.pid() .. ":" .. ngx.now() .. ":" .. math.random()
+  local waited = 0
+  while not dict:add("write_lock", token, LOCK_TTL) do
+    if waited > 5 then return nil, "OTSServerBusy", "Another write held the store for over 5 s." end
+    local d = waited < 0.002 and 0 or 0.001
+    ngx.sleep(d)
+    waited = waited + (d == 0 and 0.0001 or d)
+  end
+  local ok, a, b, c = pcall(fn, ...)
+  if dict:get("write_lock") == token then dict:delete("write_lock") end
+  if not ok then error(a, 0) end
+  return a, b, c
+end
+
+local function current_faults()
+  local dict = state.dict
+  local g = dict:get("faults_gen")
+  if g ~= state.faults_gen then
+    state.faults = faults.parse(dict:get("faults")) or false
+    state.faults_gen = g
+  end
+  return state.faults
+end
+
+local function serve(api)
+  local cfg = state.cfg
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body == nil then
+    -- nginx spooled it to a file: client_body_buffer_size equals the
+    -- limit, so this only happens past it
+    if ngx.req.get_body_file() then
+      return respond.error(cfg, api, "OTSRequestBodyTooLarge", "Request body is too large.")
+    end
+    body = ""
+  end
+  local headers, herr = ngx.req.get_headers(64)
+  if herr == "truncated" then
+    return respond.error(cfg, api, "OTSParameterInvalid", "Too many headers.")
+  end
+  local ok, code, msg = auth.verify(cfg, api, headers, body, ngx.now() * 1000)
+  if not ok then return respond.error(cfg, api, code, msg) end
+
+  local dict = state.dict
+  dict:incr("n_requests", 1, 0)
+  local delay, drop, fail = faults.decide(current_faults(), api, math.random)
+  if delay > 0 then ngx.sleep(delay) end
+  if drop then
+    dict:incr("n_dropped", 1, 0)
+    return ngx.exit(444) -- close the connection, no answer
+  end
+  if fail then
+    dict:incr("n_failed", 1, 0)
+    local f = state.faults
+    return respond.error(cfg, api, f.code, f.message, f.status)
+  end
+
+  local db, m, c = get_db()
+  if not db then
+    return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
+  end
+  local out, ecode, emsg
+  if state.cfg.workers > 1 and dispatch.APIS[api].write and state.cfg.write_lock ~= false then
+    out, ecode, emsg = with_write_lock(dispatch.call, db, api, body)
+  else
+    out, ecode, emsg = dispatch.call(db, api, body)
+  end
+  if out and dispatch.APIS[api].schema and cfg.path ~= ":memory:" then
+    local g = dict:incr("schema_gen", 1, 0)
+    if state.db == db and state.gen == g - 1 then state.gen = g end -- this worker already knows
+  end
+  if out == nil then return respond.error(cfg, api, ecode, emsg) end
+  return respond.send(cfg, api, 200, out)
+end
+
+--- server.handle(): content_by_lua of `location /`.
+function server.handle()
+  local cfg = state.cfg
+  local path = ngx.var.uri
+  local api = path:match("^/(%w+)$")
+  if not api or not dispatch.APIS[api] then
+    return respond.error(cfg, api, "OTSParameterInvalid", "Unsupported operation: '" .. path:sub(2, 200) .. "'.")
+  end
+  if ngx.req.get_method() ~= "POST" then
+    return respond.error(cfg, api, "OTSMethodNotAllowed", "Only POST method is supported.")
+  end
+  local ok, err = pcall(serve, api)
+  if not ok then
+    ngx.log(ngx.ERR, "otskit serve: internal error on ", api, ": ", tostring(err))
+    if ngx.headers_sent then return ngx.exit(ngx.ERROR) end
+    return respond.error(cfg, api, "OTSInternalServerError", "Internal server error.")
+  end
+end
+
+--- server.too_large(): the 413 error page (client_max_body_size).
+function server.too_large()
+  local api = ngx.var.uri:match("^/(%w+)$")
+  return respond.error(state.cfg, api, "OTSRequestBodyTooLarge", "Request body is too large.")
+end
+
+--- server.http_error(status): nginx's own error pages (a malformed
+-- request line, ...) as protobuf errors.
+function server.http_error(status)
+  local code = status == 400 and "OTSParameterInvalid" or status == 405 and "OTSMethodNotAllowed"
+    or status == 408 and "OTSRequestTimeout" or "OTSInternalServerError"
+  return respond.error(state.cfg, nil, code, "HTTP " .. status .. ".", status)
+end
+
+--- server.admin(): content_by_lua of `location /_otskit/`.
+function server.admin()
+  return admin.handle(state)
+end
+
+return server

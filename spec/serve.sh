@@ -1,0 +1,39 @@
+#!/bin/sh
+# spec/serve.sh -- part of `make test`: starts `otskit serve --data DIR
+# --workers 2` (a temporary directory, a free 127.0.0.1 port), runs
+# spec/serve/*_test.lua against it with otskit's own codec (busted under
+# LuaJIT, luasocket), and always stops it and removes the directory. The
+# last tests check error.log and that SIGTERM stops every process. Prints
+# busted's counts line.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+B=${OTSKIT_BUILD:-build}
+unset LD_PRELOAD
+tmp=$(mktemp -d /tmp/otskit-serve-spec.XXXXXX)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -TERM "$pid" 2>/dev/null
+    i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+  fi
+  if [ -f "$tmp/ng/logs/nginx.pid" ]; then m=$(cat "$tmp/ng/logs/nginx.pid"); kill -KILL "$m" $(pgrep -P "$m") 2>/dev/null; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+port=$(luajit -e 'local s = assert(require("socket").bind("127.0.0.1", 0)); local _, p = s:getsockname(); print(p); s:close()')
+OTSKIT_BUILD="$B" bin/otskit serve --listen "127.0.0.1:$port" --data "$tmp/data" --workers 2 --prefix "$tmp/ng" \
+  --instance spec --access-key-id spec-ak --access-key-secret spec-sk >"$tmp/serve.log" 2>&1 &
+pid=$!
+i=0
+until curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$port/_otskit/health"; do
+  i=$((i + 1))
+  if [ $i -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
+    echo "serve: did not start"; cat "$tmp/serve.log"; echo "0 successes / 0 failures / 1 error / 0 pending"; exit 1
+  fi
+  sleep 0.1
+done
+OTSKIT_SERVE_PORT=$port OTSKIT_SERVE_PREFIX="$tmp/ng" OTSKIT_SERVE_PID=$pid \
+  LUA_PATH="lua/?.lua;lua/?/init.lua;./?.lua;spec/?.lua;;" LUA_CPATH="$B/jit/?.so;;" \
+  luajit /usr/bin/busted -o utfTerminal --pattern=_test spec/serve
