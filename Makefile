@@ -131,7 +131,7 @@ ctest: build $(CTESTS) $(ALLOC_TESTS)
 	@sh spec/run.sh c
 
 # Sanitizers: the specs again against an ASan+UBSan build of the module.
-check: deps $(CTESTS) $(ALLOC_TESTS)
+check: build $(CTESTS) $(ALLOC_TESTS)
 	@mkdir -p build/asan/5.4/otskit build/asan/jit/otskit
 	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o build/asan/5.4/otskit/core.so $(SRC) $(LIBS)
 	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o build/asan/jit/otskit/core.so $(SRC) $(LIBS)
