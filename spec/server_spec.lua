@@ -12,9 +12,12 @@ describe("otskit.server.faults", function()
     assert.equal(0.005, f.lat[1]); assert.equal(0.02, f.lat[2]); assert.equal(0.1, f.drop)
     assert.is_true(f.apis.GetRow and f.apis.PutRow); assert.is_nil(f.apis.GetRange)
     assert.equal("slow down", f.message)
+    assert.equal(0, f.empty)
+    assert.equal(0.3, assert(faults.parse("empty=0.3")).empty)
     assert.equal(false, faults.parse("")); assert.equal(false, faults.parse("off")); assert.equal(false, faults.parse(nil))
     for _, bad in ipairs{ "rate=2", "rate=-0.1", "drop=x", "status=99", "status=200.5", "latency=9-1",
-                          "latency=x", "color=red", "rate", "code=OTS Busy", "latency=70000" } do
+                          "latency=x", "color=red", "rate", "code=OTS Busy", "latency=70000",
+                          "empty=1.5", "empty=-0.1", "empty=x" } do
       local ok, err = faults.parse(bad)
       assert.is_nil(ok, bad); assert.matches("^faults: ", err)
     end
@@ -39,6 +42,30 @@ describe("otskit.server.faults", function()
     assert.is_true(math.abs(dropped / n - 0.1) < 0.02, dropped)
     assert.is_true(math.abs(failed / n - 0.9 * 0.3) < 0.02, failed)
     assert.is_false(select(3, faults.decide(false, "GetRow", rng.float)))
+  end)
+
+  it("empties about the `empty` fraction of GetRange answers, and nothing else", function()
+    local rng = helper.rng(11)
+    local half = assert(faults.parse("empty=0.5"))
+    local all = assert(faults.parse("empty=1"))
+    local mixed = assert(faults.parse("empty=1,rate=0.4"))
+    local emptied, n = 0, 20000
+    for _ = 1, n do
+      local _, drop, fail, empty = faults.decide(half, "GetRange", rng.float)
+      assert.is_false(drop or fail)
+      if empty then emptied = emptied + 1 end
+      assert.is_true(select(4, faults.decide(all, "GetRange", rng.float)))
+      for _, api in ipairs { "GetRow", "BatchGetRow", "PutRow" } do   -- only GetRange pages
+        assert.is_false(select(4, faults.decide(all, api, rng.float)))
+      end
+      -- a failed request is not also an empty page
+      local _, _, f2, e2 = faults.decide(mixed, "GetRange", rng.float)
+      assert.is_true(f2 ~= e2)
+    end
+    assert.is_true(math.abs(emptied / n - 0.5) < 0.02, emptied)
+    assert.is_false(select(4, faults.decide(assert(faults.parse("rate=0")), "GetRange", rng.float)))
+    assert.is_false(select(4, faults.decide(false, "GetRange", rng.float)))
+    assert.equal(0.5, faults.describe(half).empty)
   end)
 
   it("describes what is on for the admin endpoint", function()

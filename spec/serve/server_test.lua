@@ -119,6 +119,61 @@ describe("otskit serve", function()
     end
   end)
 
+  it("answers empty=1 GetRange pages with no rows and the next key where the page would start", function()
+    local cjson = require "cjson"
+    local function faults_doc(method, body)
+      local status, _, b = http(method, "/_otskit/faults", {}, body)
+      assert.equal(200, status, b)
+      return cjson.decode(b:match("%b{}"))   -- the body may come chunked
+    end
+    finally(function() faults_doc("DELETE", "") end)
+    local before = faults_doc("GET", "").counters.empty
+    assert.equal(1, faults_doc("PUT", "empty=1").empty)
+    local asked = 0
+    for _, dir in ipairs{ "FORWARD", "BACKWARD" } do
+      local fw = dir == "FORWARD"
+      local stop = { { "k", "r" }, { "n", fw and wire.INF_MAX or wire.INF_MIN } }
+      -- rows n = 1..20 exist; a start on a row, between or beyond them
+      for s = -1, 22 do
+        local start = { { "k", "r" }, { "n", s } }
+        if s == -1 then start[2][2] = fw and wire.INF_MIN or wire.INF_MAX end
+        local page = assert(call("GetRange", { table = "t", start = start, stop = stop, direction = dir, limit = 7 }))
+        asked = asked + 1
+        assert.equal(0, #page.rows)
+        local first   -- the first row the page would have held
+        if s == -1 then first = fw and 1 or 20
+        elseif fw then first = s <= 20 and math.max(s, 1) or nil
+        else first = s >= 1 and math.min(s, 20) or nil end
+        if first then
+          -- never INF_MIN / INF_MAX: a real row's key
+          assert.same({ { "k", "r" }, { "n", first } }, page.next_start_primary_key)
+        else
+          assert.is_nil(page.next_start_primary_key)   -- nothing left: the real answer
+        end
+      end
+    end
+    -- other reads are untouched, and every GetRange the fault took is counted
+    assert.equal(1, assert(call("GetRow", { table = "t", primary_key = { { "k", "r" }, { "n", 1 } } })).row.columns.v)
+    assert.equal(before + asked, faults_doc("GET", "").counters.empty)
+    faults_doc("PUT", "empty=0.5")
+    -- a reader following next_start_primary_key still reads every row once
+    for _, dir in ipairs{ "FORWARD", "BACKWARD" } do
+      local fw = dir == "FORWARD"
+      local start = { { "k", "r" }, { "n", fw and wire.INF_MIN or wire.INF_MAX } }
+      local stop = { { "k", "r" }, { "n", fw and wire.INF_MAX or wire.INF_MIN } }
+      local got, empties, pages = {}, 0, 0
+      repeat
+        local page = assert(call("GetRange", { table = "t", start = start, stop = stop, direction = dir, limit = 3 }))
+        if #page.rows == 0 and page.next_start_primary_key then empties = empties + 1 end
+        for _, r in ipairs(page.rows) do got[#got + 1] = r.primary_key[2][2] end
+        start, pages = page.next_start_primary_key, pages + 1
+      until start == nil or pages > 500
+      assert.equal(20, #got)
+      for i = 1, 20 do assert.equal(fw and i or 21 - i, got[i]) end
+      assert.is_true(empties > 0, "no empty page at empty=0.5")
+    end
+  end)
+
   it("keeps key types: BINARY keys page as BINARY", function()
     assert(call("CreateTable", { name = "bk", primary_key = { { "b", "BINARY" }, { "i", "INTEGER" } } }))
     local big = wire.integer("9007199254740993")

@@ -22,7 +22,7 @@ function admin.handle(state)
   local dict, method, what = state.dict, ngx.req.get_method(), ngx.var.uri:match("^/_otskit/(.*)$")
   local function counters()
     return { requests = dict:get("n_requests") or 0, failed = dict:get("n_failed") or 0,
-             dropped = dict:get("n_dropped") or 0 }
+             dropped = dict:get("n_dropped") or 0, empty = dict:get("n_empty") or 0 }
   end
   if what == "health" and method == "GET" then
     return reply(200, { ok = true, instance = state.cfg.instance, workers = state.cfg.workers,

@@ -119,17 +119,33 @@ local function compute_split_points(db, req)
            consumed = { capacity_unit = { read = 1, write = 0 } } }
 end
 
---- dispatch.call(db, api, body) -> response body | nil, code, message
+-- The empty-page fault: the first row the page would have held becomes
+-- next_start_primary_key of a page with no rows (a range with no row left
+-- is answered as it is: no next key). Legal on the service, which may end
+-- a page early; the key is a real row's, so never INF_MIN / INF_MAX.
+local function empty_page(db, req)
+  local one = {}
+  for k, v in pairs(req) do one[k] = v end
+  one.limit = 1
+  local res, msg, code = db:get_range(one)
+  if not res or not res.rows[1] then return res, msg, code end
+  return { rows = {}, next_start_primary_key = res.rows[1].primary_key, consumed = res.consumed }
+end
+
+--- dispatch.call(db, api, body, empty) -> response body | nil, code, message
 -- (note the order: code first, as the pipeline answers it).
 -- api must be a key of dispatch.APIS. A method missing from this store
--- (an older store) is "Unsupported operation", never a crash.
-function dispatch.call(db, api, body)
+-- (an older store) is "Unsupported operation", never a crash. empty: a
+-- GetRange is answered with the empty-page fault (otskit.server.faults).
+function dispatch.call(db, api, body, empty)
   local spec = dispatch.APIS[api]
   local req, msg, code = wire.decode_request(api, body)
   if req == nil then return nil, code or "OTSParameterInvalid", msg end
   local res
   if spec.method == "compute_split_points" then
     res, msg, code = compute_split_points(db, req)
+  elseif empty and api == "GetRange" then
+    res, msg, code = empty_page(db, req)
   elseif db[spec.method] then
     res, msg, code = db[spec.method](db, req)
   else

@@ -9,24 +9,28 @@
 --   drop=0.01           fraction of requests whose connection is closed
 --                       without an answer
 --   apis=GetRow+PutRow  only these APIs (default: all)
+--   empty=0.3           fraction of GetRange answers that carry no rows and
+--                       a next_start_primary_key where the page would have
+--                       started (the service may end a page early, e.g.
+--                       after rows a filter dropped): readers must follow it
 -- "" or "off" turns faults off. Every worker reads the spec from a shared
 -- dict, so the admin endpoint changes all of them at once.
 local faults = {}
 
-local NUM = { rate = true, drop = true, status = true }
+local NUM = { rate = true, drop = true, status = true, empty = true }
 
 --- faults.parse(spec) -> cfg | nil, message. cfg = false when off.
 function faults.parse(spec)
   if spec == nil or spec == "" or spec == "off" then return false end
   if type(spec) ~= "string" then return nil, "faults spec must be a string" end
-  local cfg = { rate = 0, drop = 0, code = "OTSServerBusy", message = "injected fault", lat = { 0, 0 } }
+  local cfg = { rate = 0, drop = 0, empty = 0, code = "OTSServerBusy", message = "injected fault", lat = { 0, 0 } }
   for item in spec:gmatch("[^,]+") do
     local k, v = item:match("^%s*([%a_]+)%s*=%s*(.-)%s*$")
     if not k then return nil, "faults: expected key=value, got " .. item end
     if NUM[k] then
       local n = tonumber(v)
       if not n then return nil, "faults: " .. k .. " must be a number, got " .. v end
-      if (k == "rate" or k == "drop") and (n < 0 or n > 1) then return nil, "faults: " .. k .. " must be in [0, 1]" end
+      if (k == "rate" or k == "drop" or k == "empty") and (n < 0 or n > 1) then return nil, "faults: " .. k .. " must be in [0, 1]" end
       if k == "status" and (n < 200 or n > 599 or n % 1 ~= 0) then return nil, "faults: status must be 200-599" end
       cfg[k] = n
     elseif k == "code" then
@@ -60,18 +64,20 @@ function faults.describe(cfg)
     for a in pairs(cfg.apis) do apis[#apis + 1] = a end
     table.sort(apis)
   end
-  return { enabled = true, rate = cfg.rate, drop = cfg.drop, code = cfg.code, status = cfg.status,
+  return { enabled = true, rate = cfg.rate, drop = cfg.drop, empty = cfg.empty, code = cfg.code, status = cfg.status,
            message = cfg.message, latency_ms = { cfg.lat[1] * 1000, cfg.lat[2] * 1000 }, apis = apis }
 end
 
---- faults.decide(cfg, api, random) -> delay_s, drop, fail: what happens
--- to one request. random() -> [0, 1).
+--- faults.decide(cfg, api, random) -> delay_s, drop, fail, empty: what
+-- happens to one request (empty: a GetRange answered with an empty page).
+-- random() -> [0, 1).
 function faults.decide(cfg, api, random)
-  if not cfg or (cfg.apis and not cfg.apis[api]) then return 0, false, false end
+  if not cfg or (cfg.apis and not cfg.apis[api]) then return 0, false, false, false end
   local lo, hi = cfg.lat[1], cfg.lat[2]
   local delay = lo + (hi - lo) * random()
-  if cfg.drop > 0 and random() < cfg.drop then return delay, true, false end
-  return delay, false, cfg.rate > 0 and random() < cfg.rate
+  if cfg.drop > 0 and random() < cfg.drop then return delay, true, false, false end
+  if cfg.rate > 0 and random() < cfg.rate then return delay, false, true, false end
+  return delay, false, false, api == "GetRange" and cfg.empty > 0 and random() < cfg.empty
 end
 
 return faults

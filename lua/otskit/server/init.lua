@@ -127,7 +127,7 @@ local function serve(api)
 
   local dict = state.dict
   dict:incr("n_requests", 1, 0)
-  local delay, drop, fail = faults.decide(current_faults(), api, math.random)
+  local delay, drop, fail, empty = faults.decide(current_faults(), api, math.random)
   if delay > 0 then ngx.sleep(delay) end
   if drop then
     dict:incr("n_dropped", 1, 0)
@@ -147,8 +147,9 @@ local function serve(api)
   if state.cfg.workers > 1 and dispatch.APIS[api].write and state.cfg.write_lock ~= false then
     out, ecode, emsg = with_write_lock(dispatch.call, db, api, body)
   else
-    out, ecode, emsg = dispatch.call(db, api, body)
+    out, ecode, emsg = dispatch.call(db, api, body, empty)
   end
+  if empty and out then dict:incr("n_empty", 1, 0) end
   if out and dispatch.APIS[api].schema and cfg.path ~= ":memory:" then
     local g = dict:incr("schema_gen", 1, 0)
     if state.db == db and state.gen == g - 1 then state.gen = g end -- this worker already knows
