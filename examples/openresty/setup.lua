@@ -1,19 +1,38 @@
---- examples/openresty/setup.lua DB -- creates the gateway's file db and
--- its tables before nginx starts. The store reads table definitions when
--- a connection opens, so they must exist before any worker opens the db.
-local store = require "otskit.store"
+--- examples/openresty/setup.lua -- creates the gateway's tables on the
+-- service before nginx starts (existing tables are kept), through
+-- otskit.client. The service comes from the environment: OTSKIT_ENDPOINT,
+-- OTSKIT_INSTANCE, OTSKIT_ACCESS_KEY_ID, OTSKIT_ACCESS_KEY_SECRET.
+-- On Tablestore a new table takes a few seconds before it serves.
+local client = require "otskit.client"
+local events = require "gateway.events"
 
-local path = assert(arg[1], "usage: setup.lua DB")
-local db = assert(store.open { path = path })
+local function env(name)
+  local v = os.getenv(name)
+  if v == nil or v == "" then
+    io.stderr:write("setup.lua: set ", name, " (and OTSKIT_ENDPOINT, OTSKIT_INSTANCE, OTSKIT_ACCESS_KEY_ID, OTSKIT_ACCESS_KEY_SECRET)\n")
+    os.exit(2)
+  end
+  return v
+end
+
+local db = client.new { endpoint = env("OTSKIT_ENDPOINT"), instance = env("OTSKIT_INSTANCE"),
+  access_key_id = env("OTSKIT_ACCESS_KEY_ID"), access_key_secret = env("OTSKIT_ACCESS_KEY_SECRET"),
+  retry = { max_attempts = 5, deadline = 30 } }
+
+local function check(ok, msg, code)
+  if not ok and code ~= "OTSObjectAlreadyExist" then
+    io.stderr:write("setup.lua: ", tostring(msg), " (", tostring(code), ")\n")
+    os.exit(1)
+  end
+end
+
 for _, t in ipairs {
   { name = "series", primary_key = { { "b", "INTEGER" }, { "id", "STRING" }, { "ts", "INTEGER" } } },
   { name = "blobs", primary_key = { { "id", "STRING" } } },
   { name = "counters", primary_key = { { "id", "STRING" } } },
 } do
-  local ok, msg, code = db:create_table(t)
-  if not ok and code ~= "OTSObjectAlreadyExist" then error(msg) end
+  check(db:create_table(t))
 end
 -- the event stream of /events: otskit.patterns.timeseries's own table
-local ok, msg, code = require("otskit.patterns.timeseries").new { store = db, table = "events" }:create()
-if not ok and code ~= "OTSObjectAlreadyExist" then error(msg) end
+check(events.create(db))
 db:close()

@@ -1,6 +1,8 @@
 --- gateway.app -- the otskit gateway example: routes, input checks and
--- JSON replies. The series reads and writes are in gateway.series, one
--- bucket read in gateway.bucket (the internal location /_bucket).
+-- JSON replies, in front of Tablestore (or `otskit serve`). Every worker
+-- talks to the service through its own otskit.client (gateway.db);
+-- /series is gateway.series, /events gateway.events, /blobs
+-- gateway.blobs, /counters gateway.counter.
 --
 --   GET  /series/{id}?from&to&limit&cursor&order   one page, merged from 16 buckets
 --   POST /series/{id}   {"points": [{"ts": 1700000000000, "v": 1.5}, ...]}
@@ -13,6 +15,7 @@
 -- client sends may turn into a 500 (spec/openresty checks the error log).
 local json = require "gateway.json"
 local backoff = require "otskit.backoff"
+local gwdb = require "gateway.db"
 
 local app = {}
 
@@ -28,9 +31,15 @@ local function urandom(n)
   return s
 end
 
---- init{ db, buckets } (init_by_lua): settings and the cursor secret. The
--- secret is drawn here, before the fork, because a cursor one worker signs
--- must be accepted by every other worker.
+--- init{ endpoint, instance, access_key_id, access_key_secret, location,
+-- buckets } (init_by_lua): the service, settings and the cursor secret.
+-- The secret is drawn here, before the fork, because a cursor one worker
+-- signs must be accepted by every other worker. The keys, when not given,
+-- come from the environment variables OTSKIT_ACCESS_KEY_ID and
+-- OTSKIT_ACCESS_KEY_SECRET, which nginx.conf must then pass on with
+-- `env OTSKIT_ACCESS_KEY_ID; env OTSKIT_ACCESS_KEY_SECRET;` (nginx clears
+-- every other variable). location: the internal location that
+-- proxy_passes to the service (default /_otskit).
 -- The shared dicts the gateway needs: without one, nginx must refuse to
 -- start (naming the directive), not answer every request with a 500.
 app.SHARED_DICTS = { { "otskit_budget", "1m" }, { "otskit_gw", "4m" } }
@@ -42,25 +51,45 @@ function app.init(opts)
         :format(d[1], d[1], d[2]), 0)
     end
   end
-  cfg.db = assert(opts.db, "gateway: db path")
+  local known = { endpoint = true, instance = true, access_key_id = true, access_key_secret = true,
+                  location = true, buckets = true }
+  for k in pairs(opts) do
+    if not known[k] then error("otskit gateway: init: unknown option " .. tostring(k), 0) end
+  end
+  local env = { access_key_id = "OTSKIT_ACCESS_KEY_ID", access_key_secret = "OTSKIT_ACCESS_KEY_SECRET" }
+  for _, k in ipairs { "endpoint", "instance", "access_key_id", "access_key_secret" } do
+    local v = opts[k]
+    if v == nil and env[k] then v = os.getenv(env[k]) end
+    if type(v) ~= "string" or v == "" then
+      error(("otskit gateway: init: %s is required%s"):format(k, env[k]
+        and (" (or the environment variable " .. env[k] .. ", passed on by nginx.conf's `env " .. env[k] .. ";`)")
+        or ""), 0)
+    end
+    cfg[k] = v
+  end
+  cfg.location = opts.location
   cfg.buckets = opts.buckets or cfg.buckets
   cfg.secret = urandom(32)
   -- load the modules before the fork (shared pages, errors at startup)
   require "otskit.key"
   require "otskit.merge"
-  require "otskit.retry"
+  require "otskit.client"
   require "otskit.blob"
-  require "otskit.store"
+  require "otskit.patterns.timeseries"
   require "gateway.series"
-  require "gateway.bucket"
+  require "gateway.events"
+  require "gateway.blobs"
+  require "gateway.counter"
 end
 
---- init_worker (each worker, after the fork): opens this worker's own
--- connection to the SQLite file, and records the first delays of a fresh
--- retry schedule, so the test can check that no two workers share a
--- jitter sequence (schedules are seeded from getrandom when created).
+--- init_worker (each worker, after the fork): this worker's client, and
+-- the first delays of a fresh retry schedule, recorded so the test can
+-- check that no two workers share a jitter sequence (schedules are seeded
+-- from getrandom when created).
 function app.init_worker()
+  local client = gwdb.open(cfg)
   require("gateway.series").open(cfg)
+  require("gateway.events").open(cfg, client)
   local s = backoff.new { strategy = "full", base = 1, cap = 1, max_attempts = 0 }
   local d = {}
   for i = 1, 8 do d[i] = ("%.17g"):format(s:next()) end
@@ -74,6 +103,7 @@ end
 -- Every reply names the worker that served it (X-Worker-Pid): the tests
 -- use it to make sure both workers took part.
 local function reply(status, body)
+  gwdb.publish()
   ngx.status = status
   ngx.header["Content-Type"] = "application/json"
   ngx.header["X-Worker-Pid"] = ngx.worker.pid()
@@ -86,6 +116,17 @@ local function fail(status, code, message)
   return reply(status, { error = message, code = code })
 end
 app.fail = fail
+
+-- A request the service did not carry out (after the client's retries).
+local function store_fail(msg, code)
+  local d = ngx.shared.otskit_gw
+  d:incr("n:failed", 1, 0)
+  if code == "RetryBudgetExhausted" then
+    d:incr("n:budget_refused", 1, 0)
+    return fail(503, code, "retry budget exhausted: the store is failing and this gateway stopped retrying; try later")
+  end
+  return fail(503, code or "Unavailable", msg)
+end
 
 local HTTP_CODES = { [400] = "BadRequest", [403] = "Forbidden", [404] = "NotFound",
                      [405] = "MethodNotAllowed", [414] = "URITooLong",
@@ -156,18 +197,15 @@ local function series_get(id)
   if fanout ~= "parallel" and fanout ~= "sequential" then
     return fail(400, "BadRequest", "fanout must be parallel or sequential")
   end
-  local page, msg, code = require("gateway.series").read {
+  local rows, c, code = require("gateway.series").read {
     id = id, from = from, to = to, limit = limit, order = order, cursor = cursor,
     parallel = fanout == "parallel",
   }
-  if not page then
-    if code == "BadCursor" then return fail(400, code, msg) end
-    if code == "RetryBudgetExhausted" then
-      return fail(503, code, "retry budget exhausted: the store is failing and this gateway stopped retrying; try later")
-    end
-    return fail(503, code or "Unavailable", msg)
+  if not rows then
+    if code == "BadCursor" then return fail(400, code, c) end
+    return store_fail(c, code)
   end
-  return reply(200, page)
+  return reply(200, { rows = json.array(rows), cursor = c or json.null })
 end
 
 local function read_body()
@@ -209,16 +247,17 @@ local function series_post(id)
     end
   end
   local res, msg, code = require("gateway.series").write(id, pts)
-  if not res then return fail(503, code or "Unavailable", msg) end
+  if not res then return store_fail(msg, code) end
   return reply(200, res)
 end
 
 local function blob_get(id)
-  local value, msg, code = require("gateway.series").blob_get(id)
+  local value, msg, code = require("gateway.blobs").get(id)
   if not value then
     if code == "NotFound" then return fail(404, code, msg) end
-    return fail(503, code or "Unavailable", msg)
+    return store_fail(msg, code)
   end
+  gwdb.publish()
   ngx.header["Content-Type"] = "application/octet-stream"
   ngx.header["X-Worker-Pid"] = ngx.worker.pid()
   ngx.print(value)
@@ -228,8 +267,8 @@ end
 local function blob_post(id)
   local body, err = read_body()
   if not body then return fail(413, "RequestBodyTooLarge", err) end
-  local res, msg, code = require("gateway.series").blob_put(id, body)
-  if not res then return fail(503, code or "Unavailable", msg) end
+  local res, msg, code = require("gateway.blobs").put(id, body)
+  if not res then return store_fail(msg, code) end
   return reply(200, res)
 end
 
@@ -255,10 +294,7 @@ local function events_get()
     from = from or nil, to = to or nil, limit = limit, cursor = cursor }
   if not rows then
     if code == "BadCursor" or code == "BadRange" then return fail(400, code, c) end
-    if code == "RetryBudgetExhausted" then
-      return fail(503, code, "retry budget exhausted: the store is failing and this gateway stopped retrying; try later")
-    end
-    return fail(503, code or "Unavailable", c)
+    return store_fail(c, code)
   end
   local out = {}
   for i, p in ipairs(rows) do out[i] = { ts = p.ts, id = p.id, v = p.columns.v } end
@@ -289,13 +325,13 @@ local function events_post()
     pts[#pts + 1] = { e.ts, e.id, { v = e.v } } -- put_many: the last of a repeated (ts, id) wins
   end
   local ok, msg, code = require("gateway.events").put_many(pts)
-  if not ok then return fail(503, code or "Unavailable", msg) end
+  if not ok then return store_fail(msg, code) end
   return reply(200, { events = #doc.events })
 end
 
 local function counter_get(id)
   local v, msg, code = require("gateway.counter").get(id)
-  if not v then return fail(503, code or "Unavailable", msg) end
+  if not v then return store_fail(msg, code) end
   return reply(200, { id = id, n = v })
 end
 
@@ -313,7 +349,7 @@ local function counter_post(id)
   else
     return fail(400, "BadRequest", "mode must be cas (or absent)")
   end
-  if not v then return fail(503, code or "Unavailable", msg) end
+  if not v then return store_fail(msg, code) end
   return reply(200, { id = id, n = v, conflicts = msg })
 end
 
@@ -325,8 +361,6 @@ local routes = {
 
 --- handle (content_by_lua of location /)
 function app.handle()
-  -- writes reach the store from here: apply the current fault settings
-  require("gateway.bucket").sync_faults(ngx.shared.otskit_gw)
   local uri = ngx.var.uri
   if uri == "/healthz" then return reply(200, { ok = true, pid = ngx.worker.pid() }) end
   if uri == "/events" then
@@ -350,37 +384,27 @@ function app.handle()
 end
 
 ---------------------------------------------------------------------------
--- admin (127.0.0.1 only): fault and latency injection, counters, budget
+-- admin (127.0.0.1 only): the budget and counters. Faults and latency
+-- are injected by the service (otskit serve's /_otskit/faults).
 
---- POST /_admin/faults?rate=0.05&code=OTSServerBusy&latency=0.02
 --- POST /_admin/budget?capacity=500   (refills it)
---- GET  /_admin/stats   counters, the budget, the workers' jitter
+--- GET  /_admin/stats   counters (calls, attempts, retries:<pid>, failed,
+---                      budget_refused), the budget, the workers' jitter
+--- GET  /_admin/bucket?id&b&limit   one bucket read (bench baseline)
+--- POST /_admin/reset   counters to zero
 function app.admin()
   local dict = ngx.shared.otskit_gw
   local bname = ngx.var.uri:match("^/_admin/bench/(%w+)$")
   if bname then return require("gateway.bench").handle(bname) end
   local what = ngx.var.uri:match("^/_admin/(%w+)$")
+  gwdb.publish()   -- this worker's own counts first
   local args = ngx.req.get_uri_args()
-  if what == "faults" then
-    local rate = tonumber(args.rate or "0")
-    local latency = tonumber(args.latency or "0")
-    local code = args.code or "OTSServerBusy"
-    if not rate or rate < 0 or rate > 1 or not latency or latency < 0 or latency > 10 then
-      return fail(400, "BadRequest", "rate 0..1, latency 0..10 seconds")
-    end
-    -- an unknown code would make every later request fail in faults.new
-    if type(code) ~= "string" or not require("otskit.store.faults").RETRYABLE[code] then
-      return fail(400, "BadRequest", "code must be a retryable Tablestore error code")
-    end
-    dict:set("fault_rate", rate)
-    dict:set("fault_code", code)
-    dict:set("latency", latency)
-    dict:incr("fault_version", 1, 0)
-    return reply(200, { rate = rate, code = code, latency = latency })
-  elseif what == "budget" then
+  if what == "budget" then
     local cap = tonumber(args.capacity or "500")
-    if not cap or cap < 0 then return fail(400, "BadRequest", "capacity >= 0") end
-    require("gateway.series").reset_budget(cap)
+    if not cap or cap < 0 or cap ~= math.floor(cap) or cap > 1e9 then
+      return fail(400, "BadRequest", "capacity must be an integer 0..1000000000")
+    end
+    gwdb.reset_budget(cap)
     return reply(200, { capacity = cap })
   elseif what == "stats" then
     local out = { workers = {}, counters = {} }
@@ -393,7 +417,7 @@ function app.admin()
       end
     end
     out.workers = json.array(out.workers)
-    out.budget = require("gateway.series").budget_available()
+    out.budget = gwdb.budget_available()
     out.key_path = require("otskit.key").path
     out.ffi_why = require("otskit.key").ffi_why
     return reply(200, out)
@@ -403,7 +427,7 @@ function app.admin()
     local limit = tonumber(args.limit or "100")
     if not check_id(id) or not b or not limit then return fail(400, "BadRequest", "id, b, limit") end
     local rows, msg, code = require("gateway.series").read_bucket(id, b, limit)
-    if not rows then return fail(503, code or "Unavailable", msg) end
+    if not rows then return store_fail(msg, code) end
     return reply(200, { rows = #rows })
   elseif what == "reset" then
     for _, k in ipairs(dict:get_keys(0)) do
