@@ -1,6 +1,8 @@
--- The otskit gateway inside a real nginx (2 workers), driven over HTTP.
--- Run by spec/openresty.sh (make openresty-test), which starts nginx and
--- passes its address in OTSKIT_GW_URL and its prefix in OTSKIT_GW_PREFIX.
+-- The otskit gateway inside a real nginx (2 workers), driven over HTTP,
+-- in front of `otskit serve`. Run by spec/openresty.sh (make
+-- openresty-test), which starts both and passes the gateway's address in
+-- OTSKIT_GW_URL, its prefix in OTSKIT_GW_PREFIX and serve's address (for
+-- its fault injection, /_otskit/faults) in OTSKIT_SERVE_URL.
 local http = require "socket.http"
 local ltn12 = require "ltn12"
 -- JSON through lua-cjson (what the gateway uses); null reads as nil
@@ -15,6 +17,7 @@ local helper = require "spec.helper"
 
 local URL = assert(os.getenv("OTSKIT_GW_URL"), "run through spec/openresty.sh")
 local PREFIX = assert(os.getenv("OTSKIT_GW_PREFIX"))
+local SERVE = assert(os.getenv("OTSKIT_SERVE_URL"))
 
 -- One request on a fresh connection (so either worker may take it).
 -- Returns status, decoded JSON body (or the raw body), headers.
@@ -42,6 +45,21 @@ local function admin(path)
   return doc
 end
 local function stats() return select(2, get("/_admin/stats")) end
+
+-- Faults injected by the service: a spec of otskit serve's (rate, code,
+-- latency, empty, apis, ...); "" turns them off. Returns serve's view.
+local function faults(spec)
+  local out = {}
+  local _, status = http.request { url = SERVE .. "/_otskit/faults", method = "PUT",
+    headers = { ["content-length"] = #spec }, source = ltn12.source.string(spec), sink = ltn12.sink.table(out) }
+  assert.equal(200, status, table.concat(out))
+  return json.decode(table.concat(out))
+end
+local function retries_of(s)
+  local n = 0
+  for k, v in pairs(s.counters) do if k:match("^retries:") then n = n + v end end
+  return n
+end
 
 -- The model: what a series holds. points[id][ts] = v
 local model = {}
@@ -96,6 +114,39 @@ local function same_rows(want, got, what)
   end
 end
 
+-- The /events model: (ts, id) -> event, the last write wins.
+local events_all = {}
+local function events_want(from, to)
+  local t = {}
+  for _, e in pairs(events_all) do
+    if (not from or e.ts >= from) and (not to or e.ts < to) then t[#t + 1] = e end
+  end
+  table.sort(t, function(a, b)
+    if a.ts ~= b.ts then return a.ts > b.ts end
+    return a.id > b.id
+  end)
+  return t
+end
+-- every /events page from..to, limit rows each, against the model
+local function check_events(from, to, limit)
+  local q = (from and ("&from=" .. from) or "") .. (to and ("&to=" .. to) or "")
+  local got, cursor, pages = {}, nil, 0
+  repeat
+    local status, doc = get(("/events?limit=%d%s%s"):format(limit, q, cursor and ("&cursor=" .. cursor) or ""))
+    assert.equal(200, status, json.encode(doc))
+    for _, row in ipairs(doc.rows) do got[#got + 1] = row end
+    cursor, pages = doc.cursor, pages + 1
+    if cursor then assert.equal(limit, #doc.rows, "an /events page before the last is full") end
+  until cursor == nil or pages > 1000
+  local w = events_want(from, to)
+  assert.equal(#w, #got)
+  for i = 1, #w do
+    assert.is_true(w[i].ts == got[i].ts and w[i].id == got[i].id and w[i].v == got[i].v,
+      ("row %d: %s, want %s"):format(i, json.encode(got[i]), json.encode(w[i])))
+  end
+  return pages
+end
+
 local r = helper.rng(8)
 local TOP = 2 ^ 53 - 1   -- the largest "to" the gateway takes
 
@@ -131,7 +182,7 @@ describe("the otskit gateway in nginx", function()
   end)
 
   it("pages merged from 16 buckets equal the sorted series, in both orders", function()
-    admin("faults?rate=0")
+    faults("")
     for _, id in ipairs { "dev-1", "dev-2" } do
       for _ = 1, 4 do
         local pts = {}
@@ -195,23 +246,30 @@ describe("the otskit gateway in nginx", function()
   it("absorbs 20 % injected OTSServerBusy on reads and writes by retrying", function()
     admin("budget?capacity=1000000")
     admin("reset")
-    admin("faults?rate=0.2&code=OTSServerBusy")
+    local failed0 = faults("rate=0.2,code=OTSServerBusy").counters.failed
     local pts = {}
     for j = 1, 300 do pts[j] = { ts = 1800000000000 + j * 7, v = j } end
     write("dev-3", pts)
     local got = read_all("dev-3", "&order=asc", 50)
     same_rows(expect("dev-3", 0, TOP, "asc"), got, "dev-3 under faults")
+    for _ = 1, 10 do
+      local st, doc = post("/counters/c-faults", "")
+      assert.equal(200, st, json.encode(doc))
+    end
+    local st, doc = get("/counters/c-faults")
+    assert.equal(200, st)
+    assert.equal(10, doc.n)
+    local injected = faults("").counters.failed - failed0
     local s = stats()
-    local retries = 0
-    for k, v in pairs(s.counters) do if k:match("^retries:") then retries = retries + v end end
-    assert.is_true(retries > 0, "no retries under 20 % faults")
-    assert.is_true(s.counters.write_attempts >= 2)
+    assert.is_true(injected > 0, "serve injected no fault")
+    -- every injected failure was retried (and nothing else was)
+    assert.equal(injected, retries_of(s))
+    assert.equal(s.counters.calls + injected, s.counters.attempts)
     assert.is_nil(s.counters.failed)
-    admin("faults?rate=0")
   end)
 
   it("shares one retry budget between workers; exhausted, it answers 503", function()
-    admin("faults?rate=1&code=OTSServerBusy")
+    faults("rate=1,code=OTSServerBusy")
     admin("budget?capacity=50")    -- a retry costs 5: 10 retries for everyone
     admin("reset")
     local pids, n503 = {}, 0
@@ -228,56 +286,31 @@ describe("the otskit gateway in nginx", function()
     for _ in pairs(pids) do workers = workers + 1 end
     assert.is_true(workers >= 2, "one worker served every request")
     local s = stats()
-    local retries = 0
-    for k, v in pairs(s.counters) do if k:match("^retries:") then retries = retries + v end end
     -- one budget: 10 retries in all (per-worker budgets would allow 20)
-    assert.equal(10, retries)
+    assert.equal(10, retries_of(s))
     assert.equal(0, s.budget)
-    admin("faults?rate=0")
+    assert.equal(n503, s.counters.budget_refused)
+    faults("")
     admin("budget?capacity=500")
     local status = get("/series/dev-1?limit=5")
     assert.equal(200, status)
   end)
 
   it("serves /events through otskit.patterns.timeseries: pages newest first, exact", function()
-    admin("faults?rate=0")
-    local evs, all = {}, {}
+    faults("")
+    local evs = {}
     for j = 1, 400 do
       local e = { ts = 1600000000000 + r.int(0, 300), id = "d" .. r.int(1, 9), v = r.int(-1000, 1000) }
       evs[#evs + 1] = e
-      all[e.ts .. "/" .. e.id] = e    -- (ts, id) is the key: the last write wins
+      events_all[e.ts .. "/" .. e.id] = e    -- (ts, id) is the key: the last write wins
       if #evs == 200 then
         local status, doc = post("/events", { events = evs })
         assert.equal(200, status, json.encode(doc))
         evs = {}
       end
     end
-    local function want(from, to)
-      local t = {}
-      for _, e in pairs(all) do
-        if (not from or e.ts >= from) and (not to or e.ts < to) then t[#t + 1] = e end
-      end
-      table.sort(t, function(a, b)
-        if a.ts ~= b.ts then return a.ts > b.ts end
-        return a.id > b.id
-      end)
-      return t
-    end
     for _, c in ipairs { { nil, nil, 33 }, { 1600000000100, 1600000000200, 10 }, { nil, 1600000000050, 500 } } do
-      local q = (c[1] and ("&from=" .. c[1]) or "") .. (c[2] and ("&to=" .. c[2]) or "")
-      local got, cursor, pages = {}, nil, 0
-      repeat
-        local status, doc = get(("/events?limit=%d%s%s"):format(c[3], q, cursor and ("&cursor=" .. cursor) or ""))
-        assert.equal(200, status, json.encode(doc))
-        for _, row in ipairs(doc.rows) do got[#got + 1] = row end
-        cursor, pages = doc.cursor, pages + 1
-      until cursor == nil or pages > 1000
-      local w = want(c[1], c[2])
-      assert.equal(#w, #got)
-      for i = 1, #w do
-        assert.is_true(w[i].ts == got[i].ts and w[i].id == got[i].id and w[i].v == got[i].v,
-          ("row %d: %s, want %s"):format(i, json.encode(got[i]), json.encode(w[i])))
-      end
+      check_events(c[1], c[2], c[3])
     end
     local _, doc = get("/events?limit=5")
     local _, sdoc = get("/series/dev-1?limit=5")
@@ -300,8 +333,42 @@ describe("the otskit gateway in nginx", function()
     end
   end)
 
-  it("lands concurrent writes from both workers (SQLite locks retried)", function()
-    admin("faults?rate=0")
+  it("reads exactly through pages with 0 rows and a next key (serve: empty=0.5)", function()
+    admin("reset")
+    local before = faults("empty=0.5").counters.empty
+    finally(function() faults("") end)
+    -- /series: both orders, page sizes that split the buckets unevenly,
+    -- every cursor followed (each page a fresh merge over 16 buckets)
+    for _, case in ipairs {
+      { "dev-1", 0, TOP, "desc", 37 }, { "dev-1", 0, TOP, "asc", 16 },
+      { "dev-2", 1700000001000, 1700000003000, "desc", 7 }, { "dev-2", 0, TOP, "asc", 1000 },
+    } do
+      local id, from, to, order, limit = case[1], case[2], case[3], case[4], case[5]
+      local got = read_all(id, ("&from=%d&to=%d&order=%s"):format(from, to, order), limit)
+      same_rows(expect(id, from, to, order), got, ("empty pages: %s %s limit %d"):format(id, order, limit))
+    end
+    -- a cursor's page again, under empty pages: the same rows
+    local _, _, cursors = read_all("dev-1", "", 25)
+    local want = expect("dev-1", 0, TOP, "desc")
+    for i, c in ipairs(cursors) do
+      local status, doc = get("/series/dev-1?limit=25&cursor=" .. c)
+      assert.equal(200, status)
+      assert.equal(want[i * 25 + 1].ts, doc.rows[1].ts)
+    end
+    -- /events: the timeseries pattern's pager through the client
+    for _, c in ipairs { { nil, nil, 33 }, { 1600000000100, 1600000000200, 10 }, { nil, nil, 500 } } do
+      check_events(c[1], c[2], c[3])
+    end
+    local f = faults("empty=0.5")
+    assert.is_true(f.counters.empty - before > 50, "serve emptied only " .. (f.counters.empty - before) .. " pages")
+    -- empty pages are answers, not failures: nothing was retried
+    local s = stats()
+    assert.equal(0, retries_of(s))
+    assert.is_nil(s.counters.failed)
+  end)
+
+  it("lands concurrent writes from both workers", function()
+    faults("")
     admin("reset")
     -- 6 clients at once, 10 batches of 100 points each, to 6 series
     local dir = os.tmpname()
@@ -340,8 +407,8 @@ describe("the otskit gateway in nginx", function()
     end
   end)
 
-  it("counts with both workers on one store file: no increment lost (INCREMENT and optimistic lock)", function()
-    admin("faults?rate=0")
+  it("counts with both workers: no increment lost (INCREMENT and optimistic lock)", function()
+    faults("")
     local dir = os.tmpname()
     os.remove(dir)
     assert(os.execute("mkdir -p " .. dir))
@@ -395,10 +462,13 @@ describe("the otskit gateway in nginx", function()
     assert.equal(400, hst)
     assert.matches("^application/json", hh["content-type"])
     assert.equal("RequestHeaderTooLarge", json.decode(table.concat(out)).code)
-    st, doc = req("POST", "/_admin/faults?rate=0.5&code=NoSuchCode", "")
-    assert.equal(400, st)
-    assert.equal("BadRequest", doc.code)
-    -- and the gateway still serves (the unknown code was not installed)
+    for _, bad in ipairs { "-1", "1.5", "x", "1e12" } do
+      st, doc = req("POST", "/_admin/budget?capacity=" .. bad, "")
+      assert.equal(400, st, bad)
+      assert.equal("BadRequest", doc.code)
+    end
+    -- and the gateway still serves (the budget was not changed)
+    assert.equal(500, stats().budget)
     st = get("/series/dev-1?limit=1")
     assert.equal(200, st)
   end)
@@ -458,7 +528,7 @@ describe("the otskit gateway in nginx", function()
       { "POST", "/series/dev-1", 400, '{"points":{"ts":1}}' },
       { "POST", "/series/dev-1", 400, '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[' },
       { "POST", "/series/dev-1", 413, big },
-      { "GET", "/_bucket?b=1", 404 },
+      { "GET", "/_otskit?api=ListTable", 404 },   -- the client's internal location
     }
     for _, c in ipairs(cases) do
       local status, body = req(c[1], c[2], c[4])
@@ -470,20 +540,22 @@ describe("the otskit gateway in nginx", function()
     end
   end)
 
-  it("left no Lua error (nor a crash) in error.log", function()
-    local f = assert(io.open(PREFIX .. "/logs/error.log"))
+  it("left no Lua error (nor a crash) in error.log, the gateway's or serve's", function()
     local bad = {}
-    for line in f:lines() do
-      -- nginx logs refused requests ("too large body") at [error]: only
-      -- Lua errors, crashes and worse count
-      if (line:match("%[error%]") and line:lower():match("lua")) or line:match("%[crit%]")
-         or line:match("%[alert%]") or line:match("%[emerg%]") or line:match("stack traceback")
-         or line:match("runtime error") or line:match("exited on signal")
-         or line:match("Sanitizer") then
-        bad[#bad + 1] = line
+    for _, log in ipairs { "/logs/error.log", "/serve/logs/error.log" } do
+      local f = assert(io.open(PREFIX .. log))
+      for line in f:lines() do
+        -- nginx logs refused requests ("too large body") at [error]: only
+        -- Lua errors, crashes and worse count
+        if (line:match("%[error%]") and line:lower():match("lua")) or line:match("%[crit%]")
+           or line:match("%[alert%]") or line:match("%[emerg%]") or line:match("stack traceback")
+           or line:match("runtime error") or line:match("exited on signal")
+           or line:match("Sanitizer") then
+          bad[#bad + 1] = line
+        end
       end
+      f:close()
     end
-    f:close()
     assert.equal(0, #bad, table.concat(bad, "\n"))
   end)
 end)

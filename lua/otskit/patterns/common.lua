@@ -247,8 +247,13 @@ function common.range_read(acc, r)
   local key, merge = require "otskit.key", require "otskit.merge"
   local pack, unpack_ = key.pack, key.unpack
   local keycols, backward = r.keycols, r.direction == "BACKWARD"
+  -- A resume just after the cursor's row reads from that row and drops
+  -- it. Until a page with rows comes back, the row is still ahead: a page
+  -- with no rows and a next key (the service may end a page early) can
+  -- point right at it, so the drop stays pending for the continuation.
+  local pending = {}
   local function fetch(src, after, want)
-    local start, drop
+    local start
     if after == nil then
       start = r.start(src)
     elseif after.resume then
@@ -258,16 +263,19 @@ function common.range_read(acc, r)
       if start == nil then
         start = r.start(src)
       elseif not after.inclusive then
-        drop = after.key; want = want + 1
+        pending[src] = after.key
       end
     else
       start = after
     end
+    local drop = pending[src]
+    if drop then want = want + 1 end
     local req = { table = r.table_of(src), start = start, stop = r.stop(src),
                   direction = r.direction, limit = want, columns = r.columns }
     local page, msg, code = acc:call("GetRange", function() return r.get_range(req, src) end)
     if not page then return nil, msg, code end
     local rows = page.rows or {}
+    if #rows > 0 then pending[src] = nil end
     acc.stats.rows_read = acc.stats.rows_read + #rows
     local out = {}
     for _, row in ipairs(rows) do
