@@ -1,15 +1,17 @@
 #!/bin/sh
 # bench/openresty.sh -- the gateway example under load in Debian's nginx
-# (2 workers, 127.0.0.1 only), writing a markdown section to
+# (2 workers, 127.0.0.1 only) in front of its own `otskit serve` (one
+# worker, in memory), writing a markdown section to
 # bench/RESULTS.openresty.md (for the lead to merge into RESULTS.md):
-#   1. fan-out latency: 16 buckets x 20 ms injected latency per bucket read;
-#      series page (parallel, ngx.thread.spawn) vs sequential vs one bucket
+#   1. fan-out latency: 16 buckets x 20 ms latency serve adds to every
+#      GetRange; series page (parallel: the client's capture_multi) vs
+#      sequential vs one bucket
 #   2. wrk, WRK_SECONDS (30) at WRK_CONN (16) connections: req/s, p99, errors
 #   3. the same with 5 % injected OTSServerBusy: client-visible errors and the
 #      measured retry amplification against the shared budget
 #   4. inside OpenResty's LuaJIT: md5 hash prefix, otskit (FFI and C API
 #      paths) vs ngx.md5(v):sub(1, 4) .. v
-# nginx is always stopped and the prefix removed (trap).
+# nginx and serve are always stopped and the prefix removed (trap).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -24,9 +26,11 @@ cleanup() { sh examples/openresty/run.sh stop "$prefix"; rm -rf "$prefix" "$tmp"
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 make -s build >/dev/null || exit 1
-port=$(OTSKIT_BUILD="$B" sh examples/openresty/run.sh start "$prefix" "" 2) || exit 1
+port=$(env -u OTSKIT_ENDPOINT OTSKIT_BUILD="$B" sh examples/openresty/run.sh start "$prefix" "" 2) || exit 1
 u="http://127.0.0.1:$port"
+serve=$(cat "$prefix/serve.url")
 adm() { curl -sf -X POST "$u/_admin/$1" >/dev/null || { echo "bench: admin $1 failed" >&2; exit 1; }; }
+faults() { curl -sf -X PUT --data-binary "$1" "$serve/_otskit/faults" >/dev/null || { echo "bench: faults $1 failed" >&2; exit 1; }; }
 stat() { # a counter (or "budget", or "retries": the sum over workers) from /_admin/stats
   curl -sf "$u/_admin/stats" | K="$1" luajit -e '
     local j = require("cjson.safe").decode(io.read("*a"))
@@ -67,13 +71,13 @@ lat() {
 }
 
 echo "bench: fan-out latency" >&2
-adm "faults?rate=0&latency=0.02"
+faults "latency=20,apis=GetRange"
 adm "budget?capacity=500"
 one=$(lat "$u/_admin/bucket?id=bench&b=3&limit=100")
 par=$(lat "$u/series/bench?limit=100")
 seq=$(lat "$u/series/bench?limit=100&fanout=sequential")
 ev=$(lat "$u/events?limit=100")
-adm "faults?rate=0&latency=0"
+faults ""
 one_m=${one% *}; par_m=${par% *}; seq_m=${seq% *}
 
 wrk_run() { # $1: label -> fills WRK_* from wrk output
@@ -95,11 +99,11 @@ rps1=$RPS; p50_1=$P50; p99_1=$P99; reqs1=$REQS; err1=$((NON2XX + SOCK))
 echo "bench: wrk ${SECS}s, $CONN connections, 5 % OTSServerBusy" >&2
 adm "budget?capacity=500"
 adm reset
-adm "faults?rate=0.05&code=OTSServerBusy"
+faults "rate=0.05,code=OTSServerBusy,apis=GetRange"
 wrk_run faults
-adm "faults?rate=0"
+faults ""
 rps2=$RPS; p50_2=$P50; p99_2=$P99; reqs2=$REQS; err2=$((NON2XX + SOCK))
-reads=$(stat reads); attempts=$(stat attempts); retries=$(stat retries)
+reads=$(stat calls); attempts=$(stat attempts); retries=$(stat retries)
 failed=$(stat failed); refused=$(stat budget_refused); left=$(stat budget)
 
 echo "bench: md5 hash prefix inside the worker" >&2
@@ -120,14 +124,14 @@ amp=$(awk -v a="$attempts" -v r="$reads" 'BEGIN { if (r > 0) printf "%.4f", a / 
   echo "## openresty"
   echo
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) vCPU shared with other jobs; $(nginx -v 2>&1 | sed 's/.*: //'), lua-nginx-module $(dpkg-query -W -f='${Version}' libnginx-mod-http-lua), LuaJIT $(dpkg-query -W -f='${Version}' luajit2)"
-  echo "- gateway: examples/openresty, 2 workers, 127.0.0.1; series of 16000 points in 16 buckets; page = 100 newest rows"
+  echo "- gateway: examples/openresty, 2 workers, 127.0.0.1, otskit.client (transport nginx) to otskit serve (1 worker, in memory); series of 16000 points in 16 buckets; page = 100 newest rows"
   echo
-  echo "### fan-out: 16 buckets × 20 ms injected latency per bucket read (median / p90 of $LAT_N requests, ms)"
+  echo "### fan-out: 16 buckets × 20 ms serve adds to every GetRange (median / p90 of $LAT_N requests, ms)"
   echo
   echo "| request | median ms | p90 ms | × one bucket read | × the 20 ms injected |"
   echo "|---|---|---|---|---|"
-  awk -v p="$one_m" -v p9="${one#* }" 'BEGIN { printf "| one bucket read (subrequest + retry wrapper) | %s | %s | 1.00× | %.2f× |\n", p, p9, p / 20 }'
-  awk -v p="$par_m" -v p9="${par#* }" -v o="$one_m" 'BEGIN { printf "| GET /series page, parallel (ngx.thread.spawn + capture) | %s | %s | %.2f× | %.2f× |\n", p, p9, p / o, p / 20 }'
+  awk -v p="$one_m" -v p9="${one#* }" 'BEGIN { printf "| one bucket read (GET /_admin/bucket: one GetRange through the client) | %s | %s | 1.00× | %.2f× |\n", p, p9, p / 20 }'
+  awk -v p="$par_m" -v p9="${par#* }" -v o="$one_m" 'BEGIN { printf "| GET /series page, parallel (merge.read with the client: one capture_multi) | %s | %s | %.2f× | %.2f× |\n", p, p9, p / o, p / 20 }'
   awk -v p="$seq_m" -v p9="${seq#* }" -v o="$one_m" 'BEGIN { printf "| GET /series page, sequential (fanout=sequential) | %s | %s | %.2f× | %.2f× |\n", p, p9, p / o, p / 20 }'
   awk -v p="${ev% *}" -v p9="${ev#* }" -v o="$one_m" 'BEGIN { printf "| GET /events page (timeseries pattern, 1600 events, parallel) | %s | %s | %.2f× | %.2f× |\n", p, p9, p / o, p / 20 }'
   echo
@@ -136,9 +140,9 @@ amp=$(awk -v a="$attempts" -v r="$reads" 'BEGIN { if (r > 0) printf "%.4f", a / 
   echo "| run | requests | req/s | p50 | p99 | client-visible errors |"
   echo "|---|---|---|---|---|---|"
   echo "| no faults | $reqs1 | $rps1 | $p50_1 | $p99_1 | $err1 |"
-  echo "| 5 % OTSServerBusy on bucket reads | $reqs2 | $rps2 | $p50_2 | $p99_2 | $err2 |"
+  echo "| 5 % OTSServerBusy on GetRange | $reqs2 | $rps2 | $p50_2 | $p99_2 | $err2 |"
   echo
-  echo "Under 5 % faults: $reads bucket reads, $attempts attempts (retry amplification $amp; $retries retries), $failed failed reads, $refused refused by the budget; the shared budget (500 tokens, a retry costs 5, a success refunds 1) ended at $left tokens. The budget permits sustained retries up to 1/5 of successes (amplification 1.2): measured $amp."
+  echo "Under 5 % faults: $reads client calls, $attempts attempts (retry amplification $amp; $retries retries), $failed failed requests, $refused refused by the budget; the shared budget (500 tokens, a retry costs 5, a success refunds 1) ended at $left tokens. The budget permits sustained retries up to 1/5 of successes (amplification 1.2): measured $amp."
   echo
   echo "### md5 hash prefix inside OpenResty's LuaJIT (ns per key, median of 7 × 200000; outputs checked equal)"
   echo

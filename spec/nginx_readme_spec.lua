@@ -1,8 +1,11 @@
 -- README "### Your own nginx.conf": nginx started with that very config
--- block (its paths moved into a temporary directory, a free port) serves
--- the gateway; the same config without a lua_shared_dict refuses to
--- start, naming the directive. nginx is always stopped. Nothing here runs
--- under make check's ASan preload (curl hangs under it).
+-- block (its paths moved into a temporary directory, a free port, the
+-- service's address to an `otskit serve` started here) serves the
+-- gateway; the same config without a lua_shared_dict, or started without
+-- the keys in its environment, refuses to start, naming what is missing.
+-- nginx and serve are always stopped. Nothing here runs under make
+-- check's ASan preload (curl hangs under it).
+local serve = require "support.serve"
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
   local out = p:read("*a")
@@ -37,14 +40,18 @@ local ROOT = os.getenv("EUID") == "0" or select(1, sh("id -u")):match("^0") ~= n
 local BUILD = "build"
 
 describe("README nginx.conf", function()
-  local dir, conf_text, port
+  local dir, conf_text, port, srv
+  -- the service's keys, as the README exports them
+  local KEYS = "OTSKIT_ACCESS_KEY_ID=otskit OTSKIT_ACCESS_KEY_SECRET=otskit-secret"
 
   setup(function()
+    -- the README's service (instance and keys of otskit serve's defaults)
+    srv = assert(serve.start { instance = "otskit", access_key_id = "otskit", access_key_secret = "otskit-secret" })
     local out = sh("mktemp -d /tmp/otskit-nginx-readme.XXXXXX")
     dir = out:match("^(%S+)")
     assert(sh("chmod 755 " .. dir))
     -- where the README puts things, moved under dir
-    for _, d in ipairs { "usr/share/lua/5.1", "usr/lib/lua/5.1/otskit", "srv/otskit", "var/lib/otskit", "logs" } do
+    for _, d in ipairs { "usr/share/lua/5.1", "usr/lib/lua/5.1/otskit", "srv/otskit", "logs" } do
       assert(select(2, sh("mkdir -p " .. dir .. "/" .. d)) == 0)
     end
     -- `make install`'s LuaJIT half and the gateway's code, world-readable
@@ -54,11 +61,11 @@ describe("README nginx.conf", function()
       ("cp -R examples/openresty/gateway %s/srv/otskit/"):format(dir),
       ("chmod -R a+rX %s"):format(dir),
       -- the tables, before nginx starts (examples/openresty/setup.lua)
-      ("env -u LD_PRELOAD LUA_PATH='%s/usr/share/lua/5.1/?.lua;%s/usr/share/lua/5.1/?/init.lua;;' "
-        .. "LUA_CPATH='%s/usr/lib/lua/5.1/?.so;;' luajit examples/openresty/setup.lua %s/var/lib/otskit/gateway.db")
-        :format(dir, dir, dir, dir),
+      ("env -u LD_PRELOAD OTSKIT_ENDPOINT=%s OTSKIT_INSTANCE=otskit %s "
+        .. "LUA_PATH='%s/srv/otskit/?.lua;%s/usr/share/lua/5.1/?.lua;%s/usr/share/lua/5.1/?/init.lua;;' "
+        .. "LUA_CPATH='%s/usr/lib/lua/5.1/?.so;;' luajit examples/openresty/setup.lua")
+        :format(srv.url, KEYS, dir, dir, dir, dir),
     }
-    if ROOT then cmds[#cmds + 1] = ("chown -R www-data:www-data %s/var/lib/otskit"):format(dir) end
     for _, c in ipairs(cmds) do
       local o, rc = sh(c)
       assert(rc == 0, c .. ": " .. o)
@@ -67,16 +74,16 @@ describe("README nginx.conf", function()
     conf_text = readme_conf()
       :gsub(plain("/usr/local/"), dir .. "/usr/")
       :gsub(plain("/srv/otskit/"), dir .. "/srv/otskit/")
-      :gsub(plain("/var/lib/otskit/"), dir .. "/var/lib/otskit/")
       :gsub(plain("listen 127.0.0.1:8080;"), "listen 127.0.0.1:" .. port .. ";")
+      :gsub(plain("127.0.0.1:8800"), "127.0.0.1:" .. srv.port)
       :gsub("http {\n", "http {\n  access_log off;\n", 1)
     if not ROOT then conf_text = conf_text:gsub("\nuser [^\n]*;", "\n") end
   end)
 
-  local function nginx(conf, args)
+  local function nginx(conf, args, env)
     write(dir .. "/nginx.conf", conf)
-    return sh(("env -u LD_PRELOAD nginx -p %s/ -c %s/nginx.conf -g 'pid %s/logs/nginx.pid; error_log %s/logs/error.log warn; %s'")
-      :format(dir, dir, dir, dir, args or "daemon on;"))
+    return sh(("env -u LD_PRELOAD -u OTSKIT_ACCESS_KEY_ID -u OTSKIT_ACCESS_KEY_SECRET %s nginx -p %s/ -c %s/nginx.conf -g 'pid %s/logs/nginx.pid; error_log %s/logs/error.log warn; %s'")
+      :format(env or KEYS, dir, dir, dir, dir, args or "daemon on;"))
   end
 
   local function stop()
@@ -97,6 +104,7 @@ describe("README nginx.conf", function()
       stop()
       sh("rm -rf " .. dir)
     end
+    if srv then srv.stop() end
   end)
 
   local function curl(args)
@@ -134,7 +142,7 @@ describe("README nginx.conf", function()
     status, body = curl(base .. "/series/nobody")
     assert.are.equal(200, status, body)
     assert.matches('"rows":[]', body, 1, true)
-    -- /events: the timeseries pattern over the internal /_range location
+    -- /events: the timeseries pattern with the client as its store
     status, body = curl("-X POST -d '{\"events\":[{\"ts\":5,\"id\":\"a\",\"v\":1},{\"ts\":6,\"id\":\"b\",\"v\":2}]}' " .. base .. "/events")
     assert.are.equal(200, status, body)
     status, body = curl(base .. "/events")
@@ -146,8 +154,21 @@ describe("README nginx.conf", function()
     write(dir .. "/nested.json", ("["):rep(5000))
     status, body = curl("-X POST --data-binary @" .. dir .. "/nested.json " .. base .. "/series/dev-1")
     assert.are.equal(400, status, body)
-    -- the internal locations are not reachable from outside
-    status = curl(base .. "/_bucket?b=0")
+    -- counters and blobs through the client
+    status, body = curl("-X POST '" .. base .. "/counters/c1?by=5'")
+    assert.are.equal(200, status, body)
+    assert.matches('"n":5', body, 1, true)
+    status, body = curl("-X POST -d 'hello' " .. base .. "/blobs/b1")
+    assert.are.equal(200, status, body)
+    status, body = curl(base .. "/blobs/b1")
+    assert.are.equal(200, status, body)
+    assert.are.equal("hello", body)
+    -- the data is on the service: another client reads the point written
+    local page = assert(serve.client(srv, { instance = "otskit", access_key_id = "otskit",
+      access_key_secret = "otskit-secret" }):get_row { table = "series", primary_key = { 2, "dev-1", 1700000000002 } })
+    assert.are.equal("up", page.row.columns.v)
+    -- the client's internal location is not reachable from outside
+    status = curl("'" .. base .. "/_otskit?api=ListTable'")
     assert.are.equal(404, status)
     stop()
     local f = assert(io.open(dir .. "/logs/error.log", "rb"))
@@ -163,13 +184,28 @@ describe("README nginx.conf", function()
       assert(conf_text:find(line, 1, true), "the README config has " .. line)
       local without = conf_text:gsub(plain(line), "", 1)
       os.remove(dir .. "/logs/error.log")
-      local out, rc = nginx(without, "daemon off;")   -- would stay in the foreground if it started
+      local out, rc = nginx(without, "daemon off;", "")   -- would stay in the foreground if it started
       assert.are_not.equal(0, rc, out)
       local f = assert(io.open(dir .. "/logs/error.log", "rb"))
       local log = f:read("*a")
       f:close()
       assert.matches("init_by_lua error: otskit gateway: nginx.conf has no shared dict " .. d[1]
         .. ": add `lua_shared_dict " .. d[1] .. " " .. d[2] .. ";` to its http block", log, 1, true)
+    end
+  end)
+
+  it("started without the keys in its environment, nginx refuses to start, naming them", function()
+    for _, case in ipairs {
+      { "", "access_key_id is required (or the environment variable OTSKIT_ACCESS_KEY_ID, passed on by nginx.conf's `env OTSKIT_ACCESS_KEY_ID;`)" },
+      { "OTSKIT_ACCESS_KEY_ID=otskit", "access_key_secret is required (or the environment variable OTSKIT_ACCESS_KEY_SECRET" },
+    } do
+      os.remove(dir .. "/logs/error.log")
+      local out, rc = nginx(conf_text, "daemon off;", case[1])
+      assert.are_not.equal(0, rc, out)
+      local f = assert(io.open(dir .. "/logs/error.log", "rb"))
+      local log = f:read("*a")
+      f:close()
+      assert.matches("init_by_lua error: otskit gateway: init: " .. case[2], log, 1, true)
     end
   end)
 end)

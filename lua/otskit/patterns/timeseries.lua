@@ -29,8 +29,8 @@
 -- get_range (optional): function(req, bucket) -> page | nil, msg, code,
 -- how one page of one bucket is read; req is a db:get_range request and
 -- page its response ({ rows, next_start_primary_key }). The default calls
--- store:get_range(req). Swap it to read buckets another way (the
--- OpenResty gateway issues nginx subrequests). req.start / req.stop are
+-- store:get_range(req). Swap it to read buckets another way (a cache,
+-- another transport). req.start / req.stop are
 -- {bucket, ts, id} lists whose ts / id may be store.INF_MIN / INF_MAX;
 -- the page's next_start_primary_key comes back unchanged as the next
 -- req.start of that bucket (any form your reader understands); rows need
