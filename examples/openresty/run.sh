@@ -13,8 +13,10 @@
 # created (setup.lua) before nginx starts.
 # OTSKIT_BUILD picks the build (default build/, relative to the repo).
 set -eu
-# make check preloads ASan for an ASan build of core.so: nginx and the
-# setup script load that core.so and need it; curl hangs under it
+# make check preloads ASan for an ASan build of core.so: the gateway's
+# nginx loads that core.so and needs it; curl hangs under it, and otskit
+# serve and setup.lua (the service, not the code under test) run the plain
+# build without it
 preload=${LD_PRELOAD:-}
 unset LD_PRELOAD
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,6 +59,7 @@ start)
   [ -n "$port" ] || port=$(free_port)
   build=${OTSKIT_BUILD:-build}
   case $build in /*) ;; *) build=$root/$build ;; esac
+  plain=$build; [ -z "$preload" ] || plain=$root/build
   mkdir -p "$prefix/conf" "$prefix/logs"
   # anything failing from here on leaves nothing running
   trap 'st=$?; [ $st -eq 0 ] || stop_all; exit $st' EXIT
@@ -65,7 +68,7 @@ start)
     OTSKIT_INSTANCE=otskit OTSKIT_ACCESS_KEY_ID=otskit
     OTSKIT_ACCESS_KEY_SECRET=$(luajit -e 'local f = io.open("/dev/urandom", "rb"); print((f:read(18):gsub(".", function(c) return ("%02x"):format(c:byte()) end)))')
     OTSKIT_ENDPOINT=http://127.0.0.1:$sport
-    OTSKIT_BUILD="$build" "$root/bin/otskit" serve --listen "127.0.0.1:$sport" --prefix "$prefix/serve" \
+    OTSKIT_BUILD="$plain" "$root/bin/otskit" serve --listen "127.0.0.1:$sport" --prefix "$prefix/serve" \
       --instance "$OTSKIT_INSTANCE" --access-key-id "$OTSKIT_ACCESS_KEY_ID" \
       --access-key-secret "$OTSKIT_ACCESS_KEY_SECRET" </dev/null >"$prefix/logs/serve.log" 2>&1 &
     echo $! > "$prefix/serve.pid"
@@ -117,7 +120,7 @@ start)
       -e "s|@INSTANCE@|$OTSKIT_INSTANCE|g" -e "s|@UPSTREAM@|$hostport|g" -e "s|@HOST@|$host|g" \
       -e "s|@SCHEME@|$scheme|g" -e "s|^@SSL@\$|$ssl|" \
       "$here/nginx.conf.in" > "$prefix/conf/nginx.conf"
-  LD_PRELOAD="$preload" LUA_PATH="$root/lua/?.lua;$root/lua/?/init.lua;$here/?.lua;;" LUA_CPATH="$build/jit/?.so;;" \
+  LUA_PATH="$root/lua/?.lua;$root/lua/?/init.lua;$here/?.lua;;" LUA_CPATH="$plain/jit/?.so;;" \
     luajit "$here/setup.lua"
   LD_PRELOAD="$preload" nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon on;" >"$prefix/logs/start.log" 2>&1 || {
     cat "$prefix/logs/start.log" "$prefix/logs/error.log" >&2 2>/dev/null; exit 1; }

@@ -31,6 +31,10 @@ local function urandom(n)
   return s
 end
 
+-- The shared dicts the gateway needs: without one, nginx must refuse to
+-- start (naming the directive), not answer every request with a 500.
+app.SHARED_DICTS = { { "otskit_budget", "1m" }, { "otskit_gw", "4m" } }
+
 --- init{ endpoint, instance, access_key_id, access_key_secret, location,
 -- buckets } (init_by_lua): the service, settings and the cursor secret.
 -- The secret is drawn here, before the fork, because a cursor one worker
@@ -40,10 +44,6 @@ end
 -- `env OTSKIT_ACCESS_KEY_ID; env OTSKIT_ACCESS_KEY_SECRET;` (nginx clears
 -- every other variable). location: the internal location that
 -- proxy_passes to the service (default /_otskit).
--- The shared dicts the gateway needs: without one, nginx must refuse to
--- start (naming the directive), not answer every request with a 500.
-app.SHARED_DICTS = { { "otskit_budget", "1m" }, { "otskit_gw", "4m" } }
-
 function app.init(opts)
   for _, d in ipairs(app.SHARED_DICTS) do
     if not ngx.shared[d[1]] then
@@ -69,6 +69,12 @@ function app.init(opts)
   end
   cfg.location = opts.location
   cfg.buckets = opts.buckets or cfg.buckets
+  local nb = cfg.buckets
+  if type(nb) ~= "number" or nb ~= math.floor(nb) or nb < 1 or nb > 1024 then
+    error("otskit gateway: init: buckets must be an integer 1..1024", 0)
+  end
+  local ok, err = gwdb.check(cfg)
+  if not ok then error("otskit gateway: init: " .. err, 0) end
   cfg.secret = urandom(32)
   -- load the modules before the fork (shared pages, errors at startup)
   require "otskit.key"

@@ -41,11 +41,23 @@ local shared_budget = {
   type = function() return "bucket" end,
 }
 
---- open(cfg) (init_worker): this worker's client.
-function db.open(cfg)
-  conn = client.new { endpoint = cfg.endpoint, instance = cfg.instance,
+local function new_client(cfg)
+  return client.new { endpoint = cfg.endpoint, instance = cfg.instance,
     access_key_id = cfg.access_key_id, access_key_secret = cfg.access_key_secret,
     transport = "nginx", location = cfg.location, retry = db.RETRY, budget = shared_budget }
+end
+
+--- check(cfg) -> true | nil, message: the client options, checked in the
+-- master (init), so a bad one stops nginx at start-up.
+function db.check(cfg)
+  local ok, err = pcall(new_client, cfg)
+  if not ok then return nil, tostring(err) end
+  return true
+end
+
+--- open(cfg) (init_worker): this worker's client.
+function db.open(cfg)
+  conn = new_client(cfg)
   return conn
 end
 
