@@ -59,24 +59,37 @@ luajit -e '
   printf '%s' "$body" | curl -sf -X POST --data-binary @- "$u/events" >/dev/null || { echo "bench: seeding events failed" >&2; exit 1; }
 done
 
-# median and p90 of curl's time_total (ms) over LAT_N requests
+# median and p90 of curl's time_total (ms) over LAT_N requests to each of
+# the URLs, taken in turn (one of each per round), so a change of the
+# machine's load mid-run weighs on every URL alike; "median p90" per URL,
+# one line each
 lat() {
-  i=0; : > "$tmp"
+  : > "$tmp"
+  i=0
   while [ $i -lt "$LAT_N" ]; do
-    curl -s -o /dev/null -w '%{http_code} %{time_total}\n' "$1" >> "$tmp"; i=$((i + 1))
+    j=0
+    for url in "$@"; do
+      j=$((j + 1))
+      curl -s -o /dev/null -w "$j %{http_code} %{time_total}\n" "$url" >> "$tmp"
+    done
+    i=$((i + 1))
   done
-  bad=$(awk '$1 != 200' "$tmp" | wc -l)
-  [ "$bad" -eq 0 ] || { echo "bench: $bad non-200 answers from $1" >&2; exit 1; }
-  awk '{print $2 * 1000}' "$tmp" | sort -n | awk '{a[NR]=$1} END {printf "%.1f %.1f\n", a[int((NR+1)/2)], a[int(NR*0.9+0.5)]}'
+  bad=$(awk '$2 != 200' "$tmp" | wc -l)
+  [ "$bad" -eq 0 ] || { echo "bench: $bad non-200 answers" >&2; exit 1; }
+  j=0
+  for url in "$@"; do
+    j=$((j + 1))
+    awk -v j=$j '$1 == j {print $3 * 1000}' "$tmp" | sort -n | awk '{a[NR]=$1} END {printf "%.1f %.1f\n", a[int((NR+1)/2)], a[int(NR*0.9+0.5)]}'
+  done
 }
 
 echo "bench: fan-out latency" >&2
 faults "latency=20,apis=GetRange"
 adm "budget?capacity=500"
-one=$(lat "$u/_admin/bucket?id=bench&b=3&limit=100")
-par=$(lat "$u/series/bench?limit=100")
-seq=$(lat "$u/series/bench?limit=100&fanout=sequential")
-ev=$(lat "$u/events?limit=100")
+lat "$u/_admin/bucket?id=bench&b=3&limit=100" "$u/series/bench?limit=100" \
+    "$u/series/bench?limit=100&fanout=sequential" "$u/events?limit=100" > "$tmp.lat" || exit 1
+one=$(sed -n 1p "$tmp.lat"); par=$(sed -n 2p "$tmp.lat"); seq=$(sed -n 3p "$tmp.lat"); ev=$(sed -n 4p "$tmp.lat")
+rm -f "$tmp.lat"
 faults ""
 one_m=${one% *}; par_m=${par% *}; seq_m=${seq% *}
 
@@ -126,7 +139,7 @@ amp=$(awk -v a="$attempts" -v r="$reads" 'BEGIN { if (r > 0) printf "%.4f", a / 
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) vCPU shared with other jobs; $(nginx -v 2>&1 | sed 's/.*: //'), lua-nginx-module $(dpkg-query -W -f='${Version}' libnginx-mod-http-lua), LuaJIT $(dpkg-query -W -f='${Version}' luajit2)"
   echo "- gateway: examples/openresty, 2 workers, 127.0.0.1, otskit.client (transport nginx) to otskit serve (1 worker, in memory); series of 16000 points in 16 buckets; page = 100 newest rows"
   echo
-  echo "### fan-out: 16 buckets × 20 ms serve adds to every GetRange (median / p90 of $LAT_N requests, ms)"
+  echo "### fan-out: 16 buckets × 20 ms serve adds to every GetRange (median / p90 of $LAT_N requests each, the four taken in turn, ms)"
   echo
   echo "| request | median ms | p90 ms | × one bucket read | × the 20 ms injected |"
   echo "|---|---|---|---|---|"
