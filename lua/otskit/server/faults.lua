@@ -10,9 +10,10 @@
 --                       without an answer
 --   apis=GetRow+PutRow  only these APIs (default: all)
 --   empty=0.3           fraction of GetRange answers that carry no rows and
---                       a next_start_primary_key where the page would have
---                       started (the service may end a page early, e.g.
---                       after rows a filter dropped): readers must follow it
+--                       a next_start_primary_key at the first row the page
+--                       would have held (the service may end a page early,
+--                       e.g. after rows a filter dropped): readers must
+--                       follow it. Keep it below 1: at 1 no read ever ends
 -- "" or "off" turns faults off. Every worker reads the spec from a shared
 -- dict, so the admin endpoint changes all of them at once.
 local faults = {}
