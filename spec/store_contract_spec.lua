@@ -91,6 +91,57 @@ describe("the store interface (store and client through otskit serve)", function
     end)
   end)
 
+  it("pre-splits tables at the split points given, and refuses bad ones", function()
+    -- "created" or the error code (the other tables' names differ per backend)
+    local function created(res, _, code) return res and "created" or code end
+    local res = same_everywhere(function(db, t)
+      local out = {}
+      out[#out + 1] = outcome(db:create_table{ name = t, primary_key = {{"a", "STRING"}, {"b", "INTEGER"}},
+        splits = { "p", "g", "x" } })
+      local d = assert(db:describe_table{ name = t })
+      out[#out + 1] = d.shard_splits
+      out[#out + 1] = created(db:create_table{ name = t .. "i", primary_key = {{"n", "INTEGER"}}, splits = { 100, -5 } })
+      out[#out + 1] = assert(db:describe_table{ name = t .. "i" }).shard_splits
+      out[#out + 1] = created(db:create_table{ name = t .. "d", primary_key = {{"a", "STRING"}}, splits = { "g", "g" } })
+      out[#out + 1] = created(db:create_table{ name = t .. "w", primary_key = {{"a", "STRING"}}, splits = { 5 } })
+      out[#out + 1] = created(db:create_table{ name = t .. "f", primary_key = {{"a", "STRING"}}, splits = { 1.5 } })
+      db:delete_table{ name = t }
+      db:delete_table{ name = t .. "i" }
+      return out
+    end)
+    assert.same({ "g", "p", "x" }, res[2])
+    assert.same({ -5, 100 }, res[4])
+    assert.equal("created", res[3])
+    assert.equal("OTSParameterInvalid", res[5])   -- a duplicate
+    assert.equal("OTSInvalidPK", res[6])          -- of another type
+    assert.equal("OTSInvalidPK", res[7])          -- of no key type
+  end)
+
+  it("creates every pattern's tables alike, pre-split ones included", function()
+    same_everywhere(function(db, t)
+      local P = function(m) return require("otskit.patterns." .. m) end
+      local made = {
+        { P("timeseries").new{ store = db, table = t .. "ts", buckets = 8 }, nil, { t .. "ts" } },
+        { P("spliced").new{ store = db, table = t .. "sp", secret = "at least 16 bytes of secret",
+            splice = { sep = ",", { "DeviceID", "int", width = 6 } }, rest = { { "Seq", "INTEGER" } } },
+          { "000250", "000500" }, { t .. "sp" } },
+        { P("hashprefix").new{ store = db, table = t .. "hp", algo = "md5", len = 4, width = 10 },
+          { "4", "8", "c" }, { t .. "hp" } },
+      }
+      local out = {}
+      for _, m in ipairs(made) do
+        local ok, msg, code = m[1]:create(m[2])
+        out[#out + 1] = ok and "created" or code .. ": " .. tostring(msg)
+        for _, name in ipairs(m[3]) do
+          local d, dmsg = db:describe_table{ name = name }
+          out[#out + 1] = d and { d.table_meta.primary_key, d.shard_splits } or dmsg
+          db:delete_table{ name = name }
+        end
+      end
+      return out
+    end)
+  end)
+
   it("writes and reads rows, with conditions and errors", function()
     same_everywhere(function(db, t)
       local out = {}

@@ -132,7 +132,7 @@ describe("otskit.wire messages", function()
     local _, msg, code = wire.encode_request("PutRow", { table = "t", primary_key = { { "pk", "a" } }, transaction_id = "x" })
     assert.equal("OTSParameterInvalid", code)
     assert.matches("transaction_id", msg)
-    _, _, code = wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "STRING" } }, splits = { "m" } })
+    _, _, code = wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "STRING" } }, partition = {} })
     assert.equal("OTSParameterInvalid", code)
     _, _, code = wire.encode_request("GetRange", { table = "t", start = {}, stop = {}, options = {} })
     assert.equal("OTSParameterInvalid", code)
@@ -148,6 +148,61 @@ describe("otskit.wire messages", function()
     _, msg, code = wire.decode_request("CreateTable", body)
     assert.equal("OTSParameterInvalid", code)
     assert.matches("7", msg)
+  end)
+
+  it("carries CreateTable split points as the partition ranges the service takes", function()
+    -- each end: the PlainBuffer type byte and payload, no length prefix;
+    -- INF_MIN / INF_MAX the bare bytes 9 and 10
+    local function le32(n) return string.char(n % 256, math.floor(n / 256) % 256, 0, 0) end
+    local body = assert(wire.encode_request("CreateTable", { name = "t",
+      primary_key = { { "pk", "STRING" } }, splits = { "g", "p" } }))
+    local m = assert(core.pb_decode("CreateTableRequest", body))
+    assert.equal(3, #m.partitions)
+    assert.equal("\9", m.partitions[1].begin)
+    assert.equal("\3" .. le32(1) .. "g", m.partitions[1]["end"])
+    assert.equal("\3" .. le32(1) .. "g", m.partitions[2].begin)
+    assert.equal("\3" .. le32(1) .. "p", m.partitions[2]["end"])
+    assert.equal("\10", m.partitions[3]["end"])
+    local req = assert(wire.decode_request("CreateTable", body))
+    assert.same({ "g", "p" }, req.splits)
+    -- INTEGER: little-endian 64 bits; BINARY: type 7
+    body = assert(wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "INTEGER" } },
+      splits = { 258, -1 } }))
+    m = assert(core.pb_decode("CreateTableRequest", body))
+    assert.equal("\0\2\1\0\0\0\0\0\0", m.partitions[1]["end"])
+    assert.equal("\0" .. ("\255"):rep(8), m.partitions[2]["end"])
+    assert.same({ 258, -1 }, assert(wire.decode_request("CreateTable", body)).splits)
+    body = assert(wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "BINARY" } },
+      splits = { wire.binary("\0\1") } }))
+    m = assert(core.pb_decode("CreateTableRequest", body))
+    assert.equal("\7" .. le32(2) .. "\0\1", m.partitions[1]["end"])
+    -- no split points: no partitions
+    body = assert(wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "STRING" } }, splits = {} }))
+    assert.equal(0, #(assert(core.pb_decode("CreateTableRequest", body)).partitions or {}))
+    -- what is not a partition-key value is refused
+    for _, bad in ipairs({ { 1.5 }, { true }, { {} }, { wire.INF_MAX } }) do
+      local ok, msg, code = wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "STRING" } }, splits = bad })
+      assert.is_nil(ok)
+      assert.equal("OTSInvalidPK", code)   -- as the store answers a split of no key type
+      assert.matches("splits%[1%]", msg)
+    end
+    -- ranges that do not cover INF_MIN..INF_MAX without gaps are refused
+    local g = "\3" .. le32(1) .. "g"
+    local meta = { table_name = "t", primary_key = { { name = "pk", type = "STRING" } } }
+    local rt = { capacity_unit = { read = 0, write = 0 } }
+    for i, parts in ipairs({
+      { { begin = g, ["end"] = "\10" } },                                         -- not from INF_MIN
+      { { begin = "\9", ["end"] = g } },                                          -- not to INF_MAX
+      { { begin = "\9", ["end"] = g }, { begin = "\3" .. le32(1) .. "h", ["end"] = "\10" } },  -- a gap
+      { { begin = "\9", ["end"] = "\1" .. ("\0"):rep(8) }, { begin = "\1" .. ("\0"):rep(8), ["end"] = "\10" } }, -- a DOUBLE
+      { { begin = "\9", ["end"] = "\3" .. le32(9) .. "g" }, { begin = "\3" .. le32(9) .. "g", ["end"] = "\10" } }, -- truncated
+    }) do
+      local b = assert(core.pb_encode("CreateTableRequest", { table_meta = meta, reserved_throughput = rt, partitions = parts }))
+      local ok, msg, code = wire.decode_request("CreateTable", b)
+      assert.is_nil(ok)
+      assert.equal(i == 4 and "OTSInvalidPK" or "OTSParameterInvalid", code)
+      assert.matches("partitions", msg)
+    end
   end)
 
   it("refuses malformed bodies with nil, msg, code", function()

@@ -770,9 +770,53 @@ local function decode_reserved(m)
   return { read = cu.read, write = cu.write }
 end
 
+-- Split points (CreateTable `splits`, partition-key values) travel as
+-- partition ranges [INF_MIN, p1), [p1, p2), ..., [pn, INF_MAX), each end a
+-- PlainBuffer value without its length prefix: the type byte and the
+-- payload; INF_MIN and INF_MAX are the bare type bytes 9 and 10.
+local PART_MIN, PART_MAX = "\9", "\10"
+local SPLIT_VT = { [0] = true, [3] = true, [7] = true }   -- INTEGER, STRING, BINARY
+
+local function encode_splits(splits)
+  if splits == nil then return nil end
+  if type(splits) ~= "table" then return invalid("splits must be a list of partition-key values") end
+  if #splits == 0 then return nil end
+  local ends = { PART_MIN }
+  for i, v in ipairs(splits) do
+    local b = type(v) ~= "boolean" and core.encode_value(v)
+    if not b or not SPLIT_VT[b:byte(1)] then   -- the store's code for a value of no key type
+      return nil, "splits[" .. i .. "] must be an INTEGER, STRING or BINARY value", "OTSInvalidPK"
+    end
+    ends[i + 1] = b
+  end
+  ends[#ends + 1] = PART_MAX
+  local parts = {}
+  for i = 1, #ends - 1 do parts[i] = { begin = ends[i], ["end"] = ends[i + 1] } end
+  return parts
+end
+
+local function decode_splits(parts)
+  if parts == nil or #parts == 0 then return nil end
+  local function bad(why) return invalid("CreateTable partitions: " .. why) end
+  if parts[1].begin ~= PART_MIN then return bad("the first range must begin at INF_MIN") end
+  if parts[#parts]["end"] ~= PART_MAX then return bad("the last range must end at INF_MAX") end
+  local splits = {}
+  for i = 1, #parts - 1 do
+    local e = parts[i]["end"]
+    if parts[i + 1].begin ~= e then return bad("range " .. (i + 1) .. " must begin where range " .. i .. " ends") end
+    if not SPLIT_VT[e:byte(1) or -1] then
+      return nil, "CreateTable partitions: split point " .. i .. " must be an INTEGER, STRING or BINARY value", "OTSInvalidPK"
+    end
+    local v, msg = core.decode_value(e)
+    if v == nil then return bad("split point " .. i .. ": " .. tostring(msg)) end
+    splits[i] = v
+  end
+  return splits
+end
+
 OPS.CreateTable = {
   req = function(req)
-    local ok, msg, code = check_keys(req, set("name", "table", "primary_key", "options", "reserved"), "CreateTableRequest")
+    local ok, msg, code = check_keys(req, set("name", "table", "primary_key", "options", "reserved", "splits"), "CreateTableRequest")
     if not ok then return nil, msg, code end
     if type(req.primary_key) ~= "table" then return invalid("primary_key must be a list of {name, type}") end
     local pk = {}
@@ -787,18 +831,22 @@ OPS.CreateTable = {
     if m1 then return nil, m1, c1 end
     local res, m2, c2 = encode_reserved(req.reserved or { read = 0, write = 0 })
     if not res then return nil, m2, c2 end
+    local parts, m3, c3 = encode_splits(req.splits)
+    if m3 then return nil, m3, c3 end
     return { table_meta = { table_name = table_name(req), primary_key = pk }, reserved_throughput = res,
-             table_options = opts }
+             table_options = opts, partitions = parts }
   end,
   from_req = function(m)
-    local ok, msg, code = refuse(m, "CreateTable", "partitions", "stream_spec")
+    local splits, smsg, scode = decode_splits(m.partitions)
+    if smsg then return nil, smsg, scode end
+    local ok, msg, code = refuse(m, "CreateTable", "stream_spec")
     if ok then ok, msg, code = refuse(m.table_meta, "CreateTable", "defined_column") end
     if ok then ok, msg, code = refuse_options(m.table_options, "CreateTable") end
     if not ok then return nil, msg, code end
     local pk = {}
     for i, c in ipairs(m.table_meta.primary_key or {}) do pk[i] = { c.name, c.type, c.option } end
     return { name = m.table_meta.table_name, primary_key = pk, options = decode_options(m.table_options),
-             reserved = decode_reserved(m.reserved_throughput) }
+             reserved = decode_reserved(m.reserved_throughput), splits = splits }
   end,
   res = function() return {} end,
   from_res = function(_, req) return { table = req and table_name(req) or nil } end,

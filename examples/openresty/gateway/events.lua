@@ -19,11 +19,9 @@ function events.open(cfg, client)
     secret = cfg.secret, retry = { backoff = { max_attempts = 1 }, budget = false } }
 end
 
---- create(store) (setup.lua): the pattern's table, unsplit (the wire
--- protocol's CreateTable takes no split points; the service splits
--- partitions as they grow)
+--- create(store) (setup.lua): the pattern's table, pre-split at every bucket
 function events.create(store)
-  return timeseries.new { store = store, table = events.TABLE }:create(false)
+  return timeseries.new { store = store, table = events.TABLE }:create()
 end
 
 function events.read(q) return ts_series:read(q) end
