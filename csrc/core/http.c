@@ -11,9 +11,6 @@
 #include <time.h>
 
 #define POOL_MAX 64
-#define BIG_BUFFER ((size_t)1 << 20)
-/* a spare body buffer is kept up to this: a Tablestore page is at most 4 MB */
-#define SPARE_MAX ((size_t)8 << 20)
 #define DEFAULT_MAX_RESPONSE ((size_t)64 << 20)
 
 typedef struct {
@@ -41,8 +38,6 @@ struct otsk_http {
   otsk_http_req *active;            /* doubly linked */
   otsk_http_req *done, *done_tail;  /* FIFO */
   otsk_http_req *pool;
-  char *spare;  /* a body buffer given back (otsk_http_give_buffer) */
-  size_t spare_cap;
   size_t npool, nactive, ndone;
   uint64_t connects;
 };
@@ -178,7 +173,6 @@ void otsk_http_free(otsk_http *h) {
   free_list(h->pool);
   curl_multi_cleanup(h->multi);
   free(h->ca_file);
-  free(h->spare);
   free(h);
 }
 
@@ -198,7 +192,7 @@ void otsk_http_release(otsk_http *h, otsk_http_req *q) {
   }
   req_clear(q);
   /* big buffers are not kept around in the pool */
-  if (q->body.cap > BIG_BUFFER) {
+  if (q->body.cap > ((size_t)1 << 20)) {
     free(q->body.p);
     q->body.p = NULL;
     q->body.cap = 0;
@@ -243,11 +237,6 @@ int otsk_http_submit(otsk_http *h, const otsk_http_request *r, char *err, size_t
       why = "curl_easy_init failed";
       goto fail_nomem;
     }
-  }
-  if (q->body.p == NULL && h->spare) {
-    q->body.p = h->spare;
-    q->body.cap = h->spare_cap;
-    h->spare = NULL;
   }
   q->next = q->prev = NULL;
   q->h = h;
@@ -456,25 +445,6 @@ uint64_t otsk_http_connects(const otsk_http *h) { return h->connects; }
 const char *otsk_http_req_body(const otsk_http_req *q, size_t *len) {
   *len = q->body.len;
   return q->body.p ? q->body.p : "";
-}
-
-char *otsk_http_req_take_body(otsk_http_req *q, size_t *len, size_t *cap) {
-  char *p = q->body.p;
-  *len = q->body.len;
-  *cap = q->body.cap;
-  q->body.p = NULL;
-  q->body.len = q->body.cap = 0;
-  return p;
-}
-
-void otsk_http_give_buffer(otsk_http *h, char *p, size_t cap) {
-  if (p == NULL) return;
-  if (h->spare || cap > SPARE_MAX) {
-    free(p);
-    return;
-  }
-  h->spare = p;
-  h->spare_cap = cap;
 }
 
 const char *otsk_http_req_headers(const otsk_http_req *q, size_t *len) {

@@ -80,14 +80,6 @@ int otsk_http_req_failure(const otsk_http_req *q);     /* OTSK_HTTP_* */
 const char *otsk_http_req_error(const otsk_http_req *q); /* "" when OK */
 long otsk_http_req_status(const otsk_http_req *q);
 const char *otsk_http_req_body(const otsk_http_req *q, size_t *len);
-/* The body's buffer (malloc'd, cap bytes, NULL when none), handed over to
- * the caller: the request keeps no body afterwards. */
-char *otsk_http_req_take_body(otsk_http_req *q, size_t *len, size_t *cap);
-/* Gives a buffer of cap bytes from malloc (a taken body, done with) back
- * to h for the next response's body, or frees it: one spare is kept, up to
- * 8 MiB (a page of Tablestore is at most 4 MB; a fresh buffer would
- * page-fault as the body is written into it). */
-void otsk_http_give_buffer(otsk_http *h, char *p, size_t cap);
 /* The final response's header block, "Name: value\r\n" lines. */
 const char *otsk_http_req_headers(const otsk_http_req *q, size_t *len);
 long otsk_http_req_connects(const otsk_http_req *q);   /* new connections it opened */

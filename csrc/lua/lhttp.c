@@ -2,17 +2,14 @@
  * many requests in flight and kept-alive connections.
  *
  *   local s = http.new{ verify = true, ca_file = nil, max_host_connections = 0,
- *                       max_total_connections = 0, max_response = 64 MiB,
- *                       bytes_body = false }
+ *                       max_total_connections = 0, max_response = 64 MiB }
  *   local id = s:submit{ url =, method = "POST", headers = {name = value},
  *                        body = "", timeout = secs, connect_timeout = secs }
  *   local done = s:wait(secs)      -- list of results finished meanwhile
  *   local r = s:request{...}       -- submit, then wait for that one
  *
  * A result: { id, status, body, headers = {lowercased name = value},
- * connects, seconds } (with bytes_body, body is an otskit bytes object:
- * #b, b:string(), b:free() -- the body is never copied into the Lua heap)
- * or, when no response arrived, { id, failure =
+ * connects, seconds } or, when no response arrived, { id, failure =
  * "connect"|"timeout"|"network"|"tls"|"too_large"|"other", error = text }.
  * "connect" means the request was never sent. The session is closed by
  * s:close(), __gc or __close; what is in flight is aborted. */
@@ -25,7 +22,6 @@
 #include "compat.h"
 #include "http.h"
 #include "laux.h"
-#include "lbytes.h"
 #include "parts.h"
 
 #define SESSION_MT "otskit.http.session"
@@ -34,8 +30,6 @@
 typedef struct {
   otsk_http *h;
   uint64_t next_id;
-  otsk_recycler *rc; /* bytes_body: results carry the body as a bytes
-                        object, whose buffer comes back here when freed */
 } lsession;
 
 static otsk_http *checksession(lua_State *L) {
@@ -78,12 +72,11 @@ static long ms_field(lua_State *L, int idx, const char *field) {
 }
 
 static const char *const NEW_KEYS[] = { "verify", "ca_file", "max_host_connections",
-  "max_total_connections", "max_response", "bytes_body", NULL };
+  "max_total_connections", "max_response", NULL };
 
 /* http.new([opts]) -> session | nil, msg, "HTTPError" */
 static int l_new(lua_State *L) {
   otsk_http_opts o;
-  int bytes_body = 0;
   memset(&o, 0, sizeof o);
   if (!lua_isnoneornil(L, 1)) {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -100,23 +93,15 @@ static int l_new(lua_State *L) {
     o.max_host_connections = (long)otsk_optintfield(L, 1, "max_host_connections", 0, 0, 100000, "http");
     o.max_total_connections = (long)otsk_optintfield(L, 1, "max_total_connections", 0, 0, 100000, "http");
     o.max_response = (size_t)otsk_optintfield(L, 1, "max_response", 0, 0, (int64_t)1 << 40, "http");
-    lua_getfield(L, 1, "bytes_body");
-    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TBOOLEAN)
-      otsk_error(L, "http", "bytes_body must be a boolean");
-    bytes_body = lua_toboolean(L, -1);
-    lua_pop(L, 1);
   }
   char err[256];
   lsession *u = (lsession *)lua_newuserdatauv(L, sizeof *u, 0);
   u->h = NULL;
   u->next_id = 1;
-  u->rc = NULL;
   luaL_getmetatable(L, SESSION_MT);
   lua_setmetatable(L, -2);
   u->h = otsk_http_new(&o, err, sizeof err);
   if (u->h == NULL) return otsk_fail(L, "HTTPError", "%s", err);
-  if (bytes_body && (u->rc = otsk_recycler_new((size_t)8 << 20)) == NULL)
-    return otsk_fail(L, "HTTPError", "out of memory");
   return 1;
 }
 
@@ -126,8 +111,6 @@ static int l_close(lua_State *L) {
     otsk_http_free(u->h);
     u->h = NULL;
   }
-  otsk_recycler_unref(u->rc);
-  u->rc = NULL;
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -185,12 +168,6 @@ static int l_submit(lua_State *L) {
   }
   r.headers = lines;
   r.id = u->next_id++;
-  if (u->rc) {
-    /* the buffer of a body freed since: the next body is written there */
-    size_t cap;
-    char *p = otsk_recycler_take(u->rc, &cap);
-    otsk_http_give_buffer(h, p, cap);
-  }
   char err[256];
   if (otsk_http_submit(h, &r, err, sizeof err) != 0) return otsk_fail(L, "HTTPError", "%s", err);
   otsk_pushint64(L, (int64_t)r.id);
@@ -234,8 +211,7 @@ static void push_headers(lua_State *L, const char *p, size_t len) {
 }
 
 /* Pushes the result table of q and releases q. */
-static void push_result(lua_State *L, lsession *u, otsk_http_req *q) {
-  otsk_http *h = u->h;
+static void push_result(lua_State *L, otsk_http *h, otsk_http_req *q) {
   lua_createtable(L, 0, 8);
   otsk_pushint64(L, (int64_t)otsk_http_req_id(q));
   lua_setfield(L, -2, "id");
@@ -254,14 +230,8 @@ static void push_result(lua_State *L, lsession *u, otsk_http_req *q) {
     const char *b;
     lua_pushinteger(L, otsk_http_req_status(q));
     lua_setfield(L, -2, "status");
-    if (u->rc) {
-      size_t cap;
-      char *p = otsk_http_req_take_body(q, &n, &cap);
-      otsk_pushbytes(L, p, n, cap, u->rc);
-    } else {
-      b = otsk_http_req_body(q, &n);
-      lua_pushlstring(L, b, n);
-    }
+    b = otsk_http_req_body(q, &n);
+    lua_pushlstring(L, b, n);
     lua_setfield(L, -2, "body");
     b = otsk_http_req_headers(q, &n);
     push_headers(L, b, n);
@@ -288,7 +258,7 @@ static int l_wait(lua_State *L) {
   int i = 0;
   otsk_http_req *q;
   while ((q = otsk_http_next(h)) != NULL) {
-    push_result(L, (lsession *)lua_touserdata(L, 1), q);
+    push_result(L, h, q);
     lua_rawseti(L, -2, ++i);
   }
   return 1;
@@ -301,7 +271,7 @@ static int l_take(lua_State *L) {
   int64_t id = otsk_checkint64(L, 2, "http", "id");
   otsk_http_req *q = otsk_http_take(h, (uint64_t)id);
   if (q == NULL) return 0;
-  push_result(L, (lsession *)lua_touserdata(L, 1), q);
+  push_result(L, h, q);
   return 1;
 }
 
@@ -333,7 +303,7 @@ static int l_request(lua_State *L) {
   for (;;) {
     otsk_http_req *q = otsk_http_take(h, (uint64_t)id);
     if (q) {
-      push_result(L, (lsession *)lua_touserdata(L, 1), q);
+      push_result(L, h, q);
       return 1;
     }
     /* the request carries its own timeout; the poll wakes on any progress */

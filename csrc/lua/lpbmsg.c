@@ -9,7 +9,6 @@
 
 #include "compat.h"
 #include "laux.h"
-#include "lbytes.h"
 #include "tablestore.pb-c.h"
 #include "tablestore_filter.pb-c.h"
 
@@ -308,12 +307,12 @@ static void push_msg(lua_State *L, const ProtobufCMessage *m, unsigned *unknown)
   }
 }
 
-/* pb_decode(message_name, bytes) -> t (bytes: a string or a bytes object), first unknown field number or nil
+/* pb_decode(message_name, bytes) -> t, first unknown field number or nil
  * | nil, msg, "CorruptMessage" (malformed, or a required field missing) */
 static int l_pb_decode(lua_State *L) {
   const ProtobufCMessageDescriptor *d = find_message(L, 1);
   size_t n;
-  const char *s = otsk_checkbytes(L, 2, &n);
+  const char *s = luaL_checklstring(L, 2, &n);
   ProtobufCMessage **box = lua_newuserdata(L, sizeof *box);
   unsigned unknown = 0;
   *box = NULL;

@@ -7,7 +7,6 @@
 
 #include "compat.h"
 #include "laux.h"
-#include "lbytes.h"
 #include "parts.h"
 #include "plainbuffer.h"
 #include "sign.h"
@@ -666,10 +665,10 @@ static int l_hmac_sha1_b64(lua_State *L) {
   return 1;
 }
 
-/* content_md5(body) -> base64 of MD5(body) (a string or a bytes object) */
+/* content_md5(body) -> base64 of MD5(body) */
 static int l_content_md5(lua_State *L) {
   size_t n;
-  const char *s = otsk_checkbytes(L, 1, &n);
+  const char *s = luaL_checklstring(L, 1, &n);
   char out[25];
   if (!sign_md5_b64(s, n, out)) return luaL_error(L, "otskit.wire: MD5 failed");
   lua_pushlstring(L, out, 24);

@@ -989,13 +989,10 @@ end
 
 --- wire.decode_response(api, body [, req]) -> res | nil, msg, code (code
 -- "CorruptMessage" or "CorruptPlainBuffer" for bytes that do not decode).
--- body: a string or an otskit bytes object (otskit.core.http's bytes_body).
 -- req: the request, for what the response does not carry (CreateTable's name).
 function wire.decode_response(api, body, req)
   local op = op_of(api)
-  if type(body) ~= "string" and type(body) ~= "userdata" then
-    error("otskit.wire: decode_response takes the body string", 2)
-  end
+  if type(body) ~= "string" then error("otskit.wire: decode_response takes the body string", 2) end
   local m, unknown = core.pb_decode(api .. "Response", body)
   if not m then return nil, api .. ": " .. unknown, "CorruptMessage" end
   return op.from_res(m, req)
@@ -1009,7 +1006,6 @@ function wire.encode_error(code, msg)
 end
 
 --- wire.decode_error(body) -> code, message | nil, msg, "CorruptMessage".
--- body: a string or an otskit bytes object.
 function wire.decode_error(body)
   local m, msg = core.pb_decode("Error", body)
   if not m then return nil, "not a Tablestore error body: " .. msg, "CorruptMessage" end
@@ -1045,8 +1041,7 @@ function wire.sign_response(secret, api, headers)
   return core.hmac_sha1_b64(secret, canonical(headers) .. "/" .. api)
 end
 
---- wire.content_md5(body) -> base64 MD5 (x-ots-contentmd5); body: a
--- string or an otskit bytes object.
+--- wire.content_md5(body) -> base64 MD5 (x-ots-contentmd5).
 wire.content_md5 = core.content_md5
 
 --- wire.equal(a, b) -> true when the strings are equal, in time that does

@@ -235,15 +235,6 @@ function C:_exchange(api, body, t_end, req)
                   network = true, not_sent = r.failure == "connect" or r.failure == "tls",
                   timeout = r.failure == "timeout" }
   end
-  local out, err = self:_response(api, r, req)
-  -- the curl transport's body lives outside the Lua heap: freed now
-  if type(r.body) == "userdata" then r.body:free() end
-  return out, err
-end
-
--- A response (status, headers, body) -> response table | nil, err table.
-function C:_response(api, r, req)
-  local w = self.wire
   local h = r.headers or {}
   local rid = h["x-ots-requestid"] or h["x-ots-request-id"]
   if r.status < 200 or r.status >= 300 then

@@ -12,10 +12,7 @@
 -- "timeout" | "network" | "tls" | "too_large" | "other", error = text }.
 --
 -- "curl": otskit.core.http (libcurl multi): requests really run
--- concurrently, wait returns as each one finishes. Its body is an otskit
--- bytes object (#b, b:string(), b:free()), not a string: a page's body is
--- read by the MD5 check and the decoder where curl wrote it, never copied
--- into the Lua heap; the client frees it once the response is decoded.
+-- concurrently, wait returns as each one finishes.
 -- "nginx": ngx.location.capture_multi to an internal location that
 -- proxy_passes to the service; wait runs everything submitted as one
 -- capture_multi. A function(req) -> response | nil, message, failure: the
@@ -30,7 +27,7 @@ Curl.__index = Curl
 
 function transport.curl(opts)
   local http = require("otskit.core").http
-  local s, msg = http.new{ verify = opts.verify, ca_file = opts.ca_file, bytes_body = true }
+  local s, msg = http.new{ verify = opts.verify, ca_file = opts.ca_file }
   if not s then error("otskit.client: " .. tostring(msg), 3) end
   return setmetatable({ s = s, connect_timeout = opts.connect_timeout }, Curl)
 end
