@@ -4,7 +4,11 @@
 --     request: one page with client:parallel vs one bucket's read alone
 --     (and vs the same page read sequentially); wall-clock medians.
 --  2. a 5000-row GetRange page: the client's CPU (encode, sign, HTTP,
---     checks, decode) vs decoding the same body alone (wire.decode_response).
+--     checks, decode) vs decoding the same body alone (wire.decode_response)
+--     and vs the floor: decode + MD5 + HTTP alone (the client must check
+--     the response's x-ots-contentmd5), and vs those three steps run in
+--     sequence by plain code (the difference is the client's own work);
+--     all interleaved in one measure, ratios per round.
 --  3. 1000 sequential GetRow calls: TCP connections opened (curl's count).
 -- The outputs are checked (merged pages equal, rows equal) before timing.
 package.path = "spec/?.lua;" .. package.path
@@ -90,10 +94,11 @@ do
     end
     local req = { table = "big", start = {{"id", INF_MIN}}, stop = {{"id", INF_MAX}}, limit = 5000 }
     -- the body, fetched once through a transport function that keeps it
-    local http = require("otskit.core").http.new()
-    local body
+    local core = require "otskit.core"
+    local body, sent
     local keep = serve.client(srv, { transport = function(r)
-      local res = http:request{ url = r.url, headers = r.headers, body = r.body }
+      sent = r
+      local res = core.http.new():request{ url = r.url, headers = r.headers, body = r.body }
       body = res.body
       return res
     end })
@@ -105,13 +110,62 @@ do
     for i = 1, 5000, 499 do
       bench.same(dec.rows[i].columns.a, page.rows[i].columns.a, "row " .. i)
     end
-    local client_cpu = bench.time_batch(function() assert(c:get_range(req)) end, 1, REPS)
-    local decode_cpu = bench.time_batch(function() assert(wire.decode_response("GetRange", body)) end, 1, REPS)
+    -- HTTP alone: a curl session like the client's, the same signed
+    -- request (fresh x-ots-date), no check, no decode
+    local s = core.http.new()
+    local function http_alone()
+      local r = s:request{ url = sent.url, headers = c:_headers("GetRange", wire.content_md5(sent.body)), body = sent.body }
+      assert(r.status == 200 and #r.body == #body)
+    end
+    local md5 = wire.content_md5(body)
+    http_alone()
+    -- the same three steps in sequence in plain code: what the client adds
+    -- beyond them is its own work (encode, sign, keys, retry, signature)
+    local function in_sequence()
+      local r = s:request{ url = sent.url, headers = c:_headers("GetRange", wire.content_md5(sent.body)), body = sent.body }
+      assert(wire.equal(r.headers["x-ots-contentmd5"], wire.content_md5(r.body)))
+      return assert(wire.decode_response("GetRange", r.body))
+    end
+    bench.same(#in_sequence().rows, 5000, "rows in sequence")
+    local r = bench.run { name = "5000-row GetRange page (CPU)", unit = "ms/page", units = 1,
+      reps = bench.quick and 15 or 51,
+      variants = {
+        { "decode alone", function() assert(wire.decode_response("GetRange", body)) end },
+        { "MD5 alone", function() assert(wire.content_md5(body) == md5) end },
+        { "HTTP alone", http_alone },
+        { "HTTP + MD5 + decode in sequence", in_sequence },
+        { "client:get_range", function() assert(c:get_range(req)) end },
+      },
+      ratios = { { "decode alone", "client:get_range" }, { "HTTP + MD5 + decode in sequence", "client:get_range" } } }
+    -- the floor: the same work in C alone, per round (adjacent repetitions)
+    local D, M, H, C = r["decode alone"], r["MD5 alone"], r["HTTP alone"], r["client:get_range"]
+    local floor, vs_floor = {}, {}
+    for k = 1, #C.values do
+      floor[k] = D.values[k] + M.values[k] + H.values[k]
+      vs_floor[k] = C.values[k] / floor[k]
+    end
+    local floor_ms = bench.value("5000-row GetRange page (CPU): floor (decode + MD5 + HTTP)", "ms/page", "lower",
+      bench.median(floor))
+    local ratio_floor = bench.value("5000-row GetRange page (CPU): client vs floor", "x", "lower", bench.median(vs_floor))
+    local ratio_dec = r.ratio["decode alone vs client:get_range"]
+    local ratio_seq = r.ratio["HTTP + MD5 + decode in sequence vs client:get_range"]
+    local S = r["HTTP + MD5 + decode in sequence"]
     print()
-    print("| 5000-row GetRange page (CPU of this process) | median | x decode alone |")
-    print("|---|---|---|")
-    print(("| wire.decode_response of the body (%d KB) | %.2f ms | 1.00 |"):format(math.floor(#body / 1024), decode_cpu * 1e3))
-    print(("| client:get_range (curl) | %.2f ms | %.2f |"):format(client_cpu * 1e3, client_cpu / decode_cpu))
+    print(("| 5000-row GetRange page, %d KB (CPU of this process, medians of %d interleaved rounds) | median | x decode alone | x floor |")
+      :format(math.floor(#body / 1024), C.n))
+    print("|---|---|---|---|")
+    local function row(what, m, xd, xf)
+      print(("| %s | %.2f ms | %.2f | %s |"):format(what, m, xd or m / D.median, xf and ("%.2f"):format(xf) or ""))
+    end
+    row("wire.decode_response of the body (decode alone)", D.median)
+    row("wire.content_md5 of the body (MD5 alone)", M.median)
+    row("the HTTP exchange alone (curl, no check, no decode)", H.median)
+    row("**floor**: decode + MD5 + HTTP, each alone", floor_ms.median, nil, 1)
+    row("HTTP, MD5 check, decode in sequence (plain code)", S.median, nil, S.median / floor_ms.median)
+    row("**client:get_range** (curl; MD5 and signature checked)", C.median, ratio_dec.median, ratio_floor.median)
+    print(("\nThe client's ratios are medians of the rounds' ratios (adjacent repetitions). client / the"
+      .. " same steps in sequence: %.3f (what the client's own work adds)."):format(ratio_seq.median))
+    s:close()
 
     local c2 = serve.client(srv)
     local before = c2:connects()
