@@ -134,6 +134,47 @@ describe("the store interface (store and client through otskit serve)", function
     end)
   end)
 
+  it("computes split points by size", function()
+    local got = same_everywhere(function(db, t)
+      local r = helper.rng(9)
+      local out = {}
+      local function add(...) out[#out + 1] = outcome(...) end
+      -- (a BINARY key value comes back from the client as {name, value,
+      -- "BINARY"}, from the store as {name, value}: not compared here)
+      for _, ty in ipairs({ "INTEGER", "STRING" }) do
+        local name = t .. ty:sub(1, 1)
+        assert(db:create_table{ name = name, primary_key = {{"p", ty}, {"s", "STRING"}} })
+        add(db:compute_split_points_by_size{ table = name, split_size = 1, split_size_unit_in_byte = 1 })
+        local rows = {}
+        for i = 1, 60 do
+          local p = i % 13
+          if ty == "STRING" then p = "k" .. p end
+          rows[i] = { type = "PUT", primary_key = { p, tostring(i) }, columns = { v = r.bytes(r.int(0, 200), "xyz") } }
+        end
+        assert(db:batch_write_row{ tables = {{ table = name, rows = rows }} })
+        for _, unit in ipairs({ 1, 200, 1000, 100000 }) do
+          add(db:compute_split_points_by_size{ table = name, split_size = 1, split_size_unit_in_byte = unit })
+        end
+        add(db:compute_split_points_by_size{ table = name, split_size = 3, split_size_unit_in_byte = 300 })
+        add(db:compute_split_points_by_size{ table = name, split_size = 1 }) -- 100 MB: one piece
+      end
+      add(db:compute_split_points_by_size{ table = t .. "I", split_size = 0 })
+      add(db:compute_split_points_by_size{ table = t .. "I", split_size = 1, split_size_unit_in_byte = -5 })
+      add(db:compute_split_points_by_size{ table = t .. "nope", split_size = 1 })
+      add(db:compute_split_points_by_size{ table = t .. "I", split_size = 1, shards = 2 })
+      return out
+    end)
+    -- the answers compared: an empty table and 100 MB pieces have no
+    -- points, 1-byte pieces one per partition-key value but the first,
+    -- bigger pieces fewer; then the refusals
+    local n = {}
+    for i = 1, 14 do n[i] = #got[i].split_points end
+    assert.same({ 0, 12, 12, 0, 0 }, { n[1], n[2], n[9], n[7], n[14] })
+    assert.is_true(n[5] <= n[4] and n[4] < n[3] and n[3] <= 12 and n[6] > 0 and n[6] < 12)
+    assert.same({ "OTSParameterInvalid", "OTSParameterInvalid", "OTSObjectNotExist", "OTSParameterInvalid" },
+      { got[15].error, got[16].error, got[17].error, got[18].error })
+  end)
+
   it("pages get_range in both directions (property)", function()
     local rng = helper.rng(5)
     same_everywhere(function(db, t)
