@@ -1,8 +1,8 @@
 --- otskit.store.purge -- removes the stored versions a table's settings
 -- hide: update_table lowering max_versions or changing time_to_live
--- rewrites every row that keeps more than the settings show, in its own
--- transaction, so storage (partition sizes, split points, a later raise of
--- the setting) never sees a version reads no longer return.
+-- rewrites every row that keeps more than the settings show, in
+-- update_table's transaction, so storage (partition sizes, split points, a
+-- later raise of the setting) never holds a version reads no longer return.
 local values = require "otskit.store.values"
 local txn = require "otskit.store.txn"
 local dberr, damaged = txn.dberr, txn.damaged

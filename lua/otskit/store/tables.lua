@@ -282,11 +282,11 @@ end
 -- reserved } (the table's settings after the change) | nil, msg, code.
 -- Lowering max_versions or changing time_to_live removes, in the same
 -- transaction, every stored version the old or the new setting hides at
--- that moment (purge.lua: the whole table is rewritten, so on a large
--- table this call takes as long as a scan), so no read, capacity count,
--- partition size or split point sees them, and a later raise does not
--- bring them back. Versions that expire later are hidden from reads at
--- once and leave storage on the row's next write.
+-- that moment (purge.lua: it reads the whole table and rewrites the rows
+-- that change, so on a large table it costs a scan), so no read,
+-- capacity count, partition size or split point sees them, and a later
+-- raise does not bring them back. Versions that expire later are hidden
+-- from reads at once and leave storage on the row's next write.
 function DB:update_table(req)
   check_req(req, "update_table")
   local okf, mf, cf = base.known(req, UPDATE_FIELDS, "update_table")
