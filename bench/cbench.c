@@ -366,27 +366,13 @@ static int l_direct(lua_State *L) {
 
 /* ---- PlainBuffer ------------------------------------------------------ */
 
-static int row_gc(lua_State *L) {
-  pb_row_free(lua_touserdata(L, 1));
-  return 0;
-}
-
 /* plainbuffer_count(bytes) -> rows: the C-only decode of otskit.wire
  * (every cell parsed, checksums verified, no Lua objects) | nil, msg */
 static int l_plainbuffer_count(lua_State *L) {
-  size_t n, nrows = 0;
+  size_t n, nrows, end;
   const char *s = luaL_checklstring(L, 1, &n);
   pb_reader r;
-  pb_row *row = lua_newuserdata(L, sizeof *row);
-  int rc;
-  memset(row, 0, sizeof *row);
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, row_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_setmetatable(L, -2);
-  if (!pb_reader_init(&r, s, n)) { lua_pushnil(L); lua_pushstring(L, r.err); return 2; }
-  while ((rc = pb_read_row(&r, row)) == 1) nrows++;
-  if (rc < 0) { lua_pushnil(L); lua_pushstring(L, r.err); return 2; }
+  if (!pb_scan_rows(&r, s, n, &nrows, &end)) { lua_pushnil(L); lua_pushstring(L, r.err); return 2; }
   lua_pushinteger(L, (lua_Integer)nrows);
   return 1;
 }

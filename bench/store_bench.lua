@@ -154,5 +154,52 @@ local fr = bench.run { name = "get_range_filtered", unit = "rows/s", units = N, 
   ratios = { { "filtered", "unfiltered" } } }
 bench.row("get_range + filter (accounting off)", fr.filtered, fr.unfiltered, fr.ratio["filtered vs unfiltered"])
 h2:close(); dbs[1]:close(); dbs[2]:close()
+
+-- update_table lowering max_versions 3 -> 1 rewrites every row (purge.lua):
+-- its cost is the difference of a load followed by the purge and the same
+-- load alone, interleaved. Checked: afterwards each row holds one version.
+local PN = math.floor(N / 5)
+local function versioned()
+  local db = assert(store.open{ partitions = false, clock = function() return 1700000000 end })
+  assert(db:create_table{ name = "t", primary_key = {{"uid", "INTEGER"}}, options = { max_versions = 3 } })
+  local ms, rows = 1700000000000, {}
+  for i = 1, PN do
+    rows[#rows + 1] = { type = "PUT", primary_key = { pks[i] },
+      columns = {{ "v", i, ms - 2 }, { "v", i + 1, ms - 1 }, { "v", i + 2, ms }, { "s", payload, ms }} }
+    if #rows == 200 or i == PN then
+      assert(assert(db:batch_write_row{ tables = {{ table = "t", rows = rows }} }).failed == 0)
+      rows = {}
+    end
+  end
+  return db
+end
+do
+  local db = versioned()
+  assert(db:update_table{ name = "t", options = { max_versions = 1 } })
+  assert(db:update_table{ name = "t", options = { max_versions = 3 } })
+  local start, n = { INF_MIN }, 0
+  repeat
+    local res = assert(db:get_range{ table = "t", start = start, stop = { INF_MAX }, max_versions = 3 })
+    for _, r in ipairs(res.rows) do -- "s", then the newest "v" alone
+      assert(#r.cells == 2 and r.cells[2][1] == "v" and r.cells[2][3] == 1700000000000)
+      n = n + 1
+    end
+    start = res.next_start_primary_key
+  until not start
+  assert(n == PN)
+  db:close()
+end
+bench.title(("store: update_table max_versions 3 -> 1 over %d rows of 3 versions"):format(PN))
+bench.table({ "operation", "load + purge rows/s", "load alone rows/s", "load/(load + purge) time" })
+local pr = bench.run { name = "update_table_purge", unit = "rows/s", units = PN, warmup = 0, min_reps = bench.quick and 5 or 7,
+  variants = { { "load + purge", function()
+                   local db = versioned()
+                   assert(db:update_table{ name = "t", options = { max_versions = 1 } })
+                   db:close()
+                 end },
+               { "load alone", function() versioned():close() end } },
+  ratios = { { "load + purge", "load alone" } } }
+bench.row("batch_write_row, then update_table", pr["load + purge"], pr["load alone"], pr.ratio["load + purge vs load alone"])
+
 io.write("\nMedian ±half the IQR of interleaved repetitions (on, off and raw take turns); the time\n",
   "ratios are per round: on/off = time on / time off, off vs raw = time off / time raw.\n")

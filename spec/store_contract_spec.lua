@@ -74,7 +74,7 @@ end
 
 describe("the store interface (store and client through otskit serve)", function()
   it("creates, describes, lists and deletes tables", function()
-    same_everywhere(function(db, t)
+    local got = same_everywhere(function(db, t)
       local out = {}
       out[#out + 1] = outcome(db:create_table{ name = t, primary_key = {{"a", "STRING"}, {"b", "INTEGER"}} })
       out[#out + 1] = outcome(db:create_table{ name = t, primary_key = {{"a", "STRING"}} })
@@ -89,6 +89,10 @@ describe("the store interface (store and client through otskit serve)", function
       out[#out + 1] = outcome(db:get_row{ table = t, primary_key = {"x", 1} })
       return out
     end)
+    -- what was compared is what the interface promises, not a shared failure
+    assert.same({ "OTSObjectAlreadyExist", true, "OTSObjectNotExist", "OTSObjectNotExist" },
+      { got[2].error, got[4], got[6].error, got[7].error })
+    assert.same({ { "a", "STRING" }, { "b", "INTEGER" } }, got[3].primary_key)
   end)
 
   it("pre-splits tables at the split points given, and refuses bad ones", function()
@@ -143,7 +147,7 @@ describe("the store interface (store and client through otskit serve)", function
   end)
 
   it("writes and reads rows, with conditions and errors", function()
-    same_everywhere(function(db, t)
+    local got = same_everywhere(function(db, t)
       local out = {}
       local function add(...) out[#out + 1] = outcome(...) end
       assert(db:create_table{ name = t, primary_key = {{"a", "STRING"}, {"b", "INTEGER"}} })
@@ -166,10 +170,15 @@ describe("the store interface (store and client through otskit serve)", function
       add(db:get_row{ table = t, primary_key = {{"a", "k"}, {"b", 1}} })
       return out
     end)
+    assert.same({ s = "x", n = 5, f = 1.5, yes = true, bin = "\0\1\2" }, got[2].row.columns)
+    assert.same({ s = "y", n = 8, yes = true, bin = "\0\1\2" }, got[6].row.columns)
+    assert.same({ "OTSConditionCheckFail", "OTSConditionCheckFail", "OTSInvalidPK" },
+      { got[4].error, got[7].error, got[8].error })
+    assert.is_nil(got[13].row)
   end)
 
   it("batches: per-row results, failed rows leave data unchanged", function()
-    same_everywhere(function(db, t)
+    local got = same_everywhere(function(db, t)
       local out = {}
       local function add(...) out[#out + 1] = outcome(...) end
       assert(db:create_table{ name = t, primary_key = {{"id", "INTEGER"}} })
@@ -183,11 +192,56 @@ describe("the store interface (store and client through otskit serve)", function
       add(db:batch_write_row{ tables = {{ table = t, rows = {} }} })
       return out
     end)
+    local w, g = got[1].tables[1].rows, got[2].tables[1].rows
+    assert.same({ true, true, false, false, 2 }, { w[1].ok, w[2].ok, w[3].ok, w[4].ok, got[1].failed })
+    assert.same({ { v = 1 }, { v = 2 } }, { g[1].row.columns, g[2].row.columns })
+    assert.is_nil(g[3].row)
+    assert.same("OTSParameterInvalid", got[4].error)
+  end)
+
+  it("computes split points by size", function()
+    local got = same_everywhere(function(db, t)
+      local r = helper.rng(9)
+      local out = {}
+      local function add(...) out[#out + 1] = outcome(...) end
+      -- (a BINARY key value comes back from the client as {name, value,
+      -- "BINARY"}, from the store as {name, value}: not compared here)
+      for _, ty in ipairs({ "INTEGER", "STRING" }) do
+        local name = t .. ty:sub(1, 1)
+        assert(db:create_table{ name = name, primary_key = {{"p", ty}, {"s", "STRING"}} })
+        add(db:compute_split_points_by_size{ table = name, split_size = 1, split_size_unit_in_byte = 1 })
+        local rows = {}
+        for i = 1, 60 do
+          local p = i % 13
+          if ty == "STRING" then p = "k" .. p end
+          rows[i] = { type = "PUT", primary_key = { p, tostring(i) }, columns = { v = r.bytes(r.int(0, 200), "xyz") } }
+        end
+        assert(db:batch_write_row{ tables = {{ table = name, rows = rows }} })
+        for _, unit in ipairs({ 1, 200, 1000, 100000 }) do
+          add(db:compute_split_points_by_size{ table = name, split_size = 1, split_size_unit_in_byte = unit })
+        end
+        add(db:compute_split_points_by_size{ table = name, split_size = 3, split_size_unit_in_byte = 300 })
+        add(db:compute_split_points_by_size{ table = name, split_size = 1 }) -- 100 MB: one piece
+      end
+      add(db:compute_split_points_by_size{ table = t .. "I", split_size = 0 })
+      add(db:compute_split_points_by_size{ table = t .. "I", split_size = 1, split_size_unit_in_byte = -5 })
+      add(db:compute_split_points_by_size{ table = t .. "nope", split_size = 1 })
+      add(db:compute_split_points_by_size{ table = t .. "I", split_size = 1, shards = 2 })
+      return out
+    end)
+    -- the answers compared: an empty table and 100 MB pieces have no
+    -- points, 1-byte pieces one per partition-key value but the first,
+    -- bigger pieces fewer; then the refusals
+    local n = {}
+    for i = 1, 14 do n[i] = #got[i].split_points end
+    assert.same({ 0, 12, 12, 0, 0 }, { n[1], n[2], n[9], n[7], n[14] })
+    assert.is_true(n[5] <= n[4] and n[4] < n[3] and n[3] <= 12 and n[6] > 0 and n[6] < 12)
+    assert.same({ "OTSParameterInvalid", "OTSParameterInvalid", "OTSObjectNotExist", "OTSParameterInvalid" },
+      { got[15].error, got[16].error, got[17].error, got[18].error })
   end)
 
   it("pages get_range in both directions (property)", function()
-    local rng = helper.rng(5)
-    same_everywhere(function(db, t)
+    local got = same_everywhere(function(db, t)
       local r = helper.rng(5)
       local out = {}
       assert(db:create_table{ name = t, primary_key = {{"p", "INTEGER"}, {"s", "STRING"}} })
@@ -217,6 +271,10 @@ describe("the store interface (store and client through otskit serve)", function
       out[#out + 1] = outcome(db:get_range{ table = t, start = { 1, INF_MIN }, stop = { 5, INF_MAX }, limit = 0 })
       return out
     end)
-    assert.truthy(rng)
+    -- the pages compared hold rows, and the bad ranges were refused
+    local rows = 0
+    for i = 2, #got - 2 do rows = rows + #got[i].rows end
+    assert.is_true(rows > 0)
+    assert.same({ "OTSParameterInvalid", "OTSParameterInvalid" }, { got[#got - 1].error, got[#got].error })
   end)
 end)

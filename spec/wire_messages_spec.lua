@@ -118,6 +118,18 @@ describe("otskit.wire messages", function()
     end)
   end
 
+  it("an ok batch row without a row: BatchGetRow sends an empty row (the SDKs read it), BatchWriteRow none", function()
+    local pb = require("otskit.core").wire.pb_decode
+    local cu = { capacity_unit = { read = 1, write = 0 } }
+    for _, case in ipairs({ { "BatchGetRow", "" }, { "BatchWriteRow", nil } }) do
+      local api, want = case[1], case[2]
+      local body = assert(wire.encode_response(api, { tables = { { table = "t", rows = { { ok = true, consumed = cu } } } } }))
+      local m = assert(pb(api .. "Response", body))
+      assert.equal(want, m.tables[1].rows[1].row)
+      assert.is_nil(assert(wire.decode_response(api, body)).tables[1].rows[1].row)
+    end
+  end)
+
   it("encodes and decodes errors", function()
     local b = wire.encode_error("OTSConditionCheckFail", "Condition check failed.")
     assert.equal("\n\21OTSConditionCheckFail\18\23Condition check failed.", b)

@@ -82,6 +82,19 @@ describe("otskit.wire PlainBuffer", function()
     assert.equal("OTSParameterInvalid", code)
   end)
 
+  it("measures rows up to the last checksum: zero padding after it is not rows", function()
+    local core = require("otskit.core").wire
+    local rows = core.encode_rows({ { primary_key = { { "pk1", "a" } }, columns = { n = 1 } },
+                                    { primary_key = { { "pk1", "b" } } } })
+    assert.same({ #rows }, { core.rows_length(rows) })
+    assert.same({ #rows }, { core.rows_length(rows .. "\0\0\0") })
+    assert.same({ 0 }, { core.rows_length("") })
+    assert.same({ 4 }, { core.rows_length("\117\0\0\0") })
+    assert.same({ nil, "PlainBuffer: not a PlainBuffer (bad header)", "CorruptPlainBuffer" }, { core.rows_length("abc") })
+    assert.same({ nil, "PlainBuffer: trailing bytes after the last row at byte " .. #rows, "CorruptPlainBuffer" },
+      { core.rows_length(rows .. "\0\7") })
+  end)
+
   it("decodes nothing from an empty buffer or a bare header", function()
     assert.same({}, wire.decode_rows(""))
     assert.same({}, wire.decode_rows("\117\0\0\0"))

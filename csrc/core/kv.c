@@ -337,9 +337,11 @@ void kv_get_done(kv_table *t) {
   if (t->st[S_GET]) sqlite3_reset(t->st[S_GET]);
 }
 
-int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
-           size_t vlen) {
-  sqlite3_stmt *s = stmt(t, S_PUT);
+/* Runs statement `which` (S_PUT: insert or replace; S_INS: insert if
+ * new) with key and the sealed value: KV_OK or KV_ERR. */
+static int write_sealed(kv_table *t, int which, const void *key, size_t klen,
+                        const void *val, size_t vlen) {
+  sqlite3_stmt *s = stmt(t, which);
   const void *sealed;
   int rc;
   if (s == NULL) return KV_ERR;
@@ -355,25 +357,18 @@ int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
   return rc == SQLITE_DONE ? KV_OK : KV_ERR;
 }
 
+int kv_put(kv_table *t, const void *key, size_t klen, const void *val,
+           size_t vlen) {
+  return write_sealed(t, S_PUT, key, klen, val, vlen);
+}
+
 int kv_swap(kv_table *t, const void *key, size_t klen, const void *val,
             size_t vlen, int64_t *oldlen) {
-  sqlite3_stmt *s = stmt(t, S_INS);
   const void *ov;
   size_t ol;
-  int rc;
-  const void *sealed;
-  if (s == NULL) return KV_ERR;
-  sealed = seal(t->db, key, klen, val, vlen);
-  if (sealed == NULL) return fail_msg(t->db, KV_EOTHER, "out of memory");
   /* new keys (the common case in loads) cost one statement */
-  sqlite3_reset(s);
-  bind_blob(s, 1, key, klen);
-  bind_blob(s, 2, sealed, vlen + SUM_LEN);
-  rc = sqlite3_step(s);
-  if (rc != SQLITE_DONE) fail(t->db);
-  sqlite3_reset(s);
-  sqlite3_clear_bindings(s);
-  if (rc != SQLITE_DONE) return KV_ERR;
+  int rc = write_sealed(t, S_INS, key, klen, val, vlen);
+  if (rc != KV_OK) return rc;
   if (sqlite3_changes(t->db->sql) > 0) { *oldlen = -1; return KV_OK; }
   rc = kv_get(t, key, klen, &ov, &ol);
   kv_get_done(t);

@@ -357,3 +357,19 @@ void pb_row_free(pb_row *row) {
   row->cells = NULL;
   row->cap = row->ncells = row->npk = 0;
 }
+
+int pb_scan_rows(pb_reader *r, const void *buf, size_t n, size_t *rows, size_t *end) {
+  pb_row row;
+  int rc;
+  *rows = *end = 0;
+  if (!pb_reader_init(r, buf, n)) return 0;
+  if (n == 0) return 1;
+  memset(&row, 0, sizeof row);
+  *end = (size_t)(r->p - r->start); /* the header */
+  while ((rc = pb_read_row(r, &row)) == 1) {
+    (*rows)++;
+    *end = (size_t)(r->p - r->start);
+  }
+  pb_row_free(&row);
+  return rc == 0;
+}

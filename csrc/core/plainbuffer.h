@@ -81,6 +81,10 @@ int pb_reader_init(pb_reader *r, const void *buf, size_t n);
  * end (only zero bytes remained), -1 an error (r->err, r->err_at). */
 int pb_read_row(pb_reader *r, pb_row *row);
 void pb_row_free(pb_row *row);
+/* Reads every row of buf[0..n): *rows counts them, *end is the length up
+ * to the last row's checksum (what follows is zero padding; 0 for an
+ * empty buf). 1, or 0 with r->err, r->err_at when buf is not rows. */
+int pb_scan_rows(pb_reader *r, const void *buf, size_t n, size_t *rows, size_t *end);
 /* A filter value (type byte + payload) that must fill [p, p+n). */
 int pb_read_value(const void *p, size_t n, pb_value *v, const char **err);
 

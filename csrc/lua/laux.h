@@ -40,6 +40,14 @@ void otsk_pushint64(lua_State *L, int64_t v);
 void otsk_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
                    const luaL_Reg *metamethods);
 
+/* The metamethods of a class whose objects fn closes, for a luaL_Reg
+ * list: __gc, and __close where the VM has to-be-closed variables. */
+#if LUA_VERSION_NUM >= 504
+#define OTSK_CLOSE_META(fn) {"__gc", fn}, {"__close", fn}
+#else
+#define OTSK_CLOSE_META(fn) {"__gc", fn}
+#endif
+
 /* Sets t[name] = f for the table on top of the stack. */
 void otsk_setfuncs(lua_State *L, const luaL_Reg *l);
 

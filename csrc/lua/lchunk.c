@@ -442,22 +442,14 @@ static const luaL_Reg splitter_methods[] = {
   {NULL, NULL}
 };
 static const luaL_Reg splitter_meta[] = {
-  {"__gc", l_splitter_close},
-#if !OTSKIT_LUA51
-  {"__close", l_splitter_close},
-#endif
-  {NULL, NULL}
+  OTSK_CLOSE_META(l_splitter_close), {NULL, NULL}
 };
 static const luaL_Reg joiner_methods[] = {
   {"feed", l_joiner_feed}, {"finish", l_joiner_finish}, {"close", l_joiner_close},
   {NULL, NULL}
 };
 static const luaL_Reg joiner_meta[] = {
-  {"__gc", l_joiner_close},
-#if !OTSKIT_LUA51
-  {"__close", l_joiner_close},
-#endif
-  {NULL, NULL}
+  OTSK_CLOSE_META(l_joiner_close), {NULL, NULL}
 };
 
 int otsk_open_chunk(lua_State *L) {

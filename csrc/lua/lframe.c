@@ -262,21 +262,13 @@ static const luaL_Reg funcs[] = {
 
 static const luaL_Reg ctx_methods[] = {{"close", l_ctx_close}, {NULL, NULL}};
 static const luaL_Reg ctx_meta[] = {
-  {"__gc", l_ctx_close},
-#if !OTSKIT_LUA51
-  {"__close", l_ctx_close},
-#endif
-  {NULL, NULL}
+  OTSK_CLOSE_META(l_ctx_close), {NULL, NULL}
 };
 static const luaL_Reg dict_methods[] = {
   {"close", l_dict_close}, {"id", l_dict_id}, {"bytes", l_dict_bytes}, {NULL, NULL}
 };
 static const luaL_Reg dict_meta[] = {
-  {"__gc", l_dict_close},
-#if !OTSKIT_LUA51
-  {"__close", l_dict_close},
-#endif
-  {NULL, NULL}
+  OTSK_CLOSE_META(l_dict_close), {NULL, NULL}
 };
 
 int otsk_open_frame(lua_State *L) {

@@ -333,21 +333,13 @@ static const luaL_Reg db_methods[] = {
   {"schema", l_schema}, {"max_pages", l_max_pages}, {NULL, NULL}
 };
 static const luaL_Reg db_meta[] = {
-  {"__gc", l_close},
-#if LUA_VERSION_NUM >= 504
-  {"__close", l_close},
-#endif
-  {NULL, NULL}
+  OTSK_CLOSE_META(l_close), {NULL, NULL}
 };
 static const luaL_Reg cur_methods[] = {
   {"next", l_cur_next}, {"fetch", l_cur_fetch}, {"close", l_cur_close}, {NULL, NULL}
 };
 static const luaL_Reg cur_meta[] = {
-  {"__gc", l_cur_close},
-#if LUA_VERSION_NUM >= 504
-  {"__close", l_cur_close},
-#endif
-  {NULL, NULL}
+  OTSK_CLOSE_META(l_cur_close), {NULL, NULL}
 };
 static const luaL_Reg funcs[] = {
   {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch}, {NULL, NULL}

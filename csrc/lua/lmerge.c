@@ -449,11 +449,7 @@ static const luaL_Reg methods[] = {
 };
 
 static const luaL_Reg metamethods[] = {
-  {"__gc", l_gc},
-#if LUA_VERSION_NUM >= 504
-  {"__close", l_gc},
-#endif
-  {NULL, NULL}
+  OTSK_CLOSE_META(l_gc), {NULL, NULL}
 };
 
 static const luaL_Reg funcs[] = {

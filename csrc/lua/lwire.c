@@ -290,16 +290,19 @@ static int enc_result(lua_State *L, enc *e, int ok) {
   return 1;
 }
 
-/* encode_pk(pk) -> bytes | nil, msg, code (INF_MIN/INF_MAX allowed) */
-static int l_encode_pk(lua_State *L) {
+/* a row of the key at 1 alone: allow_inf, with the delete marker or not */
+static int encode_key_row(lua_State *L, int allow_inf, int deleted) {
   enc e;
   int ok;
   enc_open(L, &e);
   pb_write_header(e.w);
-  ok = write_pk(&e, 1, 1, 0);
-  if (ok) pb_row_end(e.w, 0);
+  ok = write_pk(&e, 1, allow_inf, 0);
+  if (ok) pb_row_end(e.w, deleted);
   return enc_result(L, &e, ok);
 }
+
+/* encode_pk(pk) -> bytes | nil, msg, code (INF_MIN/INF_MAX allowed) */
+static int l_encode_pk(lua_State *L) { return encode_key_row(L, 1, 0); }
 
 /* encode_put(pk, columns) -> bytes | nil, msg, code */
 static int l_encode_put(lua_State *L) {
@@ -355,15 +358,7 @@ static int l_encode_rows(lua_State *L) {
 }
 
 /* encode_delete(pk) -> bytes | nil, msg, code (with the delete marker) */
-static int l_encode_delete(lua_State *L) {
-  enc e;
-  int ok;
-  enc_open(L, &e);
-  pb_write_header(e.w);
-  ok = write_pk(&e, 1, 0, 0);
-  if (ok) pb_row_end(e.w, 1);
-  return enc_result(L, &e, ok);
-}
+static int l_encode_delete(lua_State *L) { return encode_key_row(L, 0, 1); }
 
 /* encode_update(pk, ops): ops a list of {"PUT", name, value [, ts]},
  * {"DELETE", name, ts}, {"DELETE_ALL", name}, {"INCREMENT", name, delta} */
@@ -637,18 +632,13 @@ static int l_decode_value(lua_State *L) {
 /* rows_length(bytes) -> the length up to the last row's checksum (what
  * follows is padding) | nil, msg, code */
 static int l_rows_length(lua_State *L) {
-  size_t n, end = 4;
+  size_t n, rows, end;
   const char *s = luaL_checklstring(L, 1, &n);
   pb_reader r;
-  pb_row *row = lua_newuserdata(L, sizeof *row);
-  int rc;
-  memset(row, 0, sizeof *row);
-  luaL_getmetatable(L, ROW_MT);
-  lua_setmetatable(L, -2);
-  if (n == 0) { lua_pushinteger(L, 0); return 1; }
-  if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
-  while ((rc = pb_read_row(&r, row)) == 1) end = (size_t)(r.p - r.start);
-  if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
+  if (!pb_scan_rows(&r, s, n, &rows, &end)) {
+    if (r.p == r.start) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err); /* the header */
+    return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
+  }
   lua_pushinteger(L, (lua_Integer)end);
   return 1;
 }

@@ -448,6 +448,55 @@ local function decode_key(bytes, what)
   return row.primary_key
 end
 
+-- The per-row results of BatchGetRow / BatchWriteRow -> the response
+-- message's tables. no_row: what an ok row without a row carries
+-- (BatchGetRow: "", an empty row; BatchWriteRow: nothing).
+local function encode_batch_res(res, no_row)
+  local tables = {}
+  for i, t in ipairs(res.tables or {}) do
+    local rows = {}
+    for j, r in ipairs(t.rows or {}) do
+      local mr = { is_ok = r.ok and true or false }
+      if r.ok then
+        mr.consumed = consumed(r.consumed)
+        mr.row = no_row
+        if r.row then
+          local b, msg, code = encode_row(r.row)
+          if not b then return nil, msg, code end
+          mr.row = b
+        end
+      else
+        mr.error = { code = r.code or "OTSInternalServerError", message = r.message }
+      end
+      rows[j] = mr
+    end
+    tables[i] = { table_name = t.table, rows = rows }
+  end
+  return { tables = tables }
+end
+
+-- A batch response message's tables -> tables of per-row results, the
+-- number of failed rows | nil, nil, msg, code
+local function decode_batch_res(m)
+  local tables, failed = {}, 0
+  for i, t in ipairs(m.tables or {}) do
+    local rows = {}
+    for j, r in ipairs(t.rows or {}) do
+      if r.is_ok then
+        local row, msg, code = decode_row(r.row)
+        if row == nil and msg then return nil, nil, msg, code end
+        rows[j] = { ok = true, row = row or nil, consumed = r.consumed and consumed(r.consumed) }
+      else
+        local e = r.error or {}
+        rows[j] = { ok = false, code = e.code, message = e.message }
+        failed = failed + 1
+      end
+    end
+    tables[i] = { table = t.table_name, rows = rows }
+  end
+  return tables, failed
+end
+
 OPS.GetRow = {
   req = function(req)
     local ok, msg, code = check_keys(req, set("table", "primary_key", unpack_or(READ_OPTS)), "GetRowRequest")
@@ -582,45 +631,10 @@ OPS.BatchGetRow = {
     end
     return { tables = tables }
   end,
-  res = function(res)
-    local tables = {}
-    for i, t in ipairs(res.tables or {}) do
-      local rows = {}
-      for j, r in ipairs(t.rows or {}) do
-        local mr = { is_ok = r.ok and true or false }
-        if r.ok then
-          mr.consumed = consumed(r.consumed)
-          mr.row = ""
-          if r.row then
-            local b, msg, code = encode_row(r.row)
-            if not b then return nil, msg, code end
-            mr.row = b
-          end
-        else
-          mr.error = { code = r.code or "OTSInternalServerError", message = r.message }
-        end
-        rows[j] = mr
-      end
-      tables[i] = { table_name = t.table, rows = rows }
-    end
-    return { tables = tables }
-  end,
+  res = function(res) return encode_batch_res(res, "") end,
   from_res = function(m)
-    local tables = {}
-    for i, t in ipairs(m.tables or {}) do
-      local rows = {}
-      for j, r in ipairs(t.rows or {}) do
-        if r.is_ok then
-          local row, msg, code = decode_row(r.row)
-          if row == nil and msg then return nil, msg, code end
-          rows[j] = { ok = true, row = row or nil, consumed = r.consumed and consumed(r.consumed) }
-        else
-          local e = r.error or {}
-          rows[j] = { ok = false, code = e.code, message = e.message }
-        end
-      end
-      tables[i] = { table = t.table_name, rows = rows }
-    end
+    local tables, _, msg, code = decode_batch_res(m)
+    if not tables then return nil, msg, code end
     return { tables = tables }
   end,
 }
@@ -684,45 +698,10 @@ OPS.BatchWriteRow = {
     end
     return { tables = tables }
   end,
-  res = function(res)
-    local tables = {}
-    for i, t in ipairs(res.tables or {}) do
-      local rows = {}
-      for j, r in ipairs(t.rows or {}) do
-        local mr = { is_ok = r.ok and true or false }
-        if r.ok then
-          mr.consumed = consumed(r.consumed)
-          if r.row then
-            local b, msg, code = encode_row(r.row)
-            if not b then return nil, msg, code end
-            mr.row = b
-          end
-        else
-          mr.error = { code = r.code or "OTSInternalServerError", message = r.message }
-        end
-        rows[j] = mr
-      end
-      tables[i] = { table_name = t.table, rows = rows }
-    end
-    return { tables = tables }
-  end,
+  res = function(res) return encode_batch_res(res, nil) end,
   from_res = function(m)
-    local tables, failed = {}, 0
-    for i, t in ipairs(m.tables or {}) do
-      local rows = {}
-      for j, r in ipairs(t.rows or {}) do
-        if r.is_ok then
-          local row, msg, code = decode_row(r.row)
-          if row == nil and msg then return nil, msg, code end
-          rows[j] = { ok = true, row = row or nil, consumed = r.consumed and consumed(r.consumed) }
-        else
-          local e = r.error or {}
-          rows[j] = { ok = false, code = e.code, message = e.message }
-          failed = failed + 1
-        end
-      end
-      tables[i] = { table = t.table_name, rows = rows }
-    end
+    local tables, failed, msg, code = decode_batch_res(m)
+    if not tables then return nil, msg, code end
     return { tables = tables, failed = failed }
   end,
 }

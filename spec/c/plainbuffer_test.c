@@ -113,6 +113,23 @@ int main(void) {
   CHECK(pb_reader_init(&r, bad, w.len) && pb_read_row(&r, &row) == -1);
   CHECK(strstr(r.err, "past the end") != NULL);
 
+  /* pb_scan_rows: counts rows, the length before the padding, fails as
+   * pb_read_row does */
+  {
+    size_t rows = 9, end = 9, one = w.len;
+    unsigned char *two = malloc(2 * w.len + 3);
+    CHECK(pb_scan_rows(&r, "", 0, &rows, &end) && rows == 0 && end == 0);
+    CHECK(pb_scan_rows(&r, w.p, 4, &rows, &end) && rows == 0 && end == 4); /* a header alone */
+    memcpy(two, w.p, one);
+    memcpy(two + one, w.p + 4, one - 4); /* the row again, without the header */
+    memset(two + 2 * one - 4, 0, 3);
+    CHECK(pb_scan_rows(&r, two, 2 * one - 4 + 3, &rows, &end) && rows == 2 && end == 2 * one - 4);
+    two[2 * one - 4 + 2] = 7;
+    CHECK(!pb_scan_rows(&r, two, 2 * one - 4 + 3, &rows, &end) && r.err != NULL && rows == 2);
+    CHECK(!pb_scan_rows(&r, "abc", 3, &rows, &end) && r.err != NULL && r.p == r.start);
+    free(two);
+  }
+
   free(bad);
   pb_row_free(&row);
   pb_writer_free(&w);

@@ -3,11 +3,7 @@
 --
 -- The request body decodes (otskit.wire) to exactly the request table of
 -- the store method of that API, and the method's answer encodes back, so
--- every operation the store has is served the same way. The one API the
--- store has no method for, ComputeSplitPointsBySize, is answered from the
--- table's partition bounds (describe_table's shard_splits): one split point
--- per bound, its partition-key value alone (the service omits the trailing
--- INF_MIN columns).
+-- every operation the store has is served the same way.
 local wire = require "otskit.wire"
 local values = require "otskit.store.values"
 
@@ -28,7 +24,7 @@ dispatch.APIS = {
   BatchGetRow = { method = "batch_get_row" },
   BatchWriteRow = { method = "batch_write_row", write = true },
   GetRange = { method = "get_range" },
-  ComputeSplitPointsBySize = { method = "compute_split_points" },
+  ComputeSplitPointsBySize = { method = "compute_split_points_by_size" },
 }
 
 --- The service's messages for codes whose message never varies: the
@@ -101,23 +97,14 @@ local RETYPE = {
   BatchWriteRow = function(db, _, res)
     for _, t in ipairs(res.tables or {}) do retype_rows(db, t.table, t.rows or {}) end
   end,
+  ComputeSplitPointsBySize = function(db, req, res)
+    local ty = types_of(db, req.table)
+    for _, p in ipairs(res.split_points or {}) do retype(ty, p) end
+  end,
 }
 RETYPE.PutRow = RETYPE.GetRow
 RETYPE.UpdateRow = RETYPE.GetRow
 RETYPE.DeleteRow = RETYPE.GetRow
-
-local function compute_split_points(db, req)
-  local d, msg, code = db:describe_table{ table = req.table }
-  if not d then return nil, msg, code end
-  local pk = d.table_meta.primary_key
-  local points = {}
-  for i, v in ipairs(d.shard_splits or {}) do
-    points[i] = { { pk[1][1], typed(pk[1][2], v) } }
-  end
-  local locations = { { location = "otskit-local", ["repeat"] = #points + 1 } }
-  return { schema = pk, split_points = points, locations = locations,
-           consumed = { capacity_unit = { read = 1, write = 0 } } }
-end
 
 -- The empty-page fault: the first row the page would have held becomes
 -- next_start_primary_key of a page with no rows (a range with no row left
@@ -142,9 +129,7 @@ function dispatch.call(db, api, body, empty)
   local req, msg, code = wire.decode_request(api, body)
   if req == nil then return nil, code or "OTSParameterInvalid", msg end
   local res
-  if spec.method == "compute_split_points" then
-    res, msg, code = compute_split_points(db, req)
-  elseif empty and api == "GetRange" then
+  if empty and api == "GetRange" then
     res, msg, code = empty_page(db, req)
   elseif db[spec.method] then
     res, msg, code = db[spec.method](db, req)

@@ -2,9 +2,9 @@
 --
 -- The operations and vocabulary of the official Tablestore SDKs, in Lua
 -- form: create_table, put_row, get_row, update_row, delete_row,
--- batch_write_row, batch_get_row, get_range. Row keys are the
--- order-preserving tuple encoding of the typed primary key (otskit.key),
--- so SQLite's byte order is Tablestore's row order. Every operation
+-- batch_write_row, batch_get_row, get_range, compute_split_points_by_size.
+-- Row keys are the order-preserving tuple encoding of the typed primary
+-- key (otskit.key), so SQLite's byte order is Tablestore's row order. Every operation
 -- returns a response table, or nil, message, code with Tablestore's error
 -- code; a failed operation, condition or whole batch leaves the data as
 -- it was. Partitions (otskit.store.partitions) and fault injection
@@ -18,6 +18,7 @@ require "otskit.store.schema"
 require "otskit.store.write"
 require "otskit.store.read"
 require "otskit.store.batch"
+require "otskit.store.splits"
 
 local kv = core.kv
 local DB = base.DB

@@ -100,6 +100,13 @@ function P:write(key, drows, dbytes, defer)
   if not defer then self:_maybe_split(i, p, win) end
 end
 
+--- model:resize(key, drows, dbytes): changes the size of key's partition
+-- without counting a write (stored versions removed by update_table).
+function P:resize(key, drows, dbytes)
+  local p = self.parts[self:locate(key)]
+  p.rows, p.bytes = p.rows + drows, p.bytes + dbytes
+end
+
 --- model:settle(): the split checks deferred by write(..., true).
 function P:settle()
   local win, i = self:_window(), 1

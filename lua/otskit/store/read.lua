@@ -140,17 +140,25 @@ local function row_out(t, k, blob, o)
   return row, size
 end
 
+-- what every read does first: the injected fault, the known fields, the
+-- table -> latency, table | nil, msg, code
+function DB:_read_start(req, op, fields)
+  local lat, fail = self:_fault(op)
+  if fail then return nil, self.faults:message(), self.faults.code end
+  local okf, mf, cf = base.known(req, fields, op)
+  if not okf then return nil, mf, cf end
+  local t, msg, code = self:_table(req.table)
+  if not t then return nil, msg, code end
+  return lat, t
+end
+
 --- db:get_row{ table, primary_key, columns, max_versions, time_range,
 -- filter, start_column, end_column } -> { row = { primary_key, columns,
 -- cells } or nil (missing, or filtered out), consumed }
 function DB:get_row(req)
   check_req(req, "get_row")
-  local lat, fail = self:_fault("get_row")
-  if fail then return nil, self.faults:message(), self.faults.code end
-  local okf, mf, cf = base.known(req, GET_ROW_FIELDS, "get_row")
-  if not okf then return nil, mf, cf end
-  local t, msg, code = self:_table(req.table)
-  if not t then return nil, msg, code end
+  local lat, t, code = self:_read_start(req, "get_row", GET_ROW_FIELDS)
+  if not lat then return nil, t, code end
   local vals, m, c = self:_pk_values(t, req.primary_key)
   if not vals then return nil, m, c end
   local o, m2, c2 = self:_read_setup(t, req)
@@ -194,12 +202,8 @@ end
 -- continue from, nil when the range is exhausted.
 function DB:get_range(req)
   check_req(req, "get_range")
-  local lat, fail = self:_fault("get_range")
-  if fail then return nil, self.faults:message(), self.faults.code end
-  local okf, mf, cf = base.known(req, GET_RANGE_FIELDS, "get_range")
-  if not okf then return nil, mf, cf end
-  local t, msg, code = self:_table(req.table)
-  if not t then return nil, msg, code end
+  local lat, t, code = self:_read_start(req, "get_range", GET_RANGE_FIELDS)
+  if not lat then return nil, t, code end
   local reverse = norm_direction(req.direction)
   if reverse == nil then return invalid("direction must be FORWARD or BACKWARD, got " .. tostring(req.direction)) end
   local sv, m, c = self:_pk_values(t, req.start or req.inclusive_start_primary_key, "inf")

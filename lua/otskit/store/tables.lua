@@ -3,6 +3,7 @@ local base = require "otskit.store.base"
 local core = require "otskit.core"
 local keycodec = require "otskit.key"
 local partitions = require "otskit.store.partitions"
+local purge = require "otskit.store.purge"
 local txn = require "otskit.store.txn"
 local dberr, check = txn.dberr, txn.check
 local kv = core.kv
@@ -258,10 +259,34 @@ function DB:create_table(req)
   return { table = name }
 end
 
+-- What update_table removes from storage when options change from o to
+-- n -> maxv, cut (ms, nil: none) | nil when nothing can have been hidden.
+-- The stricter of both settings: what the new ones hide, and what the old
+-- ones hid at this moment, so raising a setting never brings back a
+-- version that was already invisible.
+local function purge_limits(db, o, n)
+  local ttl_changed = o.time_to_live ~= n.time_to_live
+  if n.max_versions >= o.max_versions and not ttl_changed then return nil end
+  local maxv = math.min(o.max_versions, n.max_versions)
+  local now, cut = base.now_ms(db), nil
+  for _, ttl in ipairs({ o.time_to_live, n.time_to_live }) do
+    if ttl ~= -1 then
+      local c = now - ttl * 1000
+      if cut == nil or c > cut then cut = c end
+    end
+  end
+  return maxv, cut
+end
+
 --- db:update_table{ name, options = {...}, reserved = {...} } -> { options,
 -- reserved } (the table's settings after the change) | nil, msg, code.
--- Lowering max_versions or time_to_live hides the versions beyond them
--- from every read at once.
+-- Lowering max_versions or changing time_to_live removes, in the same
+-- transaction, every stored version the old or the new setting hides at
+-- that moment (purge.lua: it reads the whole table and rewrites the rows
+-- that change, so on a large table it costs a scan), so no read,
+-- capacity count, partition size or split point sees them, and a later
+-- raise does not bring them back. Versions that expire later are hidden
+-- from reads at once and leave storage on the row's next write.
 function DB:update_table(req)
   check_req(req, "update_table")
   local okf, mf, cf = base.known(req, UPDATE_FIELDS, "update_table")
@@ -278,12 +303,21 @@ function DB:update_table(req)
   local text = meta_text(t)
   local ok, err, ecode = self.h:put("meta", t.name, text)
   if ok then ok, err, ecode = self:_bump() else ok, err, ecode = dberr(err, ecode) end
+  local sizes
+  if ok then
+    local maxv, cut = purge_limits(self, old_o, options)
+    if maxv then
+      sizes, err, ecode = purge.table(self, t, maxv, cut)
+      ok = sizes ~= nil
+    end
+  end
   if not ok then
     t.options, t.reserved = old_o, old_r
     return nil, err, ecode
   end
   t.meta = text
   settle(t)
+  if sizes then purge.account(t, sizes) end
   return { options = copy(options), reserved = copy(reserved) }
 end
 

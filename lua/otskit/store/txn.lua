@@ -257,7 +257,8 @@ end
 function txn.wrap()
   for name, write in pairs({ create_table = true, delete_table = true, update_table = true, put_row = true,
       update_row = true, delete_row = true, batch_write_row = true, get_row = false, get_range = false,
-      batch_get_row = false, describe_table = false, list_table = false }) do
+      batch_get_row = false, describe_table = false, list_table = false,
+      compute_split_points_by_size = false }) do
     local op = DB[name]
     DB[name] = function(self, ...)
       if self.h == nil then error("otskit.store: db is closed", 2) end

@@ -7,6 +7,7 @@ local values = require "otskit.store.values"
 local condition = require "otskit.store.condition"
 local schema = require "otskit.store.schema"
 local txn = require "otskit.store.txn"
+local purge = require "otskit.store.purge"
 local dberr = txn.dberr
 local pack = keycodec.pack
 local pk_size, pk_out, parse_columns, is_ts = schema.pk_size, schema.pk_out, schema.parse_columns, schema.is_ts
@@ -95,6 +96,12 @@ function DB:_plan_put(t, row, batch)
   if size > L.row_bytes then return invalid("row is " .. size .. " bytes, larger than 4 MB") end
   local blob, bad = values.encode(names, types, cv, tss, now) -- cells without ts: now
   if not blob then return invalid("column '" .. names[bad] .. "' is not valid UTF-8") end
+  if tss then
+    -- versions the table's settings hide are not stored (purge.lua); a
+    -- row whose every cell is expired is stored as written: reads skip it
+    local trimmed = purge.trim(blob, t.maxv, t.ttl_ms and now - t.ttl_ms or nil)
+    if trimmed then blob = trimmed end
+  end
   local plan = { kind = "PUT", vals = vals, cond = cond, size = size, blob = blob, ret = ret, ret_names = rnames }
   if not (t.auto and vals[t.auto] == AUTO) then plan.key = pack(vals) end
   if ret == "RT_AFTER_MODIFY" then
