@@ -40,11 +40,27 @@ local function envnum(name, default)
   return n
 end
 
--- defaults of every measure (a spec may override each)
+-- A run measures every bench in `procs` separate processes per
+-- interpreter (bench/run.sh: PROCS, default 2); this is process number
+-- `process` of them. Processes of the same code differ by 5-25 % (memory
+-- layout, CPU frequency, LuaJIT's trace choices) where the repetitions of
+-- one process agree within 1-3 %: `otskit bench compare` needs that
+-- between-process spread, so each run measures it. The repetitions are
+-- divided among the processes: a run costs the same time.
+bench.procs = math.floor(envnum("OTSKIT_BENCH_PROCS", 1))
+bench.process = math.floor(envnum("OTSKIT_BENCH_PROCESS", 1))
+if bench.procs < 1 or bench.process < 1 or bench.process > bench.procs then
+  error(("bench: OTSKIT_BENCH_PROCESS %d of OTSKIT_BENCH_PROCS %d"):format(bench.process, bench.procs), 0)
+end
+
+-- defaults of every measure (a spec may override each); the budget and the
+-- rounds are those of the whole run, shared by its processes
+local P = bench.procs
 bench.defaults = {
-  budget = envnum("OTSKIT_BENCH_BUDGET", bench.quick and 0.4 or 1.5), -- CPU seconds per measure
-  min_reps = bench.quick and 9 or 11,
-  max_reps = bench.quick and 25 or 51,
+  budget = envnum("OTSKIT_BENCH_BUDGET", bench.quick and 0.4 or 1.5) / P, -- CPU seconds per measure
+  -- at least 5 per process: a median of fewer is one unlucky repetition away
+  min_reps = math.max(5, math.ceil((bench.quick and 9 or 11) / P)),
+  max_reps = math.max(5, math.ceil((bench.quick and 25 or 51) / P)),
   -- LuaJIT needs more: its traces form over the first repetitions
   warmup = jit and 3 or 1,
 }
@@ -199,6 +215,12 @@ function bench.run(spec)
       slow = slow and full:find(slow.text, 1, true) and slow.by or nil }
     by[label] = vs[i]
   end
+  -- LuaJIT: every measure starts from an empty trace cache. Without this a
+  -- measure ran on the traces the earlier measures left, which differ from
+  -- process to process (hot counters are indexed by bytecode address): in
+  -- key_ffi, buckets:of took 3 ns/call in one process and 18 ns in another,
+  -- depending on whether key.pack's element loop had become a root trace.
+  if jit and bench.flush ~= false then jit.flush() end
   for _ = 1, spec.warmup or D.warmup do
     for _, v in ipairs(vs) do
       if calls then v.loop(v.fn, calls) else v.fn() end
@@ -387,7 +409,7 @@ function bench.document()
   return { interp = bench.interp, abi = bench.abi, quick = bench.quick, sections = secs,
     measures = bench.measures, budget = bench.defaults.budget,
     min_reps = bench.defaults.min_reps, max_reps = bench.defaults.max_reps,
-    injected_slowdown = bench.slow }
+    process = bench.process, procs = bench.procs, injected_slowdown = bench.slow }
 end
 
 return bench
