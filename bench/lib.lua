@@ -53,6 +53,15 @@ if bench.procs < 1 or bench.process < 1 or bench.process > bench.procs then
   error(("bench: OTSKIT_BENCH_PROCESS %d of OTSKIT_BENCH_PROCS %d"):format(bench.process, bench.procs), 0)
 end
 
+--- bench.first_process() -> true in the first process of a run. Exact
+-- values (simulations, counts, sizes) are the same in every process: a
+-- bench computes them in the first only and saves the others the time.
+function bench.first_process() return bench.process == 1 end
+
+--- bench.reps(n) -> this process's share of n repetitions (at least 3),
+-- for a bench that sets min_reps itself.
+function bench.reps(n) return math.max(3, math.ceil(n / bench.procs)) end
+
 -- defaults of every measure (a spec may override each); the budget and the
 -- rounds are those of the whole run, shared by its processes
 local P = bench.procs
@@ -221,10 +230,17 @@ function bench.run(spec)
   -- key_ffi, buckets:of took 3 ns/call in one process and 18 ns in another,
   -- depending on whether key.pack's element loop had become a root trace.
   if jit and bench.flush ~= false then jit.flush() end
-  for _ = 1, spec.warmup or D.warmup do
+  -- the warm-up rounds stop early (after the first) once they have spent
+  -- half the budget: a round of long repetitions has run their loops
+  -- thousands of times, enough for the traces to form
+  local warm, clock = 0, bench.clock
+  for w = 1, spec.warmup or D.warmup do
+    if w > 1 and warm >= budget / 2 then break end
+    local t0 = clock()
     for _, v in ipairs(vs) do
       if calls then v.loop(v.fn, calls) else v.fn() end
     end
+    warm = warm + clock() - t0
   end
   -- rounds in ABBA order until min_reps and the budget are spent
   local spent, r = 0, 0
