@@ -120,9 +120,9 @@ local function run_compare(a)
   print(("  log process medians of new and base differ by more than t(%g, df) * s * sqrt(1/kb + 1/kn), s their pooled"):format(1 - alpha / 2))
   print(("  spread within each run (column 'procs'; skipped for runs without process tags), and (3) it is at least %g%%;"):format(me))
   print("  otherwise within noise.")
-  print(("regression: slower, with the whole interval beyond %g%% (significantly more than %g%% slower)."):format(th, th))
-  print("base/new: median ±half the IQR; change: of the median (+ = higher); CI: 95% interval of median(new)/median(base),")
-  print("  the wider of the bootstrap one and exp(delta -+ band); procs: the between-process band (±%), '-' without one.")
+  print(("regression: slower, with the whole interval and the processes' mean change beyond %g%% (significantly more than %g%% slower)."):format(th, th))
+  print("base/new: median ±half the IQR; change: of the median (+ = higher); CI: 95% bootstrap interval of median(new)/median(base);")
+  print("  procs: the between-process band (±%) a change must exceed, '-' without one.")
   print()
   local group
   local shown = 0

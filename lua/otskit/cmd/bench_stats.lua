@@ -230,7 +230,8 @@ stats.defaults = { alpha = 0.05, threshold = 0.10, min_effect = 0.05 }
 -- Returns { base = summary, new = summary, change (new/base median - 1),
 -- cost (how much worse: + = slower; new/base - 1 for "lower", base/new - 1
 -- for "higher"), p (Mann-Whitney), lo, hi (the interval of the ratio of
--- medians), between (stats.between, or nil), verdict, regression }.
+-- medians: the bootstrap interval), between (stats.between, or nil),
+-- significant (the repetitions differ), verdict, regression }.
 -- verdict: "faster" or "slower" when
 --   * the repetitions differ significantly (Mann-Whitney p < alpha and the
 --     bootstrap interval of the ratio of medians excludes 1),
@@ -240,10 +241,10 @@ stats.defaults = { alpha = 0.05, threshold = 0.10, min_effect = 0.05 }
 --   * and it is at least min_effect;
 -- otherwise "within noise". With one value per side (a deterministic
 -- measure) there is no test: "same" when equal, else "faster"/"slower"
--- beyond min_effect. lo, hi: the wider of the bootstrap interval and the
--- between-process one (exp(delta -+ band)). regression: "slower", and
--- that interval lies wholly beyond the threshold (for "lower":
--- lo > 1 + threshold; for "higher": hi < 1 / (1 + threshold)); for
+-- beyond min_effect. regression: "slower" (so beyond the processes'
+-- spread), the bootstrap interval lies wholly beyond the threshold (for
+-- "lower": lo > 1 + threshold; for "higher": hi < 1 / (1 + threshold))
+-- and so does the processes' mean change exp(delta) (when recorded); for
 -- single values, cost above threshold.
 function stats.compare(base, new, opts)
   opts = opts or {}
@@ -281,13 +282,7 @@ function stats.compare(base, new, opts)
       stats.process_medians(new, opts.new_tags), alpha)
     r.between = bw
     local beyond = true
-    if bw then
-      beyond = math.abs(bw.delta) > bw.band
-      if r.lo then
-        r.lo = math.min(r.lo, math.exp(bw.delta - bw.band))
-        r.hi = math.max(r.hi, math.exp(bw.delta + bw.band))
-      end
-    end
+    if bw then beyond = math.abs(bw.delta) > bw.band end
     r.significant = p < alpha and excludes or false
     if r.significant and beyond and math.abs(r.cost) >= min_effect then
       r.verdict = worse and "slower" or "faster"
@@ -300,8 +295,10 @@ function stats.compare(base, new, opts)
   if r.verdict ~= "slower" then
     r.regression = false
   elseif r.lo then
-    if dir == "lower" then r.regression = r.lo > 1 + threshold
-    else r.regression = r.hi < 1 / (1 + threshold) end
+    -- the repetitions' interval, and the processes' mean change, beyond it
+    local q = r.between and math.exp(r.between.delta) or sn.median / sb.median
+    if dir == "lower" then r.regression = r.lo > 1 + threshold and q > 1 + threshold
+    else r.regression = r.hi < 1 / (1 + threshold) and q < 1 / (1 + threshold) end
   else
     r.regression = r.cost > threshold
   end
