@@ -4,8 +4,12 @@
 -- writes it as JSON; bench/run.sh gathers the runs into one document).
 --
 -- Noise is handled by design (README "Benchmarks"):
---  * warm-up: each variant runs untimed before its repetitions (once; three
---    times on LuaJIT, whose traces form over the first repetitions);
+--  * separate processes: bench/run.sh runs every bench in PROCS processes
+--    per interpreter, which divide the repetitions (bench.procs, below);
+--  * warm-up: each variant runs untimed before its repetitions (once; on
+--    LuaJIT up to three times, whose traces form over the first
+--    repetitions), and on LuaJIT each measure starts with no traces;
+--  * every result is kept (bench.sink), so no JIT drops the work;
 --  * interleaving: the variants of one measure take turns, in ABBA order
 --    (A B, B A, A B, ...), so a drift of the machine hits every variant
 --    alike, and a ratio is computed per round, from adjacent repetitions;
@@ -61,6 +65,9 @@ function bench.first_process() return bench.process == 1 end
 --- bench.reps(n) -> this process's share of n repetitions (at least 3),
 -- for a bench that sets min_reps itself.
 function bench.reps(n) return math.max(3, math.ceil(n / bench.procs)) end
+
+-- false: keep LuaJIT's traces from one measure to the next (bench.run)
+bench.flush = true
 
 -- defaults of every measure (a spec may override each); the budget and the
 -- rounds are those of the whole run, shared by its processes
@@ -235,7 +242,7 @@ function bench.run(spec)
   -- process to process (hot counters are indexed by bytecode address): in
   -- key_ffi, buckets:of took 3 ns/call in one process and 18 ns in another,
   -- depending on whether key.pack's element loop had become a root trace.
-  if jit and bench.flush ~= false then jit.flush() end
+  if jit and bench.flush then jit.flush() end
   -- the warm-up rounds stop early (after the first) once they have spent
   -- half the budget: a round of long repetitions has run their loops
   -- thousands of times, enough for the traces to form
