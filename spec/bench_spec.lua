@@ -592,6 +592,37 @@ describe("bench/lib.lua harness", function()
     assert.is_nil(r.B.injected_slowdown)
   end)
 
+  it("keeps every result out of the JIT's reach, and shortens a warm-up of long repetitions", function()
+    local lib = fresh_lib()
+    local seen, k = {}, 0
+    lib.run { name = "k", unit = "ns/op", calls = 4, reps = 1, warmup = 1,
+      variants = { { "A", function(i) k = k + 1; seen[k] = lib.sink[1] or false; return i * 10 end } } }
+    -- each call finds the previous call's result stored (none at the start
+    -- of a repetition): the warm-up round, then the timed one
+    assert.same({ false, 10, 20, 30, false, 10, 20, 30 }, seen)
+    assert.is_nil(lib.sink[1]) -- nothing kept alive after the measure
+    -- warm-up: a round that spent half the budget is the last one
+    local now, n = 0, 0
+    lib.clock = function() return now end
+    lib.run { name = "w", unit = "ns/op", units = 1, warmup = 3, reps = 2, budget = 0.4,
+      variants = { { "A", function() n = n + 1; now = now + 0.3 end } } }
+    assert.equal(1 + 2, n)
+    n = 0
+    lib.run { name = "w2", unit = "ns/op", units = 1, warmup = 3, reps = 2, budget = 0.4,
+      variants = { { "A", function() n = n + 1; now = now + 0.01 end } } }
+    assert.equal(3 + 2, n)
+  end)
+
+  it("divides a bench's repetitions among the run's processes", function()
+    local lib = fresh_lib()
+    assert.equal(1, lib.procs)
+    assert.is_true(lib.first_process())
+    assert.equal(9, lib.reps(9))
+    lib.procs = 2
+    assert.equal(5, lib.reps(9))
+    assert.equal(3, lib.reps(5))
+  end)
+
   it("keeps the original helpers: time and time_batch return seconds and record a measure", function()
     local lib = fresh_lib()
     lib.title("old style")
