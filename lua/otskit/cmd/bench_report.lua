@@ -216,10 +216,13 @@ end
 
 local function run_line(doc)
   local f = doc.facts or {}
-  return ("_%s run %s, revision %s%s; load average %s at the start, %s at the end%s_"):format(
+  local procs = 1
+  for _, b in ipairs(doc.benches) do procs = math.max(procs, b.procs or 1) end
+  return ("_%s run %s, revision %s%s; load average %s at the start, %s at the end%s%s_"):format(
     doc.mode or "?", (doc.created or "?"):gsub("T", " "):gsub("Z$", " UTC"), f.git_short or "?",
     f.git_dirty and " (dirty tree)" or "", f.load_start or "?", f.load_end or "?",
-    f.pinned_cpu and (", pinned to CPU " .. f.pinned_cpu) or "")
+    f.pinned_cpu and (", pinned to CPU " .. f.pinned_cpu) or "",
+    procs > 1 and ("; %d processes per bench: the text is the first one's, the table all of them"):format(procs) or "")
 end
 
 --- report.section(doc, name) -> the markdown of one bench (every
