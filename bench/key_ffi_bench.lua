@@ -41,9 +41,9 @@ for _, c in ipairs(cases) do
   local sink
   -- short repetitions that allocate little: the collector is stopped while timed.
   -- buckets:of (mod 16) on the FFI path is one C call, 3-5 ns: processes
-  -- differ by about 1 ns (where the machine code lands), a wide band that
-  -- `otskit bench compare` reads from the run's processes; a change to
-  -- the 18 ns of a trace gone wrong still stands out of it.
+  -- differ by about 1 ns (where the machine code lands), so the band
+  -- `otskit bench compare` reads from the run's processes is wide (it was
+  -- ±270 % in a loaded run): this measure gates only gross changes.
   local r = bench.run { name = c[1], unit = "ns/call", calls = N, gc = "stop",
     variants = { { "FFI", function(i) sink = c[3](i) end }, { "C API", function(i) sink = c[2](i) end } } }
   bench.row(c[1], r["C API"], r.FFI, r.ratio["FFI vs C API"])
