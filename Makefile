@@ -174,9 +174,10 @@ interop: build
 # make bench: the quick suite (under 90 s) -> one JSON run document in
 # bench/results/ (git-ignored); FULL=1 the full suite, which also rewrites
 # its sections of bench/RESULTS.md. BENCH="key merge" runs only those;
-# OUT=file, PIN=cpu (taskset), RESULTS=file: see bench/run.sh.
+# OUT=file, PIN=cpu (taskset), PROCS=k (processes per bench, default 2),
+# RESULTS=file: see bench/run.sh.
 bench: build $(BENCH_SO)
-	@FULL="$(FULL)" OUT="$(OUT)" PIN="$(PIN)" RESULTS="$(RESULTS)" \
+	@FULL="$(FULL)" OUT="$(OUT)" PIN="$(PIN)" PROCS="$(PROCS)" RESULTS="$(RESULTS)" \
 	  OTSKIT_BENCH_CFLAGS="$(WARN) $(CFLAGS) $(PIC)" sh bench/run.sh $(BENCH)
 
 # make bench-compare [BASE=run.json NEW=run.json]: default the two newest

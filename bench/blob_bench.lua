@@ -203,9 +203,10 @@ do
   -- (no ratio: the naive chunks stay alive in nchunks, so on LuaJIT the
   -- naive split finds its strings interned and measures a lookup)
   local Sp = bench.run { name = "split", unit = "GB/s", units = #v, ratios = false,
-    variants = { { "blob.split", function() blob.split(v) end }, { "naive", function() naive_split(v, MB) end } } }
+    variants = { { "blob.split", function() return blob.split(v) end }, { "naive", function() return naive_split(v, MB) end } } }
   local Jn = bench.run { name = "join", unit = "GB/s", units = #v, ratios = false,
-    variants = { { "blob.join", function() blob.join(p.manifest, p.chunks) end }, { "naive", function() table.concat(nchunks) end } } }
+    variants = { { "blob.join", function() return blob.join(p.manifest, p.chunks) end },
+                 { "naive", function() return table.concat(nchunks) end } } }
   local function stream()
     local got = {}
     local s = blob.splitter({}, function(c) got[#got + 1] = c end)

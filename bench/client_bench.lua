@@ -38,7 +38,10 @@ print(("\n### %s"):format(bench.interp))
 ---------------------------------------------------------------------------
 -- 1. fan-out with 20 ms per request
 local WORKERS = tonumber(os.getenv("OTSKIT_SERVE_WORKERS") or "2")
-do
+-- sections 1, 3 and 4 print wall times and counts, not recorded measures:
+-- only the first process of a run spends the seconds of server latency
+local FIRST = bench.first_process()
+if FIRST then
   -- the server's work for 16 requests is spread over its workers (2 cores)
   local srv = assert(serve.start{ faults = "latency=20,apis=GetRange", workers = WORKERS })
   local ok, err = pcall(function()
@@ -167,6 +170,7 @@ do
       .. " same steps in sequence: %.3f (what the client's own work adds)."):format(ratio_seq.median))
     s:close()
 
+    if not FIRST then return end
     local c2 = serve.client(srv)
     local before = c2:connects()
     for i = 1, 1000 do assert(c2:get_row{ table = "big", primary_key = {{"id", i}} }) end
@@ -181,7 +185,7 @@ end
 ---------------------------------------------------------------------------
 -- 4. the same fan-out in OpenResty (transport "nginx": capture_multi),
 -- once (the nginx side is LuaJIT whatever runs this script)
-if not jit then
+if not jit and FIRST then
   local ng = require "support.nginx"
   local cjson = require "cjson"
   local srv = assert(serve.start{ faults = "latency=20,apis=GetRange", workers = WORKERS })

@@ -4,8 +4,12 @@
 -- writes it as JSON; bench/run.sh gathers the runs into one document).
 --
 -- Noise is handled by design (README "Benchmarks"):
---  * warm-up: each variant runs untimed before its repetitions (once; three
---    times on LuaJIT, whose traces form over the first repetitions);
+--  * separate processes: bench/run.sh runs every bench in PROCS processes
+--    per interpreter, which divide the repetitions (bench.procs, below);
+--  * warm-up: each variant runs untimed before its repetitions (once; on
+--    LuaJIT up to three times, whose traces form over the first
+--    repetitions), and on LuaJIT each measure starts with no traces;
+--  * every result is kept (bench.sink), so no JIT drops the work;
 --  * interleaving: the variants of one measure take turns, in ABBA order
 --    (A B, B A, A B, ...), so a drift of the machine hits every variant
 --    alike, and a ratio is computed per round, from adjacent repetitions;
@@ -40,11 +44,39 @@ local function envnum(name, default)
   return n
 end
 
--- defaults of every measure (a spec may override each)
+-- A run measures every bench in `procs` separate processes per
+-- interpreter (bench/run.sh: PROCS, default 2); this is process number
+-- `process` of them. Processes of the same code differ by 5-25 % (memory
+-- layout, CPU frequency, LuaJIT's trace choices) where the repetitions of
+-- one process agree within 1-3 %: `otskit bench compare` needs that
+-- between-process spread, so each run measures it. The repetitions are
+-- divided among the processes: a run costs the same time.
+bench.procs = math.floor(envnum("OTSKIT_BENCH_PROCS", 1))
+bench.process = math.floor(envnum("OTSKIT_BENCH_PROCESS", 1))
+if bench.procs < 1 or bench.process < 1 or bench.process > bench.procs then
+  error(("bench: OTSKIT_BENCH_PROCESS %d of OTSKIT_BENCH_PROCS %d"):format(bench.process, bench.procs), 0)
+end
+
+--- bench.first_process() -> true in the first process of a run. Exact
+-- values (simulations, counts, sizes) are the same in every process: a
+-- bench computes them in the first only and saves the others the time.
+function bench.first_process() return bench.process == 1 end
+
+--- bench.reps(n) -> this process's share of n repetitions (at least 3),
+-- for a bench that sets min_reps itself.
+function bench.reps(n) return math.max(3, math.ceil(n / bench.procs)) end
+
+-- false: keep LuaJIT's traces from one measure to the next (bench.run)
+bench.flush = true
+
+-- defaults of every measure (a spec may override each); the budget and the
+-- rounds are those of the whole run, shared by its processes
+local P = bench.procs
 bench.defaults = {
-  budget = envnum("OTSKIT_BENCH_BUDGET", bench.quick and 0.4 or 1.5), -- CPU seconds per measure
-  min_reps = bench.quick and 9 or 11,
-  max_reps = bench.quick and 25 or 51,
+  budget = envnum("OTSKIT_BENCH_BUDGET", bench.quick and 0.4 or 1.5) / P, -- CPU seconds per measure
+  -- at least 5 per process: a median of fewer is one unlucky repetition away
+  min_reps = math.max(5, math.ceil((bench.quick and 9 or 11) / P)),
+  max_reps = math.max(5, math.ceil((bench.quick and 25 or 51) / P)),
   -- LuaJIT needs more: its traces form over the first repetitions
   warmup = jit and 3 or 1,
 }
@@ -130,17 +162,23 @@ end
 -- from load): on LuaJIT one loop shared by every variant gets one trace
 -- specialised to whichever closure it saw first, and the others run
 -- through side exits, so a variant's speed depended on the order.
-local LOOP = "local fn, n = ... for i = 1, n do fn(i) end"
+-- Every result is stored into a table the JIT cannot see through (sink):
+-- a result nobody used let LuaJIT sink its allocations and drop the work
+-- (blob's naive split measured 1678 GB/s, 8 MB in 5 us, in some processes).
+local LOOP = "local fn, n, sink = ... for i = 1, n do sink[1] = fn(i) end"
 local function new_loop()
   return assert((loadstring or load)(LOOP, "=bench loop"))
 end
+local sink = {}
+bench.sink = sink
 
 local function once(v, calls, gc_stop)
   local clock, fn, loop = bench.clock, v.fn, v.loop
+  sink[1] = nil -- the last repetition's result is garbage now
   collectgarbage("collect")
   if gc_stop then collectgarbage("stop") end
   local t0 = clock()
-  if calls then loop(fn, calls) else fn() end
+  if calls then loop(fn, calls, sink) else sink[1] = fn() end
   local t = clock() - t0
   if v.slow then spin(t0, t * (1 + v.slow)); t = clock() - t0 end
   if gc_stop then collectgarbage("restart") end
@@ -199,10 +237,23 @@ function bench.run(spec)
       slow = slow and full:find(slow.text, 1, true) and slow.by or nil }
     by[label] = vs[i]
   end
-  for _ = 1, spec.warmup or D.warmup do
+  -- LuaJIT: every measure starts from an empty trace cache. Without this a
+  -- measure ran on the traces the earlier measures left, which differ from
+  -- process to process (hot counters are indexed by bytecode address): in
+  -- key_ffi, buckets:of took 3 ns/call in one process and 18 ns in another,
+  -- depending on whether key.pack's element loop had become a root trace.
+  if jit and bench.flush then jit.flush() end
+  -- the warm-up rounds stop early (after the first) once they have spent
+  -- half the budget: a round of long repetitions has run their loops
+  -- thousands of times, enough for the traces to form
+  local warm, clock = 0, bench.clock
+  for w = 1, spec.warmup or D.warmup do
+    if w > 1 and warm >= budget / 2 then break end
+    local t0 = clock()
     for _, v in ipairs(vs) do
-      if calls then v.loop(v.fn, calls) else v.fn() end
+      if calls then v.loop(v.fn, calls, sink) else sink[1] = v.fn() end
     end
+    warm = warm + clock() - t0
   end
   -- rounds in ABBA order until min_reps and the budget are spent
   local spent, r = 0, 0
@@ -216,6 +267,7 @@ function bench.run(spec)
       spent = spent + t
     end
   end
+  sink[1] = nil
   local result = { ratio = {} }
   for _, v in ipairs(vs) do
     local vals = {}
@@ -387,7 +439,7 @@ function bench.document()
   return { interp = bench.interp, abi = bench.abi, quick = bench.quick, sections = secs,
     measures = bench.measures, budget = bench.defaults.budget,
     min_reps = bench.defaults.min_reps, max_reps = bench.defaults.max_reps,
-    injected_slowdown = bench.slow }
+    process = bench.process, procs = bench.procs, injected_slowdown = bench.slow }
 end
 
 return bench

@@ -14,6 +14,9 @@
 --    Amplification = retries / first attempts.
 -- Simulated time only: results depend on the seed, not on the machine.
 local bench = require "lib"
+-- exact values only (simulated time): the other processes of a run would
+-- compute the same figures again
+if not bench.first_process() then return end
 local unpack = table.unpack or unpack
 local backoff = require "otskit.backoff"
 local retry = require "otskit.retry"

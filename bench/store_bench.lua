@@ -105,7 +105,7 @@ local h2 = assert(kv.open()); h2:create("t")
 local function raw_load() h2:drop("t"); h2:create("t"); raw_put(h2) end
 -- each operation: the three variants take turns (ABBA), ratios per round
 local function op(name, fns)
-  return bench.run { name = name, unit = "rows/s", units = N, warmup = 0, min_reps = bench.quick and 5 or 7,
+  return bench.run { name = name, unit = "rows/s", units = N, warmup = 0, min_reps = bench.reps(bench.quick and 5 or 7),
     variants = { { "accounting on", fns[1] }, { "accounting off", fns[2] }, { "raw kv", fns[3] } },
     ratios = { { "accounting off", "accounting on" }, { "raw kv", "accounting off" } } }
 end
@@ -148,7 +148,7 @@ fscan(dbs[2], fgot)
 bench.same(fref, fgot, "filtered get_range vs the scan filtered in Lua")
 bench.title("store: filtered get_range (1 row in 10 passes; every row scanned)")
 bench.table({ "operation", "rows scanned/s", "unfiltered rows/s", "filtered/unfiltered time" })
-local fr = bench.run { name = "get_range_filtered", unit = "rows/s", units = N, warmup = 0, min_reps = bench.quick and 5 or 7,
+local fr = bench.run { name = "get_range_filtered", unit = "rows/s", units = N, warmup = 0, min_reps = bench.reps(bench.quick and 5 or 7),
   variants = { { "filtered", function() assert(fscan(dbs[2]) == CUT) end },
                { "unfiltered", function() assert(scan(dbs[2]) == N) end } },
   ratios = { { "filtered", "unfiltered" } } }

@@ -197,6 +197,114 @@ describe("bench_stats", function()
     assert.equal("faster", stats.compare({ 100 }, { 130 }, { direction = "higher" }).verdict)
   end)
 
+  it("Student's t quantiles match the tables", function()
+    for df, t in pairs { [1] = 12.706, [2] = 4.303, [3] = 3.182, [4] = 2.776, [10] = 2.228, [30] = 2.042 } do
+      assert.near(t, stats.t_quantile(0.975, df), 0.001)
+    end
+    assert.near(6.965, stats.t_quantile(0.99, 2), 0.001)
+    assert.has_error(function() stats.t_quantile(0.3, 2) end)
+    assert.has_error(function() stats.t_quantile(0.975, 0) end)
+  end)
+
+  it("process medians and the between-process band", function()
+    assert.same({ 2, 11 }, stats.process_medians({ 1, 10, 2, 11, 3, 12 }, { 1, 2, 1, 2, 1, 2 }))
+    assert.same({ 2 }, stats.process_medians({ 1, 2, 3 }))
+    assert.has_error(function() stats.process_medians({ 1, 2 }, { 1 }) end)
+    -- two processes a side: df = 2; logs of 100/110 and 105/115.5 (both 10 % apart)
+    local b = stats.between({ 100, 110 }, { 105, 115.5 })
+    assert.equal(2, b.df)
+    assert.near(math.log(1.05), b.delta, 1e-12)
+    local d = math.log(1.1)
+    -- each side's logs deviate by +-d/2: sum of squares d^2 over df 2
+    assert.near(d / math.sqrt(2), b.s, 1e-12)
+    assert.near(4.303 * d / math.sqrt(2) * math.sqrt(1 / 2 + 1 / 2), b.band, 1e-4)
+    -- one process on each side: no estimate; a median <= 0: no logs
+    assert.is_nil(stats.between({ 100 }, { 120 }))
+    assert.is_nil(stats.between({ 0, 1 }, { 1, 2 }))
+    -- one process on one side still counts in the standard error
+    local one = stats.between({ 100 }, { 105, 115.5 })
+    assert.equal(1, one.df)
+    assert.near(12.706 * math.sqrt(d ^ 2 / 2) * math.sqrt(1 + 1 / 2), one.band, 1e-2)
+  end)
+
+  -- k processes of reps values each: every process a level off the center by
+  -- a factor exp(N(0, sp)) (memory layout, frequency, JIT), its repetitions
+  -- within +-within of that level; shift multiplies everything
+  local function gauss(r)
+    return math.sqrt(-2 * math.log(r())) * math.cos(2 * math.pi * r())
+  end
+  local function processes(r, k, reps, center, sp, within, shift)
+    local values, tags = {}, {}
+    for p = 1, k do
+      local level = center * (shift or 1) * math.exp(sp * gauss(r))
+      for _ = 1, reps do
+        values[#values + 1] = level * (1 + within * (2 * r() - 1))
+        tags[#tags + 1] = p
+      end
+    end
+    return values, tags
+  end
+
+  it("a shift smaller than the between-process spread is within noise; the repetitions alone would call it", function()
+    -- processes 100 and 110, new 112 and 123 (12 % shift, spread 10 %), reps +-1 %:
+    -- every new repetition is above every base one of the same process
+    local r = rng(5)
+    local function at(levels)
+      local v, t = {}, {}
+      for p, l in ipairs(levels) do
+        for _ = 1, 6 do v[#v + 1] = l * (1 + 0.01 * (2 * r() - 1)); t[#t + 1] = p end
+      end
+      return v, t
+    end
+    local bv, bt = at { 100, 110 }
+    local nv, nt = at { 112, 123 }
+    local c = stats.compare(bv, nv, { base_tags = bt, new_tags = nt })
+    assert.equal("within noise", c.verdict)
+    assert.is_false(c.regression)
+    assert.is_true(c.significant) -- the repetitions do differ
+    assert.is_true(math.abs(c.between.delta) < c.between.band)
+    local old = stats.compare(bv, nv) -- the same values without tags: the old rule
+    assert.equal("slower", old.verdict)
+  end)
+
+  it("same code measured in separate processes: within noise at about the rate alpha promises", function()
+    -- processes 8 % apart (sd), repetitions +-2 %: the repetitions alone
+    -- call most pairs of runs different; the between-process test does not
+    local r = rng(17)
+    local trials, noise, old_noise = 200, 0, 0
+    for _ = 1, trials do
+      local bv, bt = processes(r, 2, 6, 100, 0.08, 0.02)
+      local nv, nt = processes(r, 2, 6, 100, 0.08, 0.02)
+      if stats.compare(bv, nv, { base_tags = bt, new_tags = nt }).verdict == "within noise" then noise = noise + 1 end
+      if stats.compare(bv, nv).verdict == "within noise" then old_noise = old_noise + 1 end
+    end
+    assert.is_true(noise >= 0.93 * trials, noise .. " of " .. trials)
+    assert.is_true(old_noise < 0.8 * trials, old_noise .. " of " .. trials)
+  end)
+
+  it("a shift larger than the between-process spread is found, and a regression", function()
+    local r = rng(23)
+    local found, reg = 0, 0
+    for _ = 1, 100 do
+      -- processes 2 % apart (an idle machine), a 25 % slowdown
+      local bv, bt = processes(r, 2, 6, 100, 0.02, 0.02)
+      local nv, nt = processes(r, 2, 6, 100, 0.02, 0.02, 1.25)
+      local c = stats.compare(bv, nv, { base_tags = bt, new_tags = nt })
+      if c.verdict == "slower" then found = found + 1 end
+      if c.regression then reg = reg + 1 end
+      assert.is_true(math.abs(c.between.delta) > c.between.band or c.verdict ~= "slower")
+    end
+    assert.is_true(found >= 95, found .. " of 100 found")
+    assert.is_true(reg >= 90, reg .. " of 100 regressions")
+    -- the same as a rate (higher is better), three processes a side
+    local bv, bt = processes(r, 3, 5, 50, 0.02, 0.02)
+    local nv, nt = processes(r, 3, 5, 50, 0.02, 0.02, 0.75)
+    local c = stats.compare(bv, nv, { direction = "higher", base_tags = bt, new_tags = nt })
+    assert.equal("slower", c.verdict)
+    assert.is_true(c.regression)
+    assert.equal(4, c.between.df)
+  end)
+
   it("refuses an unknown direction", function()
     assert.has_error(function() stats.compare({ 1 }, { 1 }, { direction = "up" }) end)
   end)
@@ -208,7 +316,8 @@ local function run_doc(measures, extra)
   for i, m in ipairs(measures) do
     local s = stats.summary(m[3])
     ms[i] = { name = m[1], unit = m[2] == "lower" and "ns/op" or "x", direction = m[2], kind = "time",
-      values = m[3], median = s.median, min = s.min, max = s.max, q1 = s.q1, q3 = s.q3, iqr = s.iqr, n = s.n }
+      values = m[3], median = s.median, min = s.min, max = s.max, q1 = s.q1, q3 = s.q3, iqr = s.iqr, n = s.n,
+      process = m[4] }
   end
   local d = { format = report.FORMAT, created = "2026-11-23T22:00:00Z", mode = "quick",
     facts = { git_short = "abc", cpu_model = "test", git_commit_time = 1 },
@@ -280,6 +389,96 @@ describe("otskit bench compare", function()
     out, code = sh(INTERP .. " bin/otskit bench compare --threshold nope " .. b .. " " .. n)
     assert.equal(2, code, out)
     for _, f in ipairs { b, n, n2, bad } do os.remove(f) end
+  end)
+end)
+
+describe("otskit bench compare with processes", function()
+  -- a run measured in two processes: measure "a" at levels la (one per
+  -- process), "b" steady; 6 repetitions each, +-1 %
+  local function two_proc(seed, la, lb)
+    local r = rng(seed)
+    local function vals(levels)
+      local v, t = {}, {}
+      for p, l in ipairs(levels) do
+        for _ = 1, 6 do v[#v + 1] = l * (1 + 0.01 * (2 * r() - 1)); t[#t + 1] = p end
+      end
+      return v, t
+    end
+    local av, at = vals(la)
+    local bv, bt = vals(lb)
+    return run_doc { { "a", "lower", av, at }, { "b", "lower", bv, bt } }
+  end
+
+  it("a shift within the spread the processes of each run show is within noise; beyond it, a regression", function()
+    local base = two_proc(31, { 100, 110 }, { 50, 51 })
+    local rows, s = benchcmd.compare(base, two_proc(32, { 112, 123 }, { 50.5, 51 }), {})
+    assert.equal(0, #s.regressions)
+    assert.equal(2, s["within noise"])
+    assert.equal(2, s.with_between)
+    assert.equal(1, s.between_noise) -- "a": significant repetitions, not beyond the processes
+    assert.is_true(rows[1].r.significant)
+    local _, s2 = benchcmd.compare(base, two_proc(33, { 100, 110 }, { 65, 66 }), {})
+    assert.equal(1, #s2.regressions)
+    assert.equal("syn | b | lua5.4", s2.regressions[1].id)
+  end)
+
+  it("an old-format document without process tags still compares, against either format", function()
+    local r = rng(41)
+    local old = run_doc({ { "a", "lower", sample(r, 9, 100, 0.02) }, { "b", "lower", sample(r, 9, 50, 0.02) } },
+      { format = "otskit-bench/1" })
+    local old_slow = run_doc({ { "a", "lower", sample(r, 9, 100, 0.02) }, { "b", "lower", sample(r, 9, 70, 0.02) } },
+      { format = "otskit-bench/1" })
+    local b, n, n2 = tmpname(), tmpname(), tmpname()
+    write(b, json.encode(old))
+    write(n, json.encode(old_slow))
+    write(n2, json.encode(two_proc(42, { 100, 101 }, { 50, 50.5 })))
+    local out, code = sh(INTERP .. " bin/otskit bench compare " .. b .. " " .. n)
+    assert.equal(1, code, out)
+    assert.matches("REGRESSION: 1 measure", out)
+    assert.matches("neither run recorded processes", out)
+    -- format 1 against format 2: the new run's processes give the band
+    out, code = sh(INTERP .. " bin/otskit bench compare --all " .. b .. " " .. n2)
+    assert.equal(0, code, out)
+    assert.matches("2 measures had a band", out)
+    assert.matches("procs", out)
+    for _, f in ipairs { b, n, n2 } do os.remove(f) end
+  end)
+
+  it("collect merges the processes of a bench: values tagged, medians, spread, sides, exact values once", function()
+    local function part(p, status, va, ratio, value)
+      return json.encode { bench = "k", abi = "lua5.4", interp = "Lua 5.4", status = status, cpu_seconds = 1,
+        process = p, procs = 2, sections = { { title = "t", text = "process " .. p } },
+        measures = {
+          { name = "a", unit = "ns/op", direction = "lower", kind = "time", values = va, median = 0, seconds = 1 },
+          { name = "a vs c", unit = "x", direction = "higher", kind = "ratio", values = ratio,
+            sides = { { label = "a", unit = "ns/op", values = va }, { label = "c", unit = "ns/op", values = va } } },
+          { name = "v", unit = "x", direction = "higher", kind = "value", values = { value } } } }
+    end
+    local doc = assert(report.collect({ part(2, "ok", { 20, 21, 22 }, { 2, 2 }, 7), part(1, "ok", { 10, 11, 12 }, { 1, 1 }, 7),
+      json.encode { bench = "z", abi = "luajit", status = "ok", measures = {} } }, { mode = "quick", facts = {} }))
+    assert.equal(report.FORMAT, doc.format)
+    assert.equal(2, #doc.benches)
+    local k = doc.benches[1]
+    assert.equal(2, k.procs)
+    assert.equal(2, k.cpu_seconds)
+    assert.equal("process 1", k.sections[1].text)
+    local a, ratio, v = k.measures[1], k.measures[2], k.measures[3]
+    assert.same({ 10, 11, 12, 20, 21, 22 }, a.values)
+    assert.same({ 1, 1, 1, 2, 2, 2 }, a.process)
+    assert.same({ 11, 21 }, a.process_medians)
+    assert.near(21 / 11 - 1, a.process_spread, 1e-12)
+    assert.equal(16, a.median)
+    assert.equal(6, a.n)
+    assert.is_nil(a.seconds)
+    assert.same({ 1, 1, 2, 2 }, ratio.values)
+    assert.same({ 10, 11, 12, 20, 21, 22 }, ratio.sides[2].values)
+    assert.same({ 7 }, v.values) -- the same exact value in both: once
+    assert.equal(2, v.processes)
+    -- a process that failed fails the bench; exact values that differ are kept, tagged
+    local d2 = assert(report.collect({ part(1, "ok", { 1 }, { 1 }, 7), part(2, "failed", { 1 }, { 1 }, 8) }, { facts = {} }))
+    assert.equal("failed", d2.benches[1].status)
+    assert.same({ 7, 8 }, d2.benches[1].measures[3].values)
+    assert.same({ 1, 2 }, d2.benches[1].measures[3].process)
   end)
 end)
 
@@ -393,6 +592,37 @@ describe("bench/lib.lua harness", function()
     assert.is_nil(r.B.injected_slowdown)
   end)
 
+  it("keeps every result out of the JIT's reach, and shortens a warm-up of long repetitions", function()
+    local lib = fresh_lib()
+    local seen, k = {}, 0
+    lib.run { name = "k", unit = "ns/op", calls = 4, reps = 1, warmup = 1,
+      variants = { { "A", function(i) k = k + 1; seen[k] = lib.sink[1] or false; return i * 10 end } } }
+    -- each call finds the previous call's result stored (none at the start
+    -- of a repetition): the warm-up round, then the timed one
+    assert.same({ false, 10, 20, 30, false, 10, 20, 30 }, seen)
+    assert.is_nil(lib.sink[1]) -- nothing kept alive after the measure
+    -- warm-up: a round that spent half the budget is the last one
+    local now, n = 0, 0
+    lib.clock = function() return now end
+    lib.run { name = "w", unit = "ns/op", units = 1, warmup = 3, reps = 2, budget = 0.4,
+      variants = { { "A", function() n = n + 1; now = now + 0.3 end } } }
+    assert.equal(1 + 2, n)
+    n = 0
+    lib.run { name = "w2", unit = "ns/op", units = 1, warmup = 3, reps = 2, budget = 0.4,
+      variants = { { "A", function() n = n + 1; now = now + 0.01 end } } }
+    assert.equal(3 + 2, n)
+  end)
+
+  it("divides a bench's repetitions among the run's processes", function()
+    local lib = fresh_lib()
+    assert.equal(1, lib.procs)
+    assert.is_true(lib.first_process())
+    assert.equal(9, lib.reps(9))
+    lib.procs = 2
+    assert.equal(5, lib.reps(9))
+    assert.equal(3, lib.reps(5))
+  end)
+
   it("keeps the original helpers: time and time_batch return seconds and record a measure", function()
     local lib = fresh_lib()
     lib.title("old style")
@@ -426,8 +656,16 @@ describe("an end-to-end quick run", function()
     assert.is_boolean(doc.facts.git_dirty)
     assert.equal(2, #doc.benches)
     local ratios = 0
+    for _, b in ipairs(doc.benches) do assert.equal(2, b.procs) end
+    local tagged = 0
     for _, m in ipairs(report.measures(doc)) do
       assert.equal(m.n, #m.values)
+      if m.process then
+        tagged = tagged + 1
+        assert.equal(#m.values, #m.process)
+        assert.same(stats.process_medians(m.values, m.process), m.process_medians)
+        assert.equal(2, #m.process_medians)
+      end
       local s = stats.summary(m.values)
       assert.near(s.median, m.median, 1e-6 * math.abs(s.median))
       assert.is_true(m.n >= (m.kind == "value" and 1 or 5), m.id)
@@ -438,6 +676,7 @@ describe("an end-to-end quick run", function()
       end
     end
     assert.is_true(ratios >= 4) -- 2 per interpreter
+    assert.is_true(tagged >= 12) -- every timed measure, in both processes
     local res, c2 = sh(INTERP .. " bin/otskit bench compare --all " .. out .. " " .. out)
     assert.equal(0, c2, res)
     assert.matches("100%% within noise", res)

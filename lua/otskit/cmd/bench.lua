@@ -62,7 +62,8 @@ function cmd.compare(base, new, opts)
   local b_by = {}
   for _, m in ipairs(report.measures(base)) do b_by[m.id] = m end
   local rows, seen = {}, {}
-  local summary = { faster = 0, slower = 0, ["within noise"] = 0, same = 0, regressions = {}, missing = {} }
+  local summary = { faster = 0, slower = 0, ["within noise"] = 0, same = 0, regressions = {}, missing = {},
+    with_between = 0, between_noise = 0 }
   local function wanted(m)
     return (not opts.only or m.id:find(opts.only, 1, true)) and (not opts.kind or opts.kind == "all" or m.kind == opts.kind)
   end
@@ -72,11 +73,16 @@ function cmd.compare(base, new, opts)
       seen[m.id] = true
       if bm then
         local r = stats.compare(bm.values, m.values, { direction = m.direction, alpha = opts.alpha,
-          threshold = opts.threshold, min_effect = opts.min_effect })
+          threshold = opts.threshold, min_effect = opts.min_effect, base_tags = bm.process, new_tags = m.process })
         local row = { id = m.id, bench = m.bench, abi = m.abi, name = m.name, unit = m.unit,
           direction = m.direction, kind = m.kind, r = r }
         rows[#rows + 1] = row
         summary[r.verdict] = summary[r.verdict] + 1
+        if r.between then summary.with_between = summary.with_between + 1 end
+        if r.significant and r.verdict == "within noise" and r.between
+          and math.abs(r.between.delta) <= r.between.band then
+          summary.between_noise = summary.between_noise + 1
+        end
         if r.regression then summary.regressions[#summary.regressions + 1] = row end
       else
         summary.missing[#summary.missing + 1] = "only in the new run: " .. m.id
@@ -109,9 +115,14 @@ local function run_compare(a)
     new.mode or "?", new.created or "?"))
   if bf.cpu_model ~= nf.cpu_model then print("WARNING: different CPUs: " .. tostring(bf.cpu_model) .. " / " .. tostring(nf.cpu_model)) end
   if base.mode ~= new.mode then print("WARNING: a " .. tostring(base.mode) .. " run against a " .. tostring(new.mode) .. " run") end
-  print(("verdict: Mann-Whitney U p < %g, the 95%% bootstrap interval of the median ratio excludes 1, and a change of at least %g%%;"):format(alpha, me))
-  print(("regression: slower, with the whole interval beyond %g%% (significantly more than %g%% slower)."):format(th, th))
-  print("base/new: median ±half the IQR; change: of the median (+ = higher); CI: of median(new)/median(base).")
+  print(("verdict: faster/slower when (1) the repetitions differ: Mann-Whitney U p < %g and the bootstrap interval of"):format(alpha))
+  print("  median(new)/median(base) excludes 1, (2) the change is larger than the processes of one run differ: the")
+  print(("  log process medians of new and base differ by more than t(%g, df) * s * sqrt(1/kb + 1/kn), s their pooled"):format(1 - alpha / 2))
+  print(("  spread within each run (column 'procs'; skipped for runs without process tags), and (3) it is at least %g%%;"):format(me))
+  print("  otherwise within noise.")
+  print(("regression: slower, with the whole interval and the processes' mean change beyond %g%% (significantly more than %g%% slower)."):format(th, th))
+  print("base/new: median ±half the IQR; change: of the median (+ = higher); CI: 95% bootstrap interval of median(new)/median(base);")
+  print("  procs: the between-process band (±%) a change must exceed, '-' without one.")
   print()
   local group
   local shown = 0
@@ -122,16 +133,18 @@ local function run_compare(a)
       if g ~= group then
         group = g
         print("## " .. g)
-        print(("| %-60s | %-16s | %-16s | %-8s | %-7s | %-13s | %s |"):format("measure", "base", "new", "change", "p", "95% CI ratio", "verdict"))
+        print(("| %-60s | %-16s | %-16s | %-8s | %-7s | %-7s | %-13s | %s |"):format("measure", "base", "new", "change", "p",
+          "procs", "95% CI ratio", "verdict"))
         print("|" .. ("-"):rep(62) .. "|" .. ("-"):rep(18) .. "|" .. ("-"):rep(18) .. "|" .. ("-"):rep(10) .. "|" .. ("-"):rep(9)
-          .. "|" .. ("-"):rep(15) .. "|---------|")
+          .. "|" .. ("-"):rep(9) .. "|" .. ("-"):rep(15) .. "|---------|")
       end
       local ci = r.lo and ("%.3f–%.3f"):format(r.lo, r.hi) or ""
       local verdict = r.verdict .. (r.regression and " REGRESSION" or "")
-      print(("| %-60s | %-16s | %-16s | %-8s | %-7s | %-13s | %s |"):format(
+      local band = r.between and ("±%.1f%%"):format(100 * (math.exp(r.between.band) - 1)) or "-"
+      print(("| %-60s | %-16s | %-16s | %-8s | %-7s | %-7s | %-13s | %s |"):format(
         (row.name .. " [" .. row.unit .. (row.direction == "higher" and ", higher is better" or "") .. "]"):sub(1, 60),
         report.spread(r.base), report.spread(r.new), pct(r.change),
-        r.p and ("%.4f"):format(r.p) or "-", ci, verdict))
+        r.p and ("%.4f"):format(r.p) or "-", band, ci, verdict))
       shown = shown + 1
     end
   end
@@ -141,6 +154,12 @@ local function run_compare(a)
   local within = s["within noise"] + s.same
   print(("%d measures: %d within noise (%d exactly the same), %d faster, %d slower; %.0f%% within noise"):format(
     s.total, within, s.same, s.faster, s.slower, s.total > 0 and 100 * within / s.total or 100))
+  if s.with_between == 0 and s.total > s.same then
+    print("note: neither run recorded processes (format 1): the verdicts rest on the repetitions of one process each")
+  else
+    print(("between processes: %d measures had a band; %d of them differed significantly between the runs' repetitions"):format(
+      s.with_between, s.between_noise) .. " but no more than the processes of one run differ (within noise)")
+  end
   -- a bench that failed in the new run has no measures to compare: that
   -- fails the gate too (a crash must not pass as "no regression")
   local failed = {}

@@ -2,20 +2,26 @@
 -- of the machine and the tree, the benches' recorded data gathered into one
 -- JSON document, and bench/RESULTS.md rendered from it.
 --
--- Run document (format "otskit-bench/1"):
+-- Run document (format "otskit-bench/2"):
 --   { format, created (UTC ISO 8601), mode ("quick"|"full"), facts = {...},
---     benches = { { bench, abi, interp, status, error?, cpu_seconds,
+--     benches = { { bench, abi, interp, status, error?, cpu_seconds, procs,
 --                   sections = {{title, text}}, measures = {...} }, ... } }
 -- A measure: { name, unit, direction ("lower"|"higher" is better), kind
 -- ("time"|"ratio"|"value"), values (every repetition, in unit), median,
 -- min, max, q1, q3, iqr, n, and for a ratio sides = {{label, unit,
 -- values}, {label, unit, values}} (ratio = time of side 2 / time of side 1
--- per round) }.
+-- per round) }. Measured in several processes (procs > 1), a measure also
+-- has process (the process of each value, parallel to values),
+-- process_medians (one per process) and process_spread (the largest
+-- process median / the smallest - 1). Format 1 (one process, no tags)
+-- is still read.
 local json = require "otskit.cmd.bench_json"
+local stats = require "otskit.cmd.bench_stats"
 
 local report = {}
 
-report.FORMAT = "otskit-bench/1"
+report.FORMAT = "otskit-bench/2"
+report.FORMATS = { ["otskit-bench/1"] = true, ["otskit-bench/2"] = true }
 
 local function sh(cmd)
   local p = io.popen(cmd .. " 2>/dev/null")
@@ -65,17 +71,98 @@ function report.facts(env)
   return f
 end
 
+-- the summary fields of a measure from its values
+local function summarize(m)
+  local s = stats.summary(m.values)
+  m.median, m.min, m.max, m.q1, m.q3, m.iqr, m.n = s.median, s.min, s.max, s.q1, s.q3, s.iqr, s.n
+end
+
+-- one measure from its records in each process (list of {process, m}),
+-- in process order: the values concatenated and tagged
+local function merge_measure(recs)
+  local first = recs[1][2]
+  local m = {}
+  for k, v in pairs(first) do m[k] = v end
+  m.seconds = nil -- one process's figure; the values say it all
+  if #recs == 1 then return m end
+  if m.kind == "value" then
+    -- an exact figure: one value when every process agrees
+    local same = true
+    for _, r in ipairs(recs) do
+      if #r[2].values ~= 1 or r[2].values[1] ~= first.values[1] then same = false end
+    end
+    if same then m.processes = #recs; return m end
+  end
+  local values, tags, medians = {}, {}, {}
+  local sides = m.sides and {} or nil
+  for _, r in ipairs(recs) do
+    local p, rm = r[1], r[2]
+    for _, v in ipairs(rm.values) do values[#values + 1] = v; tags[#tags + 1] = p end
+    medians[#medians + 1] = stats.median(rm.values)
+    for i, side in ipairs(rm.sides or {}) do
+      sides[i] = sides[i] or { label = side.label, unit = side.unit, values = {} }
+      for _, v in ipairs(side.values) do table.insert(sides[i].values, v) end
+    end
+  end
+  m.values, m.process, m.process_medians, m.sides = values, tags, medians, sides
+  local lo, hi = math.huge, -math.huge
+  for _, v in ipairs(medians) do lo, hi = math.min(lo, v), math.max(hi, v) end
+  if lo > 0 then m.process_spread = hi / lo - 1 end
+  summarize(m)
+  return m
+end
+
+--- report.merge_processes(parts) -> benches: the runner documents of one
+-- bench and interpreter measured in several processes (parts: decoded
+-- bench/runner.lua documents, any order) merged into one per bench and
+-- interpreter, in the order they first appear: every measure's values
+-- from all processes, tagged; status "failed" if any process failed;
+-- CPU seconds summed; the sections' text is process 1's.
+function report.merge_processes(parts)
+  local groups, order = {}, {}
+  for _, b in ipairs(parts) do
+    local key = tostring(b.bench) .. "\0" .. tostring(b.abi)
+    if not groups[key] then groups[key] = {}; order[#order + 1] = key end
+    table.insert(groups[key], b)
+  end
+  local out = {}
+  for _, key in ipairs(order) do
+    local g = groups[key]
+    table.sort(g, function(a, b) return (a.process or 1) < (b.process or 1) end)
+    local m = {}
+    for k, v in pairs(g[1]) do m[k] = v end
+    m.process = nil
+    m.procs = #g
+    m.cpu_seconds = 0
+    local by, names = {}, {}
+    for _, b in ipairs(g) do
+      m.cpu_seconds = m.cpu_seconds + (b.cpu_seconds or 0)
+      if b.status ~= "ok" and m.status == "ok" then m.status, m.error = b.status, b.error end
+      for _, ms in ipairs(b.measures or {}) do
+        if not by[ms.name] then by[ms.name] = {}; names[#names + 1] = ms.name end
+        table.insert(by[ms.name], { b.process or 1, ms })
+      end
+    end
+    m.measures = {}
+    for i, name in ipairs(names) do m.measures[i] = merge_measure(by[name]) end
+    out[#out + 1] = m
+  end
+  return out
+end
+
 --- report.collect(parts, opts) -> run document. parts: the JSON texts
--- bench/runner.lua wrote (one per bench and interpreter); opts.mode,
--- opts.facts.
+-- bench/runner.lua wrote (one per bench, interpreter and process);
+-- opts.mode, opts.facts.
 function report.collect(parts, opts)
   local doc = { format = report.FORMAT, created = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     mode = opts.mode or "quick", facts = opts.facts or report.facts(), benches = {} }
+  local decoded = {}
   for _, text in ipairs(parts) do
     local b, err = json.decode(text)
     if not b then return nil, err end
-    doc.benches[#doc.benches + 1] = b
+    decoded[#decoded + 1] = b
   end
+  doc.benches = report.merge_processes(decoded)
   return doc
 end
 
@@ -85,7 +172,7 @@ function report.load(path)
   if not s then return nil, "cannot read " .. path end
   local d, err = json.decode(s)
   if not d then return nil, path .. ": " .. err end
-  if type(d) ~= "table" or d.format ~= report.FORMAT or type(d.benches) ~= "table" then
+  if type(d) ~= "table" or not report.FORMATS[d.format] or type(d.benches) ~= "table" then
     return nil, path .. ": not an otskit bench run (format " .. report.FORMAT .. ")"
   end
   return d
@@ -129,10 +216,13 @@ end
 
 local function run_line(doc)
   local f = doc.facts or {}
-  return ("_%s run %s, revision %s%s; load average %s at the start, %s at the end%s_"):format(
+  local procs = 1
+  for _, b in ipairs(doc.benches) do procs = math.max(procs, b.procs or 1) end
+  return ("_%s run %s, revision %s%s; load average %s at the start, %s at the end%s%s_"):format(
     doc.mode or "?", (doc.created or "?"):gsub("T", " "):gsub("Z$", " UTC"), f.git_short or "?",
     f.git_dirty and " (dirty tree)" or "", f.load_start or "?", f.load_end or "?",
-    f.pinned_cpu and (", pinned to CPU " .. f.pinned_cpu) or "")
+    f.pinned_cpu and (", pinned to CPU " .. f.pinned_cpu) or "",
+    procs > 1 and ("; %d processes per bench: the text is the first one's, the table all of them"):format(procs) or "")
 end
 
 --- report.section(doc, name) -> the markdown of one bench (every

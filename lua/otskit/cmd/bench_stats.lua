@@ -130,22 +130,121 @@ function stats.bootstrap_ratio(base, new, B, level)
   return quantile(r, a), quantile(r, 1 - a)
 end
 
+-- log Γ(x), x > 0 (Lanczos, g = 7: relative error below 1e-13)
+local LANCZOS = { 0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+  -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7 }
+local function lgamma(x)
+  if x < 0.5 then return math.log(math.pi / math.abs(math.sin(math.pi * x))) - lgamma(1 - x) end
+  x = x - 1
+  local a, t = LANCZOS[1], x + 7.5
+  for i = 1, 8 do a = a + LANCZOS[i + 1] / (x + i) end
+  return 0.5 * math.log(2 * math.pi) + (x + 0.5) * math.log(t) - t + math.log(a)
+end
+
+-- P(0 <= T <= t) for Student's t with df degrees of freedom (Simpson)
+local function t_half(t, df)
+  local c = math.exp(lgamma((df + 1) / 2) - lgamma(df / 2)) / math.sqrt(df * math.pi)
+  local function f(x) return c * (1 + x * x / df) ^ (-(df + 1) / 2) end
+  local n = 2000
+  local h = t / n
+  local sum = f(0) + f(t)
+  for i = 1, n - 1 do sum = sum + (i % 2 == 1 and 4 or 2) * f(i * h) end
+  return sum * h / 3
+end
+
+local tq_cache = {}
+--- stats.t_quantile(p, df) -> the p-quantile (p in [0.5, 1)) of Student's
+-- t with df > 0 degrees of freedom (t_quantile(0.975, 2) = 4.303).
+function stats.t_quantile(p, df)
+  if not (p >= 0.5 and p < 1) or not (df > 0) then error("otskit.bench_stats: t_quantile needs 0.5 <= p < 1, df > 0", 2) end
+  local key = p .. "/" .. df
+  if tq_cache[key] then return tq_cache[key] end
+  local lo, hi = 0, 1
+  while t_half(hi, df) < p - 0.5 do hi = hi * 2 end
+  for _ = 1, 60 do
+    local mid = (lo + hi) / 2
+    if t_half(mid, df) < p - 0.5 then lo = mid else hi = mid end
+  end
+  tq_cache[key] = (lo + hi) / 2
+  return tq_cache[key]
+end
+
+--- stats.process_medians(values, tags) -> the median of each process's
+-- values, in process order (tags: the process of each value, parallel to
+-- values; nil: all one process).
+function stats.process_medians(values, tags)
+  if not tags then return { stats.median(values) } end
+  if #tags ~= #values then error("otskit.bench_stats: one process tag per value", 2) end
+  local by, order = {}, {}
+  for i, v in ipairs(values) do
+    local p = tags[i]
+    if not by[p] then by[p] = {}; order[#order + 1] = p end
+    table.insert(by[p], v)
+  end
+  table.sort(order)
+  local out = {}
+  for i, p in ipairs(order) do out[i] = stats.median(by[p]) end
+  return out
+end
+
+--- stats.between(base_medians, new_medians [, alpha]) -> the
+-- between-process test, or nil when it cannot be made (fewer than two
+-- processes on both sides, or a median <= 0). On the log scale: delta =
+-- mean log process median of new - that of base; s = the pooled standard
+-- deviation of the log process medians within each run (df = kb - 1 +
+-- kn - 1); band = t(1 - alpha/2, df) * s * sqrt(1/kb + 1/kn): a change of
+-- the log median beyond the band is larger than the processes of one run
+-- differ (Student's two-sample t test on the process medians). Returns
+-- { delta, band, s, df, kb, kn }.
+function stats.between(bm, nm, alpha)
+  alpha = alpha or stats.defaults.alpha
+  local function logs(t)
+    local out, sum = {}, 0
+    for i, v in ipairs(t) do
+      if not (v > 0) then return nil end
+      out[i] = math.log(v)
+      sum = sum + out[i]
+    end
+    return out, sum / #out
+  end
+  local lb, mb = logs(bm)
+  local ln, mn = logs(nm)
+  if not lb or not ln then return nil end
+  local df = (#lb - 1) + (#ln - 1)
+  if df < 1 then return nil end
+  local ss = 0
+  for _, y in ipairs(lb) do ss = ss + (y - mb) ^ 2 end
+  for _, y in ipairs(ln) do ss = ss + (y - mn) ^ 2 end
+  local s = math.sqrt(ss / df)
+  local band = stats.t_quantile(1 - alpha / 2, df) * s * math.sqrt(1 / #lb + 1 / #ln)
+  return { delta = mn - mb, band = band, s = s, df = df, kb = #lb, kn = #ln }
+end
+
 stats.defaults = { alpha = 0.05, threshold = 0.10, min_effect = 0.05 }
 
 --- stats.compare(base, new, opts) -> verdict table. base, new: lists of
 -- values of one measure; opts.direction "lower" or "higher" (which is
--- better), opts.alpha (0.05), opts.threshold (0.10), opts.min_effect (0.05).
+-- better), opts.alpha (0.05), opts.threshold (0.10), opts.min_effect
+-- (0.05), opts.base_tags, opts.new_tags (the process of each value, when
+-- the run measured in several processes).
 -- Returns { base = summary, new = summary, change (new/base median - 1),
 -- cost (how much worse: + = slower; new/base - 1 for "lower", base/new - 1
--- for "higher"), p (Mann-Whitney), lo, hi (bootstrap interval of the ratio
--- of medians), verdict, regression }.
--- verdict: "faster" or "slower" when the samples differ significantly
--- (p < alpha and the bootstrap interval excludes 1) by at least
--- min_effect; otherwise "within noise". With one value per side (a
--- deterministic measure) there is no test: "same" when equal, else
--- "faster"/"slower" beyond min_effect. regression: "slower", and the
--- bootstrap interval lies wholly beyond the threshold (for "lower":
--- lo > 1 + threshold; for "higher": hi < 1 / (1 + threshold)); for
+-- for "higher"), p (Mann-Whitney), lo, hi (the interval of the ratio of
+-- medians: the bootstrap interval), between (stats.between, or nil),
+-- significant (the repetitions differ), verdict, regression }.
+-- verdict: "faster" or "slower" when
+--   * the repetitions differ significantly (Mann-Whitney p < alpha and the
+--     bootstrap interval of the ratio of medians excludes 1),
+--   * the change is larger than the processes of one run differ (the
+--     between-process test: |delta| > band; skipped when neither run
+--     recorded processes, e.g. format 1 documents),
+--   * and it is at least min_effect;
+-- otherwise "within noise". With one value per side (a deterministic
+-- measure) there is no test: "same" when equal, else "faster"/"slower"
+-- beyond min_effect. regression: "slower" (so beyond the processes'
+-- spread), the bootstrap interval lies wholly beyond the threshold (for
+-- "lower": lo > 1 + threshold; for "higher": hi < 1 / (1 + threshold))
+-- and so does the processes' mean change exp(delta) (when recorded); for
 -- single values, cost above threshold.
 function stats.compare(base, new, opts)
   opts = opts or {}
@@ -179,7 +278,13 @@ function stats.compare(base, new, opts)
     r.p = p
     if sb.median > 0 and sn.median > 0 then r.lo, r.hi = stats.bootstrap_ratio(base, new) end
     local excludes = r.lo and (r.lo > 1 or r.hi < 1)
-    if p < alpha and excludes and math.abs(r.cost) >= min_effect then
+    local bw = stats.between(stats.process_medians(base, opts.base_tags),
+      stats.process_medians(new, opts.new_tags), alpha)
+    r.between = bw
+    local beyond = true
+    if bw then beyond = math.abs(bw.delta) > bw.band end
+    r.significant = p < alpha and excludes or false
+    if r.significant and beyond and math.abs(r.cost) >= min_effect then
       r.verdict = worse and "slower" or "faster"
     else
       r.verdict = "within noise"
@@ -190,8 +295,10 @@ function stats.compare(base, new, opts)
   if r.verdict ~= "slower" then
     r.regression = false
   elseif r.lo then
-    if dir == "lower" then r.regression = r.lo > 1 + threshold
-    else r.regression = r.hi < 1 / (1 + threshold) end
+    -- the repetitions' interval, and the processes' mean change, beyond it
+    local q = r.between and math.exp(r.between.delta) or sn.median / sb.median
+    if dir == "lower" then r.regression = r.lo > 1 + threshold and q > 1 + threshold
+    else r.regression = r.hi < 1 / (1 + threshold) and q < 1 / (1 + threshold) end
   else
     r.regression = r.cost > threshold
   end
