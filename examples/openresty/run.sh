@@ -48,9 +48,10 @@ stop_pid() {
 
 stop_all() {
   stop_pid "$prefix/logs/nginx.pid" QUIT
-  # otskit serve stops its nginx on TERM; its master too, should it be left
+  # otskit serve stops its nginx on TERM; should its nginx outlive it, TERM
+  # that too (a KILLed master would leave its workers running)
   stop_pid "$prefix/serve.pid" TERM
-  stop_pid "$prefix/serve/logs/nginx.pid" KILL
+  stop_pid "$prefix/serve/logs/nginx.pid" TERM
 }
 
 case $cmd in
