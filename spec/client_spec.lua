@@ -77,12 +77,18 @@ describe("otskit.client", function()
   end)
 
   it("retries throttling for writes, re-signing every attempt", function()
+    -- a constant 2 ms between attempts (full jitter may sleep ~0, and two
+    -- attempts then share the millisecond of x-ots-date)
     local c, _, log = fresh{ script = function(api, _, n)
       if api == "PutRow" and n <= 2 then return { status = 503, code = "OTSServerBusy" } end
-    end }
+    end, retry = { strategy = "constant", base = 0.002, cap = 0.002, throttle_base = 0.002,
+                   max_attempts = 4, deadline = 60 } }
     assert(c:put_row{ table = "t", primary_key = {1}, columns = { a = 1 } })
+    -- 1: DescribeTable (the positional key), 2: the put, throttled, 3: its retry
     assert.equal(3, #log)
-    assert.are_not.equal(log[1].date, log[3].date)
+    assert.same({ "DescribeTable", "PutRow", "PutRow" }, { log[1].api, log[2].api, log[3].api })
+    local first, retried = tonumber(log[2].date:match("^D(%d+)$")), tonumber(log[3].date:match("^D(%d+)$"))
+    assert.is_true(retried > first, ("the retry is dated %s, the attempt %s"):format(log[3].date, log[2].date))
   end)
 
   it("retries an ambiguous failure for reads and conditional writes only", function()

@@ -1,13 +1,20 @@
 #!/bin/sh
 # spec/run.sh MODE -- the test driver behind `make test`, `make check`,
 # `make valgrind` and `make openresty-test`. MODE: all (C tests, every spec
-# under lua5.4 and luajit, then the gateway and otskit serve in nginx), c,
-# valgrind, openresty, serve. Ends with one line: "N passed, N failed".
+# under lua5.4 and luajit, then the gateway and otskit serve in nginx),
+# check (all but otskit serve's tests), c, valgrind, openresty, serve.
+# Ends with one line: "N passed, N failed".
 set -u
 mode=${1:-all}
 B=${OTSKIT_BUILD:-build}
 pass=0; fail=0
 LPATH="lua/?.lua;lua/?/init.lua;spec/?.lua;;"
+# No run waits forever: each busted run, C test and nginx script is
+# stopped after OTSKIT_SPEC_TIMEOUT seconds (then counted as not finished).
+T=${OTSKIT_SPEC_TIMEOUT:-1800}
+limit() { timeout -k 10 "$T" "$@"; }
+t0=$(date +%s)
+took() { echo "$(($(date +%s) - t0)) s"; }
 
 # Adds the counts of one run to the totals. $1: its name, $2: its output.
 tally() {
@@ -18,10 +25,10 @@ tally() {
     f=$(echo "$line" | sed -E 's/.* ([0-9]+) failures?.*/\1/')
     e=$(echo "$line" | sed -E 's/.* ([0-9]+) errors?.*/\1/')
     pass=$((pass + s)); fail=$((fail + f + e))
-    echo "== $name: $s passed, $((f + e)) failed"
+    echo "== $name: $s passed, $((f + e)) failed ($(took))"
   else
     fail=$((fail + 1))
-    echo "== $name: did not finish (counted as 1 failure)"
+    echo "== $name: did not finish in $(took) (counted as 1 failure)"
   fi
 }
 
@@ -35,16 +42,22 @@ tally_c() {
     f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')
     [ "$3" -ne 0 ] && [ "$f" -eq 0 ] && f=1
     pass=$((pass + s)); fail=$((fail + f))
-    echo "== $1: $s passed, $f failed"
+    echo "== $1: $s passed, $f failed ($(took))"
   else
     fail=$((fail + 1)); echo "== $1: crashed (rc $3, counted as 1 failure)"
   fi
 }
 
+# The C tests (build/ctest: ASan+UBSan builds). OTSKIT_SKIP_C=reason skips
+# them, and says so (CI: make check after make test, which ran them).
 run_c() {
+  if [ -n "${OTSKIT_SKIP_C:-}" ]; then
+    echo "== C tests: skipped (${OTSKIT_SKIP_C})"; return
+  fi
   for t in build/ctest/*_test; do
     [ -x "$t" ] || continue
-    out=$("$t" 2>&1); rc=$?
+    t0=$(date +%s)
+    out=$(limit "$t" 2>&1); rc=$?
     tally_c "C ${t##*/}" "$out" $rc
   done
 }
@@ -52,11 +65,13 @@ run_c() {
 run_busted() { # $1: interpreter, $2: abi dir; extra args: spec files
   interp=$1; abi=$2; shift 2
   if [ "$interp" = lua5.4 ]; then
+    t0=$(date +%s)
     out=$(LUA_PATH_5_4="$LPATH" LUA_CPATH_5_4="$B/$abi/?.so;;" \
-          lua5.4 /usr/bin/busted -o utfTerminal "$@" 2>&1)
+          limit lua5.4 /usr/bin/busted -o utfTerminal "$@" 2>&1)
   else
+    t0=$(date +%s)
     out=$(LUA_PATH="$LPATH" LUA_CPATH="$B/$abi/?.so;;" \
-          luajit /usr/bin/busted -o utfTerminal "$@" 2>&1)
+          limit luajit /usr/bin/busted -o utfTerminal "$@" 2>&1)
   fi
   printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
   tally "busted $interp" "$out"
@@ -66,7 +81,8 @@ run_busted() { # $1: interpreter, $2: abi dir; extra args: spec files
 # memcheck, for both interpreters: its checks, plus any leak or error.
 run_alloc_valgrind() {
   for h in build/alloc/alloc54 build/alloc/allocjit; do
-    out=$(OTSKIT_BUILD="$B" valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    t0=$(date +%s)
+    out=$(OTSKIT_BUILD="$B" limit valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
           --show-leak-kinds=definite,indirect --error-exitcode=99 "$h" 2>&1); rc=$?
     tally_c "valgrind ${h##*/}" "$out" $rc
   done
@@ -78,7 +94,8 @@ run_openresty() {
   if [ -n "${OTSKIT_SKIP_OPENRESTY:-}" ]; then
     echo "== openresty: skipped (${OTSKIT_SKIP_OPENRESTY})"; return
   fi
-  out=$(OTSKIT_BUILD="$B" sh spec/openresty.sh 2>&1)
+  t0=$(date +%s)
+  out=$(OTSKIT_BUILD="$B" limit sh spec/openresty.sh 2>&1)
   printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○◼]+$' | cut -c1-400 | tail -n 60
   tally "openresty (nginx, 2 workers)" "$out"
 }
@@ -88,7 +105,8 @@ run_serve() {
   if [ -n "${OTSKIT_SKIP_OPENRESTY:-}" ]; then
     echo "== serve: skipped (${OTSKIT_SKIP_OPENRESTY})"; return
   fi
-  out=$(OTSKIT_BUILD="$B" sh spec/serve.sh 2>&1)
+  t0=$(date +%s)
+  out=$(OTSKIT_BUILD="$B" limit sh spec/serve.sh 2>&1)
   printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○◼]+$' | cut -c1-400 | tail -n 60
   tally "serve (nginx, 2 workers)" "$out"
 }
@@ -100,6 +118,15 @@ case $mode in
     run_busted luajit jit spec
     run_openresty
     run_serve ;;
+  check)
+    # make check (ASan+UBSan build in $B, runtime preloaded): as all, but
+    # not otskit serve's tests: spec/serve.sh runs the plain build in any
+    # case, so under make check they would repeat make test's run exactly.
+    run_c
+    run_busted lua5.4 5.4 spec
+    run_busted luajit jit spec
+    run_openresty
+    echo "== serve: not repeated (spec/serve.sh runs the plain build: make test runs it)" ;;
   serve)
     run_serve ;;
   c)
@@ -109,15 +136,16 @@ case $mode in
   valgrind)
     # memcheck on Lua 5.4 over the specs with fewer property trials; a
     # definite or indirect leak, or any memory error, fails the run.
+    t0=$(date +%s)
     out=$(OTSKIT_QUICK=1 LUA_PATH_5_4="$LPATH" LUA_CPATH_5_4="$B/5.4/?.so;;" \
-          valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+          limit valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
           --show-leak-kinds=definite,indirect --error-exitcode=99 \
           lua5.4 /usr/bin/busted -o utfTerminal ${VALGRIND_SPECS:-spec} 2>&1); rc=$?
     printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
     tally "valgrind lua5.4" "$out"
     if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi
     run_alloc_valgrind ;;
-  *) echo "usage: spec/run.sh all|c|valgrind|openresty|serve" >&2; exit 2 ;;
+  *) echo "usage: spec/run.sh all|check|c|valgrind|openresty|serve" >&2; exit 2 ;;
 esac
 
 echo "$pass passed, $fail failed"

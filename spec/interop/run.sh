@@ -14,12 +14,13 @@ fi
 if [ ! -f build/node/node_modules/tablestore/package.json ] ||
    ! grep -q '"version": "5.6.5"' build/node/node_modules/tablestore/package.json; then
   mkdir -p build/node
-  npm install --silent --no-audit --no-fund --prefix build/node tablestore@5.6.5 >build/node/install.log 2>&1 \
+  timeout -k 10 900 npm install --silent --no-audit --no-fund --prefix build/node tablestore@5.6.5 >build/node/install.log 2>&1 \
     || { cat build/node/install.log; echo "make interop: npm install tablestore@5.6.5 failed" >&2; exit 1; }
 fi
 pass=0; fail=0
 for t in spec/interop/*_test.sh; do
-  out=$(sh "$t" 2>&1); rc=$?
+  # never waits forever (as spec/run.sh: OTSKIT_SPEC_TIMEOUT seconds)
+  out=$(timeout -k 10 "${OTSKIT_SPEC_TIMEOUT:-1800}" sh "$t" 2>&1); rc=$?
   printf '%s\n' "$out" | sed 's/^/  /'
   line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
   if [ -n "$line" ]; then

@@ -29,7 +29,7 @@ function M.start(upstream)
     if pf then
       local pid = pf:read("l"); pf:close()
       if pid and pid:match("^%d+$") then
-        os.execute(("kill -QUIT %s; i=0; while kill -0 %s 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL %s $(pgrep -P %s) 2>/dev/null"):format(pid, pid, pid, pid))
+        os.execute(("kill -QUIT %s; i=0; while kill -0 %s 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL %s $(%s -P %s) 2>/dev/null"):format(pid, pid, pid, serve.PGREP, pid))
       end
     end
     os.execute("rm -rf " .. prefix)
