@@ -152,7 +152,14 @@ local TOP = 2 ^ 53 - 1   -- the largest "to" the gateway takes
 
 describe("the otskit gateway in nginx", function()
   it("runs 2 workers, each with its own retry jitter, and otskit.key on the FFI path", function()
+    -- start returns once one worker answers; the other records itself in
+    -- its init_worker, which may not have run yet: wait for it (5 s)
     local s = stats()
+    for _ = 1, 50 do
+      if #s.workers >= 2 then break end
+      require("socket").sleep(0.1)
+      s = stats()
+    end
     assert.equal("ffi", s.key_path, s.ffi_why)
     assert.is_true(#s.workers >= 2, "workers recorded: " .. #s.workers)
     local seen = {}
