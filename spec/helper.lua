@@ -57,6 +57,29 @@ function helper.rng(seed)
   return r
 end
 
+--- helper.empty_pages(db, r) -> get_range(req), count(): db:get_range,
+-- except that about one page in two comes back with no rows and
+-- next_start_primary_key at the first row it would have held, as the
+-- service may answer (and `otskit serve --faults empty=F` does); count()
+-- says how many such pages it gave.
+function helper.empty_pages(db, r)
+  local n = 0
+  local function get_range(req)
+    if r.int(1, 2) == 1 then
+      local one = {}
+      for k, v in pairs(req) do one[k] = v end
+      one.limit = 1
+      local page = assert(db:get_range(one))
+      if page.rows[1] then
+        n = n + 1
+        return { rows = {}, next_start_primary_key = page.rows[1].primary_key }
+      end
+    end
+    return db:get_range(req)
+  end
+  return get_range, function() return n end
+end
+
 ---------------------------------------------------------------------------
 -- README examples: every ```lua block runs as written, on both VMs, and
 -- what its `-->` comments show is checked:
