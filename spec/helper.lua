@@ -80,6 +80,18 @@ function helper.empty_pages(db, r)
   return get_range, function() return n end
 end
 
+--- helper.empty_store(db, r) -> store, count(): db with its get_range
+-- replaced by helper.empty_pages (every other method is db's).
+function helper.empty_store(db, r)
+  local get_range, count = helper.empty_pages(db, r)
+  return setmetatable({ get_range = function(_, req) return get_range(req) end }, {
+    __index = function(_, name)
+      local f = db[name]
+      if type(f) == "function" then return function(_, ...) return f(db, ...) end end
+      return f
+    end }), count
+end
+
 ---------------------------------------------------------------------------
 -- README examples: every ```lua block runs as written, on both VMs, and
 -- what its `-->` comments show is checked:

@@ -69,14 +69,7 @@ describe("patterns.chunked", function()
     -- at the first row the page would have held
     local r = helper.rng(21)
     local db = assert(store.open {})
-    local get_range, empties = helper.empty_pages(db, r)
-    local proxy = setmetatable({
-      get_range = function(_, req) return get_range(req) end,
-    }, { __index = function(_, name)
-      local f = db[name]
-      if type(f) == "function" then return function(_, ...) return f(db, ...) end end
-      return f
-    end })
+    local proxy, empties = helper.empty_store(db, r)
     local p = new(proxy)
     for t = 1, 6 do
       local v = text(r, r.int(2500, 9000))
