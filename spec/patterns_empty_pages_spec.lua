@@ -27,7 +27,8 @@ describe("patterns through pages with 0 rows and a next key", function()
   it("spliced: range reads equal the plain store's (random)", function()
     local r = helper.rng(41)
     local empties = 0
-    for _ = 1, helper.trials(10) do
+    -- quick mode: fewer trials, but drawn until some page came back empty
+    for trial = 1, 10 do
       local db = assert(store.open{})
       local proxy, count = helper.empty_store(db, r)
       local function new(s)
@@ -52,6 +53,7 @@ describe("patterns through pages with 0 rows and a next key", function()
       local want, got = all_pages(reader(plain)), all_pages(reader(faulty))
       assert.same(want, got)
       empties = empties + count()
+      if trial >= helper.trials(10) and empties > 0 then break end
     end
     assert.is_true(empties > 0)
   end)
@@ -59,7 +61,8 @@ describe("patterns through pages with 0 rows and a next key", function()
   it("hotcold: reads across month tables equal the plain store's (random)", function()
     local r = helper.rng(43)
     local empties = 0
-    for _ = 1, helper.trials(6) do
+    -- quick mode: fewer trials, but drawn until some page came back empty
+    for trial = 1, 6 do
       local db = assert(store.open{})
       local proxy, count = helper.empty_store(db, r)
       local function new(s)
@@ -81,6 +84,7 @@ describe("patterns through pages with 0 rows and a next key", function()
       local want, got = all_pages(reader(plain)), all_pages(reader(faulty))
       assert.same(want, got)
       empties = empties + count()
+      if trial >= helper.trials(6) and empties > 0 then break end
     end
     assert.is_true(empties > 0)
   end)
