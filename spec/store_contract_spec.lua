@@ -204,9 +204,8 @@ describe("the store interface (store and client through otskit serve)", function
       local r = helper.rng(9)
       local out = {}
       local function add(...) out[#out + 1] = outcome(...) end
-      -- (a BINARY key value comes back from the client as {name, value,
-      -- "BINARY"}, from the store as {name, value}: not compared here)
-      for _, ty in ipairs({ "INTEGER", "STRING" }) do
+      -- (a BINARY key value comes back as {name, bytes, "BINARY"} from both)
+      for _, ty in ipairs({ "INTEGER", "STRING", "BINARY" }) do
         local name = t .. ty:sub(1, 1)
         assert(db:create_table{ name = name, primary_key = {{"p", ty}, {"s", "STRING"}} })
         add(db:compute_split_points_by_size{ table = name, split_size = 1, split_size_unit_in_byte = 1 })
@@ -214,6 +213,7 @@ describe("the store interface (store and client through otskit serve)", function
         for i = 1, 60 do
           local p = i % 13
           if ty == "STRING" then p = "k" .. p end
+          if ty == "BINARY" then p = store.binary("k\0" .. p) end
           rows[i] = { type = "PUT", primary_key = { p, tostring(i) }, columns = { v = r.bytes(r.int(0, 200), "xyz") } }
         end
         assert(db:batch_write_row{ tables = {{ table = name, rows = rows }} })
@@ -222,6 +222,12 @@ describe("the store interface (store and client through otskit serve)", function
         end
         add(db:compute_split_points_by_size{ table = name, split_size = 3, split_size_unit_in_byte = 300 })
         add(db:compute_split_points_by_size{ table = name, split_size = 1 }) -- 100 MB: one piece
+        local page = db:get_range{ table = name, start = { INF_MIN, INF_MIN }, stop = { INF_MAX, INF_MAX }, limit = 5 }
+        add(page)
+        if ty == "BINARY" then   -- keys read back are passed back as they are
+          add(db:get_range{ table = name, start = page.next_start_primary_key, stop = { INF_MAX, INF_MAX }, limit = 2 })
+          add(db:get_row{ table = name, primary_key = page.rows[2].primary_key })
+        end
       end
       add(db:compute_split_points_by_size{ table = t .. "I", split_size = 0 })
       add(db:compute_split_points_by_size{ table = t .. "I", split_size = 1, split_size_unit_in_byte = -5 })
@@ -232,12 +238,30 @@ describe("the store interface (store and client through otskit serve)", function
     -- the answers compared: an empty table and 100 MB pieces have no
     -- points, 1-byte pieces one per partition-key value but the first,
     -- bigger pieces fewer; then the refusals
-    local n = {}
-    for i = 1, 14 do n[i] = #got[i].split_points end
-    assert.same({ 0, 12, 12, 0, 0 }, { n[1], n[2], n[9], n[7], n[14] })
-    assert.is_true(n[5] <= n[4] and n[4] < n[3] and n[3] <= 12 and n[6] > 0 and n[6] < 12)
+    for k = 0, 2 do   -- per key type: 7 answers and a get_range
+      local n = {}
+      for i = 1, 7 do n[i] = #got[k * 8 + i].split_points end
+      assert.same({ 0, 12, 0 }, { n[1], n[2], n[7] })
+      assert.is_true(n[5] <= n[4] and n[4] < n[3] and n[3] <= 12 and n[6] > 0 and n[6] < 12)
+    end
+    -- the BINARY table: split points and row keys carry their type, alike
+    for _, point in ipairs(got[18].split_points) do
+      assert.equal("BINARY", point[1][3])
+      assert.equal("k\0", point[1][2]:sub(1, 2))
+    end
+    local rows = got[24].rows
+    assert.equal(5, #rows)
+    for _, row in ipairs(rows) do
+      assert.equal("BINARY", row.primary_key[1][3])
+      assert.is_nil(row.primary_key[2][3])
+    end
+    assert.is_nil(got[8].rows[1].primary_key[1][3])   -- an INTEGER key: untagged
+    -- the page after resumes at next_start_primary_key (the 6th row)
+    assert.same(got[24].next_start_primary_key, got[25].rows[1].primary_key)
+    assert.are_not.same(rows[5].primary_key, got[25].rows[1].primary_key)
+    assert.same(rows[2], got[26].row)
     assert.same({ "OTSParameterInvalid", "OTSParameterInvalid", "OTSObjectNotExist", "OTSParameterInvalid" },
-      { got[15].error, got[16].error, got[17].error, got[18].error })
+      { got[27].error, got[28].error, got[29].error, got[30].error })
   end)
 
   it("pages get_range in both directions (property)", function()

@@ -61,10 +61,13 @@ local function pk_of(t, k)
     if c.type == "INTEGER" then
       if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53: decimal text
       size = size + #c.name + 8
+      pk[i] = { c.name, v }
     else
       size = size + #c.name + #v
+      -- a BINARY key value is a plain string tagged with its type, as
+      -- otskit.wire decodes it (so store and client rows are alike)
+      pk[i] = c.type == "BINARY" and { c.name, v, "BINARY" } or { c.name, v }
     end
-    pk[i] = { c.name, v }
   end
   return pk, size
 end

@@ -102,7 +102,7 @@ local function pk_out(t, k)
   for i, c in ipairs(t.pk) do
     local v = vals[i]
     if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53: decimal text
-    out[i] = { c.name, v }
+    out[i] = c.type == "BINARY" and { c.name, v, "BINARY" } or { c.name, v }   -- as otskit.wire decodes it
   end
   return out
 end
