@@ -16,6 +16,18 @@ local function by_name(n)
 end
 
 describe("otskit analyze with a client", function()
+  it("creates the server's tables as the design asks: pre-split, prefixed, deleted at close", function()
+    local store = require "otskit.store"
+    local remote = require "otskit.analyze.remote"
+    local c = serve.client(srv)
+    local db = remote.new(assert(store.open{}), c, "otskit_rt_")
+    assert(db:create_table{ name = "t", primary_key = {{"p", "STRING"}}, splits = { "g", "p" },
+      partition = { split_rows = 100 } })   -- partition: the local store's own, not sent
+    assert.same({ "g", "p" }, assert(c:describe_table{ name = "otskit_rt_t" }).shard_splits)
+    db:close()
+    assert.is_nil(c:describe_table{ name = "otskit_rt_t" })
+  end)
+
   for _, name in ipairs({ "orders", "timeseries" }) do
     it(name .. ": the same results as on the embedded store", function()
       local sc = by_name(name)

@@ -13,8 +13,9 @@ local R = {}
 
 local MIRRORED = { put_row = true, update_row = true, delete_row = true, batch_write_row = true,
                    get_row = true, get_range = true, batch_get_row = true }
--- store-only options the wire format does not carry
-local LOCAL_ONLY = { splits = true, partition = true }
+-- store-only options the wire format does not carry (the embedded
+-- store's own partition-splitting thresholds)
+local LOCAL_ONLY = { partition = true }
 
 local function copy(t)
   local o = {}
