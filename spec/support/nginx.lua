@@ -3,12 +3,7 @@
 local serve = require "support.serve"
 local M = {}
 
-local function sh(cmd)
-  local p = io.popen(cmd)
-  local out = p:read("a")
-  p:close()
-  return (out:gsub("%s+$", ""))
-end
+local sh = serve.sh
 
 --- M.start(upstream_port) -> { url, stop() } | nil, message
 function M.start(upstream)

@@ -3,12 +3,14 @@
 -- stopped (with every nginx process it started) by :stop().
 local serve = {}
 
+--- serve.sh(cmd) -> what cmd printed, trailing white space removed
 local function sh(cmd)
   local p = io.popen(cmd)
   local out = p:read("a")
   p:close()
   return (out:gsub("%s+$", ""))
 end
+serve.sh = sh
 
 function serve.free_port()
   local socket = require "socket"
