@@ -91,31 +91,61 @@ describe("otskit.client", function()
     assert.is_true(retried > first, ("the retry is dated %s, the attempt %s"):format(log[3].date, log[2].date))
   end)
 
-  it("retries an ambiguous failure for reads and conditional writes only", function()
+  it("retries an ambiguous failure for reads and idempotent writes only", function()
     local timeouts = function(api)
       if api ~= "CreateTable" and api ~= "DescribeTable" then return { status = 503, code = "OTSTimeout" } end
     end
     local c, _, log = fresh{ script = timeouts }
-    local ok, _, code, _, status = c:put_row{ table = "t", primary_key = {{"id", 1}} }
-    assert.is_nil(ok); assert.equal("OTSTimeout", code); assert.equal(503, status)
-    assert.equal(1, #log)                                  -- an unconditional write: once
-    c:put_row{ table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_NOT_EXIST" }
-    assert.equal(1 + 4, #log)                              -- conditional: retried
-    c:get_row{ table = "t", primary_key = {{"id", 1}} }
-    assert.equal(1 + 4 + 4, #log)                          -- a read: retried
+    -- not idempotent: an increment, a row_existence or a column condition
+    -- (applied once, sent again, it fails its condition), an
+    -- AUTO_INCREMENT key: sent once, the outcome reported unknown
+    local writes = {
+      { "update_row", { table = "t", primary_key = {{"id", 1}}, update = { INCREMENT = { n = 1 } } } },
+      { "update_row", { table = "t", primary_key = {{"id", 1}}, update = { { "INCREMENT", "n", 1 } } } },
+      { "put_row", { table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_NOT_EXIST" } },
+      { "put_row", { table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_EXIST" } },
+      { "delete_row", { table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_EXIST" } },
+      { "put_row", { table = "t", primary_key = {{"id", 1}}, condition = { row_existence = "IGNORE",
+          column_condition = { column = "v", comparator = "EQUAL", value = 1 } } } },
+    }
+    for i, w in ipairs(writes) do
+      local ok, msg, code, _, status = c[w[1]](c, w[2])
+      assert.is_nil(ok); assert.equal("OTSOutcomeUnknown", code); assert.equal(503, status)
+      assert.matches("OTSTimeout", msg, 1, true)
+      assert.equal(i, #log)
+    end
+    local n = #writes
+    -- idempotent: a plain put, update and delete are retried
+    c:put_row{ table = "t", primary_key = {{"id", 1}}, columns = { v = 1 } }
+    assert.equal(n + 4, #log)
+    local ok, _, code = c:update_row{ table = "t", primary_key = {{"id", 1}}, update = { PUT = { v = 2 } } }
+    assert.is_nil(ok); assert.equal("OTSOutcomeUnknown", code) -- 4 attempts, each may have landed
+    assert.equal(n + 8, #log)
+    c:delete_row{ table = "t", primary_key = {{"id", 1}} }
+    assert.equal(n + 12, #log)
+    ok, _, code = c:get_row{ table = "t", primary_key = {{"id", 1}} }
+    assert.equal(n + 16, #log)                          -- a read: retried
+    assert.equal("OTSTimeout", code)                    -- and nothing was written
   end)
 
-  it("retries a write that was never sent, not one that timed out", function()
+  it("retries a write that was never sent, not one that timed out unless idempotent", function()
     local c, db, log = fresh{ script = function(api, _, n)
-      if api == "PutRow" and n == 1 then return { failure = "connect" } end
-      if api == "PutRow" and n == 3 then return { apply_then = { failure = "timeout" } } end
+      if api ~= "UpdateRow" then return nil end
+      if n == 1 then return { failure = "connect" } end
+      if n == 3 or n == 4 then return { apply_then = { failure = "timeout" } } end
     end }
-    assert(c:put_row{ table = "t", primary_key = {1} })
+    local inc = function(id) return { table = "t", primary_key = {id}, update = { INCREMENT = { n = 1 } } } end
+    assert(c:update_row(inc(1)))
     assert.equal(2, #log)
-    local ok, _, code = c:put_row{ table = "t", primary_key = {2} }
-    assert.is_nil(ok); assert.equal("RequestTimeout", code)
+    local ok, msg, code = c:update_row(inc(2))
+    assert.is_nil(ok); assert.equal("OTSOutcomeUnknown", code)
+    assert.matches("RequestTimeout", msg, 1, true)
     assert.equal(3, #log)
-    assert.truthy(db:get_row{ table = "t", primary_key = {2} }.row)   -- it did land
+    assert.equal(1, db:get_row{ table = "t", primary_key = {2} }.row.columns.n)   -- it landed, once
+    -- an idempotent write that timed out after landing: retried, same row
+    assert(c:update_row{ table = "t", primary_key = {3}, update = { PUT = { n = 7 } } })
+    assert.equal(5, #log)
+    assert.equal(7, db:get_row{ table = "t", primary_key = {3} }.row.columns.n)
   end)
 
   it("gives HTTP errors without a Tablestore body an HTTP<status> code", function()
@@ -135,8 +165,11 @@ describe("otskit.client", function()
     assert.equal(2, #log)
     local ok, _, code = c:put_row{ table = "t", primary_key = {1} }
     assert.is_nil(ok); assert.equal("OTSResponseSignatureMismatch", code)
-    ok, _, code = c:delete_row{ table = "t", primary_key = {1} }
-    assert.is_nil(ok); assert.equal("OTSResponseInvalid", code)
+    -- an answer that does not decode: a delete may have been applied
+    local msg
+    ok, msg, code = c:delete_row{ table = "t", primary_key = {1} }
+    assert.is_nil(ok); assert.equal("OTSOutcomeUnknown", code)
+    assert.matches("OTSResponseInvalid", msg, 1, true)
   end)
 
   it("stops at the retry budget", function()

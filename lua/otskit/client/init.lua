@@ -260,27 +260,28 @@ end
 ---------------------------------------------------------------------------
 -- Retries
 
---- client.classify(err, api, conditional) -> "retry" | "throttle" | "fail".
+--- client.classify(err, api, idempotent) -> "retry" | "throttle" | "fail".
 -- Never sent (refused connection, TLS handshake): retry for any API.
 -- An HTTP error without a Tablestore code: by status (5xx ambiguous,
 -- 429 throttle). Otherwise retry.tablestore's rules: a write is retried
--- after an ambiguous failure only when it is conditional.
-function client.classify(err, api, conditional)
+-- after an ambiguous failure only when it is idempotent
+-- (client.is_idempotent).
+function client.classify(err, api, idempotent)
   if type(err) ~= "table" then return retry.tablestore(err, api) end
   if err.not_sent then return "retry" end
-  local opts = conditional and { conditional = true } or nil
+  local opts = idempotent and { idempotent = true } or nil
   if err.bare then
     return retry.tablestore({ http_status = err.http_status, network = err.network }, api, opts)
   end
   return retry.tablestore(err, api, opts)
 end
 
-function C:_retry_opts(api, conditional, classify)
+function C:_retry_opts(api, idempotent, classify)
   local me = self
   return {
     op = api, backoff = self.backoff, budget = self.budget,
     sleep = function(d) return me:_sleep(d) end,
-    classify = classify or function(err) return client.classify(err, api, conditional) end,
+    classify = classify or function(err) return client.classify(err, api, idempotent) end,
   }
 end
 
@@ -300,15 +301,51 @@ local function failure(msg, code, err)
 end
 client.failure = failure
 
--- a write whose condition makes a repeat harmless
-local function is_conditional(req)
-  local c = req.condition
-  if c == nil then return false end
-  if type(c) == "string" then return c ~= "IGNORE" end
+-- IGNORE, or no condition at all
+local function unconditional(c)
+  if c == nil or c == "IGNORE" then return true end
   if type(c) ~= "table" then return false end
-  return (c.row_existence ~= nil and c.row_existence ~= "IGNORE") or c.column_condition ~= nil
+  return (c.row_existence == nil or c.row_existence == "IGNORE") and c.column_condition == nil
 end
-client.is_conditional = is_conditional
+
+local function has_auto_increment(pk)
+  if type(pk) ~= "table" then return false end
+  local auto = require("otskit.store").AUTO_INCREMENT
+  for k, v in pairs(pk) do
+    if v == auto or (type(v) == "table" and (v[2] == auto or v.value == auto)) or k == auto then return true end
+  end
+  return false
+end
+
+local function has_increment(up)
+  if type(up) ~= "table" then return false end
+  if up.INCREMENT ~= nil then return true end
+  for _, op in ipairs(up) do
+    if type(op) == "table" and op[1] == "INCREMENT" then return true end
+  end
+  return false
+end
+
+--- client.is_idempotent(api, req) -> true when sending the row write
+-- again after it was applied gives the same row and the same answer:
+-- PutRow, UpdateRow and DeleteRow (req, or a BatchWriteRow row with its
+-- type) with no condition or IGNORE (a row_existence or column condition
+-- may no longer hold once the write applied: EXPECT_NOT_EXIST then fails
+-- with OTSConditionCheckFail, a version check with the version it wrote),
+-- no INCREMENT and no AUTO_INCREMENT key column (each repeat would add
+-- again / create another row). Table operations are not (CreateTable
+-- repeated answers OTSObjectAlreadyExist). Only these are retried after
+-- an ambiguous failure; the others end with OTSOutcomeUnknown.
+function client.is_idempotent(api, req)
+  if type(req) ~= "table" then return false end
+  if api == "BatchWriteRow" then
+    api = ({ PUT = "PutRow", UPDATE = "UpdateRow", DELETE = "DeleteRow" })[req.type]
+  end
+  if api ~= "PutRow" and api ~= "UpdateRow" and api ~= "DeleteRow" then return false end
+  if not unconditional(req.condition) or has_auto_increment(req.primary_key) then return false end
+  if api == "UpdateRow" and has_increment(req.update) then return false end
+  return true
+end
 
 --- C:_call(api, req): encode once, then attempts under retry.call.
 function C:_call(api, req)
@@ -323,7 +360,7 @@ function C:_call(api, req)
   local me = self
   local res, m, c, _, last = retry.call(function()
     return me:_exchange(api, body, t_end, req)
-  end, self:_retry_opts(api, is_conditional(req)))
+  end, self:_retry_opts(api, client.is_idempotent(api, req)))
   if res == nil then return failure(m, c, last) end
   return res
 end

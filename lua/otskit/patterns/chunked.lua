@@ -135,7 +135,7 @@ function P:put(k, value)
   local okm, m2, c2 = self.acc:store("put_row", { table = self.table,
     primary_key = { { "key", k }, { "gen", "" }, { "n", 0 } },
     columns = { manifest = store.binary(parts.manifest), live = gen, length = #value, count = parts.count },
-    condition = cond }, "PutRow", { conditional = true })
+    condition = cond }, "PutRow", { idempotent = true }) -- a repeat is checked by the read-back below
   if not okm then
     -- did an attempt land after all (a timeout after apply)? read back
     local now, m3, c3 = self:_manifest(k)
