@@ -172,6 +172,86 @@ describe("otskit.client", function()
     assert.matches("OTSResponseInvalid", msg, 1, true)
   end)
 
+  it("verifies by default: MD5 and signature required, the date within the skew window", function()
+    local year_ago = function() return ("D%d"):format(math.floor(os.time() - 365 * 86400) * 1000) end
+    local act = {}
+    local c, _, log = fresh{ script = function(api) if api == "GetRow" then return act.now end end,
+      retry = { strategy = "full", base = 0.001, cap = 0.001, max_attempts = 2 } }
+    local function get() return c:get_row{ table = "t", primary_key = { { "id", 1 } } } end
+    for _, case in ipairs {
+      { { strip = { "x-ots-contentmd5" } }, "OTSResponseSignatureMismatch", "x%-ots%-contentmd5" },
+      { { strip = { "authorization" } }, "OTSResponseSignatureMismatch", "not signed" },
+      { { strip = { "x-ots-date" } }, "OTSResponseSignatureMismatch", "does not verify" },
+      { { date = "" }, "OTSResponseInvalid", "no x%-ots%-date" },
+      { { date = year_ago() }, "OTSResponseInvalid", "more than 900 s" },
+      { { date = "yesterday" }, "OTSResponseInvalid", "does not parse" },
+    } do
+      act.now = case[1]
+      local ok, msg, code = get()
+      assert.is_nil(ok, case[2]); assert.equal(case[2], code); assert.matches(case[3], msg)
+    end
+    act.now = nil
+    assert(get())
+    -- unsigned = true: answers without the headers pass, present ones are checked
+    local tr = fake.server(assert(store.open{}), { script = function() return act.now end })
+    local u = client.new{ endpoint = "http://127.0.0.1:1", instance = "inst", access_key_id = "AK",
+      access_key_secret = "SK", transport = tr, wire = fake, budget = false, unsigned = true,
+      retry = { max_attempts = 1 } }
+    assert(u:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+    act.now = { strip = { "x-ots-contentmd5", "authorization", "x-ots-date" } }
+    assert(u:get_row{ table = "t", primary_key = { { "id", 1 } } })
+    act.now = { badsig = true }
+    local ok, _, code = u:get_row{ table = "t", primary_key = { { "id", 1 } } }
+    assert.is_nil(ok); assert.equal("OTSResponseSignatureMismatch", code)
+    -- skew = false: the date is not checked; bad options refused
+    act.now = { date = year_ago() }
+    local ns = client.new{ endpoint = "http://127.0.0.1:1", instance = "inst", access_key_id = "AK",
+      access_key_secret = "SK", transport = tr, wire = fake, budget = false, skew = false }
+    assert(ns:get_row{ table = "t", primary_key = { { "id", 1 } } })
+    assert.has_error(function() client.new{ endpoint = "http://h", instance = "i", access_key_id = "a",
+      access_key_secret = "s", skew = -1 } end)
+    assert.has_error(function() client.new{ endpoint = "http://h", instance = "i", access_key_id = "a",
+      access_key_secret = "s", unsigned = "yes" } end)
+    assert.is_true(#log > 0)
+  end)
+
+  it("refuses rows for another key or outside the range asked (property)", function()
+    local r = helper.rng(24)
+    local forge
+    local c, db = fresh{ script = function(api) if forge and forge.api == api then return forge.act end end,
+      retry = { strategy = "full", base = 0.001, cap = 0.001, max_attempts = 2 } }
+    for i = 1, 40 do assert(db:put_row{ table = "t", primary_key = { i }, columns = { v = i } }) end
+    for _ = 1, helper.trials(60) do
+      local id = r.int(1, 40)
+      local other = r.int(1, 40)
+      -- GetRow: the answer's row is another key's
+      forge = { api = "GetRow", act = { rows = function(res)
+        res.row = db:get_row{ table = "t", primary_key = { other } }.row; return res end } }
+      local ok, msg, code = c:get_row{ table = "t", primary_key = { { "id", id } } }
+      if other == id then assert.truthy(ok) else
+        assert.is_nil(ok); assert.equal("OTSResponseInvalid", code); assert.matches("not the key or range asked", msg)
+      end
+      -- GetRange [lo, hi): a row from outside, or a next key outside
+      local lo = r.int(1, 35)
+      local hi = lo + r.int(1, 5)
+      local outside = r.int(0, 1) == 0 and r.int(1, lo) - 1 or r.int(hi, 41)
+      local which = r.int(1, 2)
+      forge = { api = "GetRange", act = { rows = function(res)
+        if which == 1 then
+          res.rows[#res.rows + 1] = { primary_key = { { "id", outside } }, columns = { v = outside } }
+        else
+          res.next_start_primary_key = { { "id", outside } }
+        end
+        return res end } }
+      ok, _, code = c:get_range{ table = "t", start = { { "id", lo } }, stop = { { "id", hi } } }
+      if which == 2 and outside == hi then assert.truthy(ok)      -- a next key at stop ends the range
+      else assert.is_nil(ok); assert.equal("OTSResponseInvalid", code) end
+      forge = nil
+      local page = assert(c:get_range{ table = "t", start = { { "id", lo } }, stop = { { "id", hi } } })
+      assert.equal(hi - lo, #page.rows)
+    end
+  end)
+
   it("stops at the retry budget", function()
     local c = fresh{ budget = backoff.budget{ capacity = 0 },
       script = function(api) if api == "GetRow" then return { status = 503, code = "OTSServerBusy" } end end }
@@ -297,6 +377,52 @@ describe("otskit.client pager", function()
     for row in client.Client.range(db, { table = "t", start = { 0 } }) do got[#got + 1] = row end
     assert.same({ "a", "b", "c" }, got)
     assert.same({ { 0 }, { 2 }, { 5 }, { 7 } }, starts)
+  end)
+
+  it("stops with NoProgress when the next key does not advance, after a few early-ended pages", function()
+    local r = helper.rng(7)
+    for _ = 1, helper.trials(40) do
+      -- k pages that end where they began, then the rest of the range
+      local k = r.int(0, 40)
+      local calls = 0
+      local db = { get_range = function(_, req)
+        calls = calls + 1
+        if calls <= k then return { rows = {}, next_start_primary_key = req.start } end
+        return { rows = { "x" } }
+      end }
+      local got, err = {}, nil
+      local it = client.Client.range(db, { table = "t", start = { { "id", 1 } } })
+      while true do
+        local row, msg, code = it()
+        if row == nil then err = code; break end
+        got[#got + 1] = row
+      end
+      if k < 32 then
+        assert.same({ "x" }, got); assert.is_nil(err); assert.equal(k + 1, calls)
+      else
+        assert.same({}, got); assert.equal("NoProgress", err); assert.equal(32, calls)
+      end
+    end
+  end)
+
+  it("bounds the whole read by the client's deadline, not only each page", function()
+    local db = assert(store.open{})
+    assert(db:create_table{ name = "t", primary_key = {{"id", "INTEGER"}} })
+    for i = 1, 50 do db:put_row{ table = "t", primary_key = { i } } end
+    local tr = fake.server(db, { script = function() backoff.sleep(0.02) end })
+    local c = client.new{ endpoint = "http://127.0.0.1:1", instance = "inst", access_key_id = "AK",
+      access_key_secret = "SK", transport = tr, wire = fake, budget = false, retry = { deadline = 0.2 } }
+    local t0 = backoff.now()
+    local it = c:range{ table = "t", start = {{"id", INF_MIN}}, stop = {{"id", INF_MAX}}, limit = 1 }
+    local m, last = 0, nil
+    while true do
+      local row, _, c3 = it()
+      if row == nil then last = c3; break end
+      m = m + 1
+    end
+    assert.equal("RequestTimeout", last)
+    assert.is_true(m < 50 and m >= 2, "read " .. m .. " rows")
+    assert.is_true(backoff.now() - t0 < 2)
   end)
 
   it("stops with nil, message, code on a failed page", function()

@@ -181,7 +181,7 @@ function P:get(k)
   local info, mi, ci = blob.manifest(m.manifest)
   if not info then return nil, mi, ci end
   local store = require "otskit.store"
-  local chunks, start = {}, { k, m.gen, store.INF_MIN }
+  local chunks, start, stalled = {}, { k, m.gen, store.INF_MIN }, 0
   repeat
     local page, m1, c1 = self.acc:store("get_range", { table = self.table, start = start,
       stop = { k, m.gen, store.INF_MAX }, direction = "FORWARD" }, "GetRange")
@@ -192,7 +192,9 @@ function P:get(k)
       chunks[#chunks + 1] = c
     end
     self.stats.rows_read = self.stats.rows_read + #page.rows
-    start = page.next_start_primary_key
+    local nx, st, cx = common.next_start(MOD, start, page, stalled)
+    if nx == false then return nil, st, cx end
+    start, stalled = nx, st
   until start == nil
   local v, m3, c3 = blob.join(m.manifest, chunks, { max_size = math.max(self.max_value, 1) })
   if not v then return nil, MOD .. ": " .. m3, c3 end
@@ -243,7 +245,7 @@ function P:sweep(k)
   local m, m0, c0 = self:_manifest(k)
   if m == nil then return nil, m0, c0 end
   local live = m and m.gen or nil
-  local stale, start = {}, { k, store.INF_MIN, store.INF_MIN }
+  local stale, start, stalled = {}, { k, store.INF_MIN, store.INF_MIN }, 0
   repeat
     -- columns_to_get skips a row with none of them (as the service does):
     -- chunk rows carry the small "size" column so keys are read without data
@@ -256,7 +258,9 @@ function P:sweep(k)
         stale[#stale + 1] = { table = self.table, row = { type = "DELETE", primary_key = r.primary_key } }
       end
     end
-    start = page.next_start_primary_key
+    local nx, st, cx = common.next_start(MOD, start, page, stalled)
+    if nx == false then return nil, st, cx end
+    start, stalled = nx, st
   until start == nil
   local ok, m2, c2 = common.write_batches(self.acc, stale, { idempotent = true })
   if not ok then return nil, m2, c2 end
