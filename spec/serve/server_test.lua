@@ -259,6 +259,22 @@ describe("otskit serve", function()
     assert(call("GetRow", { table = "t", primary_key = { { "k", "a" }, { "n", 1 } } }))
   end)
 
+  it("answers every service code of otskit.errors with its status and message", function()
+    local errors = require "otskit.errors"
+    finally(function() http("DELETE", "/_otskit/faults", {}, "") end)
+    local codes = errors.codes("service")
+    assert.is_true(#codes >= 20)
+    for _, c in ipairs(codes) do
+      local status = http("PUT", "/_otskit/faults", {}, "rate=1,apis=GetRow,code=" .. c)
+      assert.equal(200, status, c)
+      local st, code, msg = err_of(raw("GetRow", assert(wire.encode_request("GetRow",
+        { table = "t", primary_key = { { "k", "a" }, { "n", 1 } } }))))
+      assert.same({ errors.status(c), c, errors.message(c) }, { st, code, msg })
+    end
+    -- a code the service never sends is refused without a status
+    assert.equal(400, (http("PUT", "/_otskit/faults", {}, "rate=1,code=OTSOutcomeUnknown")))
+  end)
+
   it("deletes tables everywhere", function()
     assert(call("DeleteTable", { name = "t" }))
     for _ = 1, 10 do
