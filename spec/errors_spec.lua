@@ -179,6 +179,9 @@ describe("otskit.errors", function()
       OTSRequestTimeout = 408, OTSObjectAlreadyExist = 409, OTSRowOperationConflict = 409,
       OTSRequestBodyTooLarge = 413, OTSInternalServerError = 500, OTSServerBusy = 503,
       OTSPartitionUnavailable = 503, OTSServerUnavailable = 503, OTSTimeout = 503,
+      OTSTableNotReady = 404, OTSCapacityUnitExhausted = 403, OTSQuotaExhausted = 403,
+      OTSTooFrequentReservedThroughputAdjustment = 403, OTSOutOfRowSizeLimit = 400,
+      OTSOutOfColumnCountLimit = 400, OTSFlowControl = 429,
     }
     for code, status in pairs(STATUS) do assert.equal(status, errors.status(code), code) end
     -- classes: what the official SDKs' default policies retry (Go also

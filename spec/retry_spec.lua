@@ -105,6 +105,7 @@ describe("otskit.retry", function()
       assert.equal("throttle", retry.tablestore({ code = "OTSSomethingNew", http_status = 429 }, "PutRow"))
       assert.equal("fail", retry.tablestore({ code = "OTSSomethingNew", http_status = 400 }, "GetRow"))
       -- a known code goes by its class whatever the status says
+      assert.equal("fail", retry.tablestore({ code = "OTSFlowControl", http_status = 429 }, "GetRow"))
       assert.equal("fail", retry.tablestore({ code = "OTSConditionCheckFail", http_status = 503 }, "GetRow"))
       assert.equal("retry", retry.tablestore({ network = true, message = "eof" }, "GetRow"))
       assert.equal("fail", retry.tablestore({ network = true, message = "eof" }, "PutRow"))
