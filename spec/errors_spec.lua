@@ -306,3 +306,48 @@ describe("otskit.errors", function()
     end
   end)
 end)
+
+describe("docs/errors.md", function()
+  local f = assert(io.open("docs/errors.md", "rb"))
+  local text = f:read("*a")
+  f:close()
+
+  it("lists every code with the table's status, class and message", function()
+    local rows = {}
+    for line in text:gmatch("[^\n]+") do
+      local code, status, class, message = line:match("^| `([%w_]+)` | ([^|]-) | ([%w]+) | (.-) |")
+      if code then rows[code] = { status = status, class = class, message = message } end
+    end
+    for _, code in ipairs(errors.codes()) do
+      local r = rows[code]
+      assert.is_table(r, code .. " is not in docs/errors.md")
+      local e = errors.get(code)
+      assert.equal(e.status and tostring(e.status) or "—", r.status, code)
+      assert.equal(e.class, r.class, code)
+      assert.equal(e.message, r.message, code)
+      rows[code] = nil
+    end
+    assert.is_nil(next(rows), "docs/errors.md lists a code otskit.errors does not have")
+  end)
+
+  local n, line_no = 0, 0
+  local block, start
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    line_no = line_no + 1
+    if block then
+      if line:match("^```%s*$") then
+        n = n + 1
+        local code, first = table.concat(block, "\n") .. "\n", start
+        it(("example %d (docs/errors.md:%d) runs and prints what it shows"):format(n, first), function()
+          helper.run_readme_block(code, "docs/errors.md example " .. n, first)
+        end)
+        block = nil
+      else
+        block[#block + 1] = line
+      end
+    elseif line:match("^```lua%s*$") then
+      block, start = {}, line_no + 1
+    end
+  end
+  it("has its examples", function() assert.is_true(n >= 2) end)
+end)
