@@ -330,13 +330,16 @@ function merge.read(opts)
     fail("secret must be a string of at least 16 bytes", 2)
   end
   local max_empty = opts.max_empty or 1000
-  local max_stall = opts.max_stall or 32
+  local max_stall = opts.max_stall
+  if type(max_stall) == "nil" then max_stall = 32 end
   if not is_int(max_stall) or max_stall < 1 then fail("max_stall must be an integer >= 1", 2) end
   local stalled = {}
   local deadline = opts.deadline
-  if deadline ~= nil and (type(deadline) ~= "number" or not (deadline > 0)) then
+  -- (type(): a LuaJIT NULL cdata equals nil)
+  if type(deadline) ~= "nil" and (type(deadline) ~= "number" or not (deadline > 0)) then
     fail("deadline must be a positive number of seconds", 2)
   end
+  if type(opts.clock) ~= "nil" and type(opts.clock) ~= "function" then fail("clock must be a function", 2) end
   local now = opts.clock or require("otskit.backoff").now
   local t_end = deadline and now() + deadline
   -- rows asked of each source the first time in a page: about twice its

@@ -2,6 +2,7 @@
 -- (retry.tablestore), how long to wait (otskit.backoff schedules) and how
 -- much retrying the process may do (a retry budget).
 local backoff = require "otskit.backoff"
+local errors = require "otskit.errors"
 
 local retry = {}
 
@@ -18,39 +19,13 @@ retry.max_extra_delay = 5
 ---------------------------------------------------------------------------
 -- Classification: what the official SDKs' default retry policies retry
 
--- Retried for any operation: the request was refused, not applied.
-local THROTTLE = {
-  OTSServerBusy = true, OTSNotEnoughCapacityUnit = true,
-  OTSOperationThrottled = true, OTSCapacityUnitExhausted = true,
-  OTSStorageServerBusy = true,
-}
-local ALWAYS = {
-  OTSRowOperationConflict = true, OTSTableNotReady = true,
-  OTSPartitionUnavailable = true,
-}
+-- The classes of codes and transport messages are otskit.errors'.
+
 --- The code of a write whose outcome is unknown: an attempt was sent and
 -- no trustworthy answer came back (a timeout, a dropped connection, a 5xx
 -- after the request was sent), so it may have been applied, and the write
--- could not safely be repeated. (otskit.errors lists it with the others.)
+-- could not safely be repeated (otskit.errors: OTSOutcomeUnknown).
 retry.OUTCOME_UNKNOWN = "OTSOutcomeUnknown"
-
--- The outcome is unknown: a write may have been applied.
-local AMBIGUOUS = {
-  OTSTimeout = true, OTSInternalServerError = true, OTSServerUnavailable = true,
-  NetworkError = true, RequestTimeout = true, OTSResponseCorrupted = true,
-  OTSOutcomeUnknown = true,
-}
--- Transport errors (OpenResty cosocket messages and the like). Those that
--- fail before the request is sent are safe to retry for any operation.
-local NOT_SENT = {
-  ["connection refused"] = true, ["no route to host"] = true,
-  ["host unreachable"] = true, ["network unreachable"] = true,
-}
-local MAYBE_SENT = {
-  timeout = true, closed = true, ["connection reset by peer"] = true,
-  ["broken pipe"] = true,
-}
-local TIMEOUTS = { OTSTimeout = true, RequestTimeout = true, timeout = true }
 
 -- Operations that change nothing: retried after ambiguous failures.
 local READ_OPS = {}
@@ -82,22 +57,24 @@ function retry.is_read(op)
 end
 
 --- retry.ambiguous(err) -> true when err says a sent request got no
--- trustworthy answer, so a write may have been applied: OTSTimeout,
+-- trustworthy answer, so a write may have been applied: the codes and
+-- transport messages of class "idempotent" in otskit.errors (OTSTimeout,
 -- OTSInternalServerError, OTSServerUnavailable, RequestTimeout,
--- NetworkError, OTSResponseCorrupted, OTSOutcomeUnknown, the transport
--- messages timeout / closed / connection reset / broken pipe, an HTTP
--- 500/502/503/504 without a Tablestore code, or a table with network =
--- true (and not not_sent). Throttling codes (the request was refused) and
--- failures before sending are not ambiguous.
+-- NetworkError, OTSResponseCorrupted, timeout, closed, ...),
+-- OTSOutcomeUnknown itself, an HTTP 500/502/503/504 without a code
+-- otskit knows, or a table with network = true (and not not_sent).
+-- Throttling codes (the request was refused) and failures before sending
+-- are not ambiguous.
 function retry.ambiguous(err)
   if type(err) == "table" and err.not_sent then return false end
-  local code, _, status = parts(err)
-  if code ~= nil then
-    if THROTTLE[code] or ALWAYS[code] or NOT_SENT[code] then return false end
-    if AMBIGUOUS[code] or MAYBE_SENT[code] then return true end
-  elseif status then
-    if status == 500 or status == 502 or status == 503 or status == 504 then return true end
+  local code, msg, status = parts(err)
+  if code == retry.OUTCOME_UNKNOWN then return true end
+  local class = code ~= nil and errors.class(code, msg) or nil
+  if class == "idempotent" then return true end
+  if class == nil and status and (status == 500 or status == 502 or status == 503 or status == 504) then
+    return true
   end
+  if class == "throttle" or class == "retry" then return false end
   return type(err) == "table" and err.network == true
 end
 
@@ -113,30 +90,26 @@ end
 -- err: a code string ("OTSServerBusy", or a transport message such as
 -- "timeout") or a table { code, message, http_status }. op: the operation
 -- ("GetRow", "get_row", ...); nil or an unknown name counts as a write.
--- Throttling codes give "throttle" (retry with the longer throttle base);
--- codes that mean "not applied" give "retry" for any op; ambiguous ones
--- (retry.ambiguous: timeouts, internal errors, 5xx, connection lost,
--- OTSOutcomeUnknown) give "retry" for reads and for writes only when
--- opts.idempotent is set (the caller promises that applying the write
--- twice gives the same row and the same answer); everything else
--- (OTSConditionCheckFail, OTSParameterInvalid, unknown codes, 4xx) gives
--- "fail". opts.conditional is refused (raises): a condition does not
--- make a repeat harmless.
+-- By the code's class in otskit.errors: "throttle" gives "throttle"
+-- (retry with the longer throttle base); "retry" (not applied) gives
+-- "retry" for any op; "idempotent" (outcome unknown: timeouts, internal
+-- errors, a lost connection) gives "retry" for reads and for writes only
+-- when opts.idempotent is set (the caller promises that applying the
+-- write twice gives the same row and the same answer; a condition does
+-- not: opts.conditional is refused, it raises); "never"
+-- (OTSConditionCheckFail, OTSParameterInvalid, ...) gives "fail". An
+-- error without a code otskit knows goes by its HTTP status as the SDKs
+-- do: 429 throttles, 500/502/503/504 are "idempotent", others fail; a
+-- table with `network = true` (the answer was lost or unreadable) counts
+-- as "idempotent" whatever its code.
 function retry.tablestore(err, op, opts)
   no_conditional(opts)
   local code, msg, status = parts(err)
-  if code == "OTSQuotaExhausted" then
-    if type(msg) == "string" and msg:find("Too frequent table operations", 1, true) then
-      return "throttle"
-    end
-    return "fail"
-  end
-  if code ~= nil then
-    if THROTTLE[code] then return "throttle" end
-    if ALWAYS[code] or NOT_SENT[code] then return "retry" end
-  end
-  local ambiguous = (code ~= nil and (AMBIGUOUS[code] or MAYBE_SENT[code]))
-  if code == nil and status then
+  local class = code ~= nil and errors.class(code, msg) or nil
+  if class == "throttle" then return "throttle" end
+  if class == "retry" then return "retry" end
+  local ambiguous = class == "idempotent"
+  if class == nil and status then
     if status == 429 then return "throttle" end
     ambiguous = status == 500 or status == 502 or status == 503 or status == 504
   end
@@ -149,7 +122,7 @@ end
 
 local function is_timeout(err)
   local code = parts(err)
-  return (code and TIMEOUTS[code]) or (type(err) == "table" and err.timeout) or false
+  return (code ~= nil and errors.is_timeout(code)) or (type(err) == "table" and err.timeout) or false
 end
 
 ---------------------------------------------------------------------------
@@ -348,9 +321,9 @@ function retry.call(fn, opts)
     local delay, why = plan(m, err, verdict)
     if not delay then
       if why == "budget" then
-        msg, code = "retry budget exhausted", "RetryBudgetExhausted"
-        if maybe then msg, code = unknown(m, msg, code) end
-        return nil, msg, code, attempt, err
+        local _, bm, bc = errors.fail("RetryBudgetExhausted")
+        if maybe then bm, bc = unknown(m, bm, bc) end
+        return nil, bm, bc, attempt, err
       end
       msg = ("%s (gave up after %d attempts: %s)"):format(msg, attempt,
         why == "deadline" and "deadline reached" or "max_attempts reached")
@@ -442,7 +415,7 @@ function retry.batch_write(send, rows, opts)
     if not delay then
       if why == "budget" then
         for _, i in ipairs(again) do
-          results[i] = { code = "RetryBudgetExhausted", message = "retry budget exhausted", last = results[i] }
+          results[i] = { code = "RetryBudgetExhausted", message = errors.message("RetryBudgetExhausted"), last = results[i] }
         end
       end
       break
@@ -458,7 +431,6 @@ function retry.batch_write(send, rows, opts)
         local r = results[i]
         local c, msg = parts(r)
         if r == nil or c ~= retry.OUTCOME_UNKNOWN then
-          if type(r) == "table" and r.code == "RetryBudgetExhausted" then c, msg = r.code, r.message end
           results[i] = { code = retry.OUTCOME_UNKNOWN, last = r,
             message = ("outcome unknown: the row may have been written (%s: %s)"):format(tostring(c), tostring(msg)) }
         end

@@ -7,6 +7,7 @@
 -- otskit.wire, signed (V2, a fresh x-ots-date on every attempt), sent by a
 -- transport (libcurl multi, nginx subrequests or a function) and retried
 -- through otskit.retry with Tablestore's classification.
+local errors = require "otskit.errors"
 local retry = require "otskit.retry"
 local backoff = require "otskit.backoff"
 local transport = require "otskit.client.transport"
@@ -313,7 +314,7 @@ end
 
 local function has_auto_increment(pk)
   if type(pk) ~= "table" then return false end
-  local auto = require("otskit.store").AUTO_INCREMENT
+  local auto = require("otskit.values").AUTO_INCREMENT
   for k, v in pairs(pk) do
     if v == auto or (type(v) == "table" and (v[2] == auto or v.value == auto)) or k == auto then return true end
   end

@@ -4,12 +4,11 @@
 -- skew window, and that the rows returned belong to the key or range that
 -- was asked. Each check returns nil when the answer passes, or an error
 -- table { code, message, network } for otskit.client._exchange.
-local values = require "otskit.store.values"
-local pager = require "otskit.client.pager"
+local values = require "otskit.values"
 
 local verify = {}
 
-local INF_MIN, INF_MAX = pager.sentinels()
+local INF_MIN, INF_MAX = values.INF_MIN, values.INF_MAX
 
 --- The skew window: Tablestore refuses requests dated more than 15
 -- minutes from its clock; the client refuses answers the same way.
@@ -64,16 +63,59 @@ end
 ---------------------------------------------------------------------------
 -- Keys
 
--- One key cell {name, value [, "BINARY"]} -> rank, type, value: rank 0
--- for INF_MIN, 2 for INF_MAX, 1 for a value (nil type when it has none
--- otskit can compare).
+-- One key cell {name, value [, type]} -> rank, type, value: rank 0 for
+-- INF_MIN, 2 for INF_MAX, 1 for a value (nil type when it has none otskit
+-- can compare). INTEGER values: a number, or decimal text (LuaJIT, past
+-- 2^53; values.key_cell); compared as int64.
 local function cell(e)
   local v = e[2]
   if v == INF_MIN then return 0 end
   if v == INF_MAX then return 2 end
-  if e[3] == "BINARY" and type(v) == "string" then return 1, "BINARY", v end
-  local t, x = values.classify(v)
-  return 1, t, x
+  local tag = e[3]
+  if values.is_typed(v) then tag, v = v.type, v.value end
+  local t = type(v)
+  if t == "string" then
+    if tag == "BINARY" then return 1, "BINARY", v end
+    if tag == "INTEGER" then
+      local n = values.decimal(v)
+      if n == nil then return 1 end
+      return 1, "INTEGER", n
+    end
+    if tag == nil or tag == "STRING" then return 1, "STRING", v end
+    return 1
+  end
+  if t == "number" and (tag == nil or tag == "INTEGER") and v == math.floor(v) then return 1, "INTEGER", v end
+  if t == "cdata" and (tag == nil or tag == "INTEGER") then
+    local n = values.decimal((tostring(v):gsub("U?LL$", "")))
+    if n ~= nil then return 1, "INTEGER", n end
+  end
+  return 1
+end
+
+-- int64 text: sign, then digits compared by length and bytes
+local function int_text(v)
+  if type(v) == "string" then return v end
+  if math.type then return ("%d"):format(v) end
+  return ("%.0f"):format(v)
+end
+
+local function int_cmp(a, b)
+  if type(a) == "number" and type(b) == "number" then
+    return a < b and -1 or (a > b and 1 or 0)
+  end
+  local sa, sb = int_text(a), int_text(b)
+  local na, nb = sa:sub(1, 1) == "-", sb:sub(1, 1) == "-"
+  if na ~= nb then return na and -1 or 1 end
+  local r
+  if #sa ~= #sb then r = #sa < #sb and -1 or 1 else r = sa < sb and -1 or (sa > sb and 1 or 0) end
+  return na and -r or r
+end
+
+local function value_cmp(t, a, b)
+  if t == "INTEGER" then return int_cmp(a, b) end
+  -- STRING and BINARY: by bytes (Lua compares strings byte-wise in the C
+  -- locale, NULs included)
+  return a < b and -1 or (a > b and 1 or 0)
 end
 
 --- verify.compare(a, b) -> -1, 0, 1, or nil when the keys cannot be
@@ -94,9 +136,8 @@ function verify.compare(a, b)
       -- an infinite cell ends the comparison (what follows is irrelevant)
       return 0
     end
-    if tx == nil or ty == nil then return nil end
-    local r = values.compare(tx, vx, ty, vy)
-    if r == nil then return nil end
+    if tx == nil or ty == nil or tx ~= ty then return nil end
+    local r = value_cmp(tx, vx, vy)
     if r ~= 0 then return r end
   end
   return 0

@@ -30,6 +30,7 @@
 -- (DigestMismatch, StaleGeneration, CorruptFrame, ...) and the store's.
 local blob = require "otskit.blob"
 local common = require "otskit.patterns.common"
+local retry = require "otskit.retry"
 
 local M = {}
 local MOD = "otskit.patterns.chunked"
@@ -101,6 +102,16 @@ function P:_drop_gen(k, gen, count)
   return common.write_batches(self.acc, rows, { idempotent = true })
 end
 
+-- The manifest commit is resent after an ambiguous failure: a repeat of
+-- a commit that landed fails its condition, and the read-back after any
+-- failure finds our generation; a lost race (the condition fails) is not.
+local function commit_classify(err)
+  local c = type(err) == "table" and err.code or err
+  if c == "OTSConditionCheckFail" then return "fail" end
+  if retry.ambiguous(err) then return "retry" end
+  return retry.tablestore(err, "PutRow")
+end
+
 --- p:put(key, value) -> { gen, count, length, stored } | nil, msg, code
 -- Replaces the value of key. Nothing is visible until the manifest is
 -- committed; on any failure the previous value stays readable.
@@ -111,7 +122,7 @@ function P:put(k, value)
   if #value > self.max_value then
     return common.bad(MOD, "TooLarge", "value is %d bytes, over max_value %d", #value, self.max_value)
   end
-  local store = require "otskit.store"
+  local values = require "otskit.values"
   local old, m0, c0 = self:_manifest(k)
   if old == nil then return nil, m0, c0 end
   local parts = blob.split(value, { chunk_size = self.chunk_size, layout = "rows", name = "data", key = k })
@@ -122,7 +133,7 @@ function P:put(k, value)
     stored = stored + #frame
     rows[i] = { table = self.table, row = { type = "PUT",
       primary_key = { { "key", k }, { "gen", gen }, { "n", i - 1 } },
-      columns = { data = store.binary(frame), size = #frame } } }
+      columns = { data = values.binary(frame), size = #frame } } }
   end
   local ok, m1, c1 = common.write_batches(self.acc, rows)
   if not ok then
@@ -134,8 +145,8 @@ function P:put(k, value)
     column_condition = { column = "live", comparator = "EQUAL", value = old.gen } } or "EXPECT_NOT_EXIST"
   local okm, m2, c2 = self.acc:store("put_row", { table = self.table,
     primary_key = { { "key", k }, { "gen", "" }, { "n", 0 } },
-    columns = { manifest = store.binary(parts.manifest), live = gen, length = #value, count = parts.count },
-    condition = cond }, "PutRow", { idempotent = true }) -- a repeat is checked by the read-back below
+    columns = { manifest = values.binary(parts.manifest), live = gen, length = #value, count = parts.count },
+    condition = cond }, "PutRow", { classify = commit_classify })
   if not okm then
     -- did an attempt land after all (a timeout after apply)? read back
     local now, m3, c3 = self:_manifest(k)
@@ -144,8 +155,16 @@ function P:put(k, value)
       return nil, ("%s (and the manifest could not be read back: %s)"):format(m2, m3), c3 or c2
     end
     if not (now and now.gen == gen) then
+      -- the manifest names another generation than the one read before:
+      -- ours can never land now (its condition names the old one)
+      local moved = (now and now.gen) ~= (old and old.gen)
+      if not moved and c2 == retry.OUTCOME_UNKNOWN then
+        -- an attempt may still be on its way: keep our chunks (the manifest
+        -- may yet name them); sweep() removes them if it never lands
+        return nil, m2, c2
+      end
       self:_drop_gen(k, gen, parts.count)
-      if c2 == "OTSConditionCheckFail" then
+      if moved then
         return common.bad(MOD, "Conflict", "another writer replaced %q first", k)
       end
       return nil, m2, c2
@@ -180,11 +199,11 @@ function P:get(k)
   if not m then return m, m0, c0 end
   local info, mi, ci = blob.manifest(m.manifest)
   if not info then return nil, mi, ci end
-  local store = require "otskit.store"
-  local chunks, start, stalled = {}, { k, m.gen, store.INF_MIN }, 0
+  local values = require "otskit.values"
+  local chunks, start, stalled = {}, { k, m.gen, values.INF_MIN }, 0
   repeat
     local page, m1, c1 = self.acc:store("get_range", { table = self.table, start = start,
-      stop = { k, m.gen, store.INF_MAX }, direction = "FORWARD" }, "GetRange")
+      stop = { k, m.gen, values.INF_MAX }, direction = "FORWARD" }, "GetRange")
     if not page then return nil, m1, c1 end
     for _, r in ipairs(page.rows) do
       local c, m2, c2 = blob.unpack(r.columns.data, { max_size = 2 * MB })
@@ -241,16 +260,16 @@ end
 function P:sweep(k)
   local kk, msg, code = check_key(k)
   if not kk then return nil, msg, code end
-  local store = require "otskit.store"
+  local values = require "otskit.values"
   local m, m0, c0 = self:_manifest(k)
   if m == nil then return nil, m0, c0 end
   local live = m and m.gen or nil
-  local stale, start, stalled = {}, { k, store.INF_MIN, store.INF_MIN }, 0
+  local stale, start, stalled = {}, { k, values.INF_MIN, values.INF_MIN }, 0
   repeat
     -- columns_to_get skips a row with none of them (as the service does):
     -- chunk rows carry the small "size" column so keys are read without data
     local page, m1, c1 = self.acc:store("get_range", { table = self.table, start = start,
-      stop = { k, store.INF_MAX, store.INF_MAX }, direction = "FORWARD", columns = { "live", "size" } }, "GetRange")
+      stop = { k, values.INF_MAX, values.INF_MAX }, direction = "FORWARD", columns = { "live", "size" } }, "GetRange")
     if not page then return nil, m1, c1 end
     for _, r in ipairs(page.rows) do
       local g = r.primary_key[2][2]

@@ -121,8 +121,8 @@ function P:incr(name, by)
   -- attempt re-reads, and after an ambiguous one looks for its token first
   local classify = function(err)
     local c = type(err) == "table" and err.code or err
-    if c == "OTSConditionCheckFail" then return "retry" end
-    return retry.tablestore(err, "UpdateRow", { idempotent = true })
+    if c == "OTSConditionCheckFail" or retry.ambiguous(err) then return "retry" end
+    return retry.tablestore(err, "UpdateRow")
   end
   local value, m, c = self.acc:call("UpdateRow", function(attempt)
     attempts = attempt
