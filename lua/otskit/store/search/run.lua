@@ -17,6 +17,17 @@ local pk_out = schema.pk_out
 
 local run = {}
 
+-- the number of parameters text uses: the highest ?N in it (a compiled
+-- query may bind values only a part it left out refers to)
+local function nparams(text)
+  local n = 0
+  for d in text:gmatch("%?(%d+)") do
+    local v = tonumber(d)
+    if v > n then n = v end
+  end
+  return n
+end
+
 --- The service's limits on a search.
 run.LIMITS = { offset_limit = 100000, limit = 100, limit_index_only = 1000, default_limit = 10,
   scan_limit = 2000, scan_default_limit = 100, alive_time = 3600, default_alive_time = 60, max_parallel = 32 }
@@ -178,12 +189,13 @@ local function do_search(self, req)
   local res = { total_count = -1, is_all_succeeded = true, rows = {} }
   if req.get_total_count then
     local cwhere = cond
-    res.total_count = docs.run(h, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(ix.p, cwhere), ctx.binds, ctx.n)[1][1]
+    local ct = ("SELECT count(*) FROM %sdoc d WHERE %s"):format(ix.p, cwhere)
+    res.total_count = docs.run(h, ct, ctx.binds, nparams(ct))[1][1]
   end
   if limit == 0 then return res end
   local text = ("SELECT d.pk, %s%s FROM %sdoc d WHERE %s %s LIMIT %s OFFSET %s"):format(sort.select(keys),
     used_score and "" or "", ix.p, cond, sort.order_by(keys), ctx:bind(limit + 1), ctx:bind(offset))
-  local rows = docs.run(h, text, ctx.binds, ctx.n)
+  local rows = docs.run(h, text, ctx.binds, nparams(text))
   local n = math.min(#rows, limit)
   local hits = used_score and {} or nil
   for i = 1, n do
@@ -191,7 +203,7 @@ local function do_search(self, req)
     if hits then
       -- the score is the key of the first score_sort
       for j, k in ipairs(keys) do
-        if k[1] == "(" .. score .. ")" then hits[i] = { score = tonumber(rows[i][2 + 2 * j - 1]) or 0 }; break end
+        if k.score then hits[i] = { score = tonumber(rows[i][2 + 2 * j - 1]) or 0 }; break end
       end
     end
   end
@@ -280,8 +292,8 @@ local function scan(self, req)
   end
   if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
   if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
-  local rows = docs.run(self.h, ("SELECT d.pk FROM %sdoc d WHERE %s ORDER BY d.pk LIMIT %s"):format(ix.p, cond,
-    ctx:bind(limit + 1)), ctx.binds, ctx.n)
+  local text = ("SELECT d.pk FROM %sdoc d WHERE %s ORDER BY d.pk LIMIT %s"):format(ix.p, cond, ctx:bind(limit + 1))
+  local rows = docs.run(self.h, text, ctx.binds, nparams(text))
   local res = { rows = {} }
   for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end
   if #rows > limit then

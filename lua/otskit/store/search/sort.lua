@@ -97,7 +97,7 @@ function sort.compile(ctx, sorters)
       keys[#keys + 1] = { "d.pk", desc }
       pk = true
     elseif kind == "score_sort" then
-      keys[#keys + 1] = { "(" .. ctx.score .. ")", desc }
+      keys[#keys + 1] = { "((" .. ctx.score .. ") + 0.0)", desc, score = true }
       score = true
     elseif kind == "field_sort" then
       local d, m, c = sort_field(ctx, b.field_name, "field_sort")
