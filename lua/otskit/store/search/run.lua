@@ -142,7 +142,7 @@ local function do_search(self, req)
   if not ok then return nil, m, c end
   local t, ix, code = self:_search_index(req.table, req.index)
   if not t then return nil, ix, code end
-  if self.sdelay then self:_search_catch_up() end
+  self:_search_catch_up()
   local cols, index_only = columns(ix, req.columns_to_get)
   if not cols then return nil, index_only, "OTSParameterInvalid" end
   local offset, limit = req.offset or 0, req.limit
