@@ -173,11 +173,6 @@ function DB:_attach(name, pk, bounds, popts, options, reserved)
   return t
 end
 
---- store.open{ path = ":memory:" | "file.db", clock = fn, partitions = true,
--- partition = { split_rows, split_bytes, split_load, window, history } }
--- -> db | nil, msg, code. clock() -> seconds (default os.time) drives the
--- partition windows; injected latency is added to it (db:now()).
-
 function DB:_table(name)
   local h = self.h
   if h == nil then error("otskit.store: db is closed", 3) end
