@@ -55,6 +55,7 @@ build = {
     ["otskit.hash"] = "lua/otskit/hash.lua",
     ["otskit.backoff"] = "lua/otskit/backoff.lua",
     ["otskit.retry"] = "lua/otskit/retry.lua",
+    ["otskit.errors"] = "lua/otskit/errors.lua",
     ["otskit.key"] = "lua/otskit/key.lua",
     ["otskit.ffi"] = "lua/otskit/ffi.lua",
     ["otskit.key_ffi"] = "lua/otskit/key_ffi.lua",
