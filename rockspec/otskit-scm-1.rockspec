@@ -63,6 +63,7 @@ build = {
     ["otskit.blob"] = "lua/otskit/blob.lua",
     ["otskit.merge"] = "lua/otskit/merge.lua",
     ["otskit.openresty"] = "lua/otskit/openresty.lua",
+    ["otskit.values"] = "lua/otskit/values.lua",
     ["otskit.wire"] = "lua/otskit/wire/init.lua",
     ["otskit.wire.common"] = "lua/otskit/wire/common.lua",
     ["otskit.wire.plainbuffer"] = "lua/otskit/wire/plainbuffer.lua",

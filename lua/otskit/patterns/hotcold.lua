@@ -177,8 +177,8 @@ end
 -- (order = "asc": oldest first). Pass the same query with the cursor.
 function P:read(q)
   if type(q) ~= "table" then raise("read expects a query table") end
-  local store = require "otskit.store"
-  local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
+  local values = require "otskit.values"
+  local INF_MIN, INF_MAX = values.INF_MIN, values.INF_MAX
   local k = q.key
   if type(k) ~= "string" or k == "" or #k > 1024 then return common.bad(MOD, "BadKey", "key must be a string of 1..1024 bytes") end
   local from, to = q.from, q.to

@@ -183,8 +183,8 @@ end
 -- page; pass the same from / to with the cursor.
 function P:range(q)
   if type(q) ~= "table" then raise("range expects a query table") end
-  local store = require "otskit.store"
-  local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
+  local values = require "otskit.values"
+  local INF_MIN, INF_MAX = values.INF_MIN, values.INF_MAX
   local lo, m1, c1 = self:_bound(q.from, "from")
   if not lo then return nil, m1, c1 end
   local hi, m2, c2 = self:_bound(q.to, "to")

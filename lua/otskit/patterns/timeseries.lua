@@ -151,8 +151,8 @@ end
 local INF_MIN, INF_MAX
 local function infs()
   if not INF_MIN then
-    local store = require "otskit.store"
-    INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
+    local values = require "otskit.values"
+    INF_MIN, INF_MAX = values.INF_MIN, values.INF_MAX
   end
 end
 

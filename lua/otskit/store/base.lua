@@ -5,12 +5,11 @@ local names = require "otskit.names"
 
 local base = {}
 
---- The value of an AUTO_INCREMENT key column in a write.
-base.AUTO_INCREMENT = setmetatable({}, { __tostring = function() return "AUTO_INCREMENT" end })
-
---- The open ends of a key column in get_range bounds.
-base.INF_MIN = setmetatable({}, { __tostring = function() return "INF_MIN" end })
-base.INF_MAX = setmetatable({}, { __tostring = function() return "INF_MAX" end })
+--- The value of an AUTO_INCREMENT key column in a write, and the open
+-- ends of a key column in get_range bounds: otskit.values's sentinels
+-- (the same objects otskit.wire and otskit.client use).
+local shared = require "otskit.values"
+base.AUTO_INCREMENT, base.INF_MIN, base.INF_MAX = shared.AUTO_INCREMENT, shared.INF_MIN, shared.INF_MAX
 
 --- The service's documented limits, enforced with its error codes.
 base.LIMITS = {
