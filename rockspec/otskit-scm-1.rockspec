@@ -57,6 +57,7 @@ build = {
     ["otskit.retry"] = "lua/otskit/retry.lua",
     ["otskit.errors"] = "lua/otskit/errors.lua",
     ["otskit.key"] = "lua/otskit/key.lua",
+    ["otskit.names"] = "lua/otskit/names.lua",
     ["otskit.ffi"] = "lua/otskit/ffi.lua",
     ["otskit.key_ffi"] = "lua/otskit/key_ffi.lua",
     ["otskit.blob"] = "lua/otskit/blob.lua",
