@@ -1,7 +1,8 @@
 --- otskit.server.conf -- the nginx.conf `otskit serve` runs: Debian's
 -- nginx with its lua module (ndk loaded first), one server block bound to
 -- the --listen address only, the request pipeline (otskit.server) on
--- `location /` and the admin endpoint on /_otskit/ for 127.0.0.1 only.
+-- `location /` and the admin endpoint on /_otskit/ for loopback only (and
+-- the admin token: otskit.server.admin).
 -- Request bodies are read into memory up to the limit; a larger body is
 -- answered 413 OTSRequestBodyTooLarge.
 local conf = {}
@@ -46,6 +47,7 @@ http {
 
     location /_otskit/ {
       allow 127.0.0.1;
+      allow ::1;
       deny all;
       content_by_lua_block { require("otskit.server").admin() }
     }
