@@ -168,7 +168,7 @@ function serve.run(args)
   if prefix:sub(1, 1) ~= "/" then prefix = run("pwd") .. "/" .. prefix end
   os.execute("mkdir -p " .. sh_quote(prefix .. "/conf") .. " " .. sh_quote(prefix .. "/logs"))
   -- workers run as the user who started serve; started as root, as wuser
-  local user = root and ("user %s;"):format(wuser) or ""
+  local user = root and ("user %s %s;"):format(wuser, run("id -gn " .. sh_quote(wuser))) or ""
   local text = conf.render{ listen = args.listen, workers = workers, lua = lua_dir, cpath = cpath, user = user,
     config = { access_key_id = args.access_key_id, secret = args.access_key_secret, instance = args.instance,
                path = path, workers = workers, faults = args.faults or "", admin_token = token,
