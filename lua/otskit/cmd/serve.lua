@@ -63,18 +63,23 @@ local function roots()
   return lua_dir, build .. "/jit"
 end
 
--- The foreground runner: nginx as a child of this shell; INT/TERM/HUP stop
--- it (TERM, then KILL of the master and its workers after 10 s); a watchdog
--- stops it too when the otskit process ($1) disappears (killed -9).
+-- The foreground runner: nginx as a child of this shell, in a process
+-- group of its own (setsid) that its workers share; INT/TERM/HUP stop it
+-- (TERM, then KILL of the whole group after 10 s); a watchdog stops it
+-- too when the otskit process ($1) disappears (killed -9); and when the
+-- master is gone, however it went (killed -9), its group is killed: no
+-- worker is left serving or holding the port.
 local RUNNER = [[
 parent=$1; prefix=$2; cleanup=$3
-nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon off;" &
+# a session and process group of its own (setsid execs nginx: $! is the
+# master, and the group id), which its workers share
+setsid nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon off;" &
 ng=$!
 stop() {
   kill -TERM "$ng" 2>/dev/null
   i=0
   while kill -0 "$ng" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  if kill -0 "$ng" 2>/dev/null; then kill -KILL "$ng" $(pgrep -P "$ng") 2>/dev/null; fi
+  kill -KILL -"$ng" 2>/dev/null
 }
 trap 'stop' INT TERM HUP
 ( while kill -0 "$parent" 2>/dev/null && kill -0 "$ng" 2>/dev/null; do sleep 0.3; done
@@ -82,6 +87,13 @@ trap 'stop' INT TERM HUP
 watch=$!
 status=0
 while kill -0 "$ng" 2>/dev/null; do wait "$ng"; status=$?; done
+# the master is gone: its workers go too (TERM, then KILL)
+if kill -0 -"$ng" 2>/dev/null; then
+  kill -TERM -"$ng" 2>/dev/null
+  i=0
+  while kill -0 -"$ng" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL -"$ng" 2>/dev/null
+fi
 kill "$watch" 2>/dev/null
 [ "$cleanup" = 1 ] && rm -rf "$prefix"
 exit "$status"

@@ -43,7 +43,11 @@ http {
   server {
     listen @LISTEN@;
     error_page 413 = @too_large;
-    error_page 400 = @bad_request;
+    # nginx's own refusals (a malformed request line, HTTP/0.9, an unknown
+    # method or HTTP version, a URI or header too long) as the service's
+    # protobuf errors, not HTML pages. A URI, not a named location: a
+    # request whose line did not parse has no URI to redirect with.
+    error_page 400 405 414 494 500 501 505 /_otskit_http_error;
 
     location /_otskit/ {
       allow 127.0.0.1;
@@ -54,8 +58,9 @@ http {
     location @too_large {
       content_by_lua_block { require("otskit.server").too_large() }
     }
-    location @bad_request {
-      content_by_lua_block { require("otskit.server").http_error(400) }
+    location = /_otskit_http_error {
+      internal;
+      content_by_lua_block { require("otskit.server").http_error(tonumber(ngx.var.status)) }
     }
     location / {
       content_by_lua_block { require("otskit.server").handle() }
