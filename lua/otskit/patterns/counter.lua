@@ -24,6 +24,7 @@
 -- runs out, the last error's code (usually OTSConditionCheckFail).
 local common = require "otskit.patterns.common"
 local retry = require "otskit.retry"
+local errors = require "otskit.errors"
 
 local M = {}
 local MOD = "otskit.patterns.counter"
@@ -104,7 +105,6 @@ local function push_op(ops, token, value)
   return table.concat(list)
 end
 
-local AMBIGUOUS = { OTSTimeout = true, OTSInternalServerError = true, OTSServerUnavailable = true }
 
 --- c:incr(name [, by]) -> new value, attempts | nil, msg, code
 function P:incr(name, by)
@@ -145,7 +145,8 @@ function P:incr(name, by)
       update = { PUT = { value = new, ver = ver + 1, ops = push_op(row and row.ops, token, new) } } }
     if ok then return new end
     if uc == "OTSConditionCheckFail" then st.conflicts = st.conflicts + 1 end
-    if AMBIGUOUS[uc] and not unsure then unsure, amb_ver = true, ver end
+    -- outcome unknown (otskit.errors class "idempotent"): it may have landed
+    if errors.class(uc) == "idempotent" and not unsure then unsure, amb_ver = true, ver end
     return nil, { code = uc, message = um }
   end, { classify = classify })
   if value == nil then return nil, m, c end

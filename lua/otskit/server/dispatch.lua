@@ -6,6 +6,7 @@
 -- every operation the store has is served the same way.
 local wire = require "otskit.wire"
 local values = require "otskit.store.values"
+local errors = require "otskit.errors"
 
 local dispatch = {}
 
@@ -27,19 +28,20 @@ dispatch.APIS = {
   ComputeSplitPointsBySize = { method = "compute_split_points_by_size" },
 }
 
---- The service's messages for codes whose message never varies: the
--- store's longer ones say more, but SDK users match these.
-dispatch.MESSAGES = {
-  OTSConditionCheckFail = "Condition check failed.",
-  OTSObjectNotExist = "Requested table does not exist.",
-  OTSObjectAlreadyExist = "Requested table already exists.",
-}
+-- The service's message for a code whose message never varies (an
+-- `exact` code of otskit.errors): the store's longer ones say more, but
+-- SDK users match these. Any other code keeps the store's message.
+local function service_message(code, msg)
+  local e = errors.get(code)
+  if e and e.exact then return e.message end
+  return msg
+end
 
 -- per-row errors of batch answers get the service's messages too
 local function service_messages(res)
   for _, t in ipairs(res.tables or {}) do
     for _, r in ipairs(t.rows or {}) do
-      if r.ok == false and dispatch.MESSAGES[r.code] then r.message = dispatch.MESSAGES[r.code] end
+      if r.ok == false then r.message = service_message(r.code, r.message) end
     end
   end
 end
@@ -119,32 +121,32 @@ local function empty_page(db, req)
   return { rows = {}, next_start_primary_key = res.rows[1].primary_key, consumed = res.consumed }
 end
 
---- dispatch.call(db, api, body, empty) -> response body | nil, code, message
--- (note the order: code first, as the pipeline answers it).
+--- dispatch.call(db, api, body, empty) -> response body | nil, message,
+-- code (otskit's convention; code is an otskit.errors code).
 -- api must be a key of dispatch.APIS. A method missing from this store
 -- (an older store) is "Unsupported operation", never a crash. empty: a
 -- GetRange is answered with the empty-page fault (otskit.server.faults).
 function dispatch.call(db, api, body, empty)
   local spec = dispatch.APIS[api]
   local req, msg, code = wire.decode_request(api, body)
-  if req == nil then return nil, code or "OTSParameterInvalid", msg end
+  if req == nil then return nil, msg, code or "OTSParameterInvalid" end
   local res
   if empty and api == "GetRange" then
     res, msg, code = empty_page(db, req)
   elseif db[spec.method] then
     res, msg, code = db[spec.method](db, req)
   else
-    return nil, "OTSParameterInvalid", "Unsupported operation: '" .. api .. "'."
+    return errors.fail("OTSParameterInvalid", "Unsupported operation: '" .. api .. "'.")
   end
   if res == nil then
     code = code or "OTSInternalServerError"
-    return nil, code, dispatch.MESSAGES[code] or msg
+    return nil, service_message(code, msg), code
   end
   if api == "BatchWriteRow" or api == "BatchGetRow" then service_messages(res) end
   if spec.schema then key_types[db] = nil end
   if RETYPE[api] then RETYPE[api](db, req, res) end
   local out, emsg = wire.encode_response(api, res)
-  if out == nil then return nil, "OTSInternalServerError", "cannot encode the answer: " .. tostring(emsg) end
+  if out == nil then return errors.fail("OTSInternalServerError", "cannot encode the answer: " .. tostring(emsg)) end
   return out
 end
 
