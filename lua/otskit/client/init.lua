@@ -33,6 +33,10 @@ client.APIS = {
   batch_get_row = "BatchGetRow", batch_write_row = "BatchWriteRow",
   get_range = "GetRange",
   compute_split_points_by_size = "ComputeSplitPointsBySize",
+  create_index = "CreateIndex", drop_index = "DropIndex",
+  add_defined_column = "AddDefinedColumn", delete_defined_column = "DeleteDefinedColumn",
+  start_local_transaction = "StartLocalTransaction", commit_transaction = "CommitTransaction",
+  abort_transaction = "AbortTransaction",
 }
 
 local NEW_KEYS = {
