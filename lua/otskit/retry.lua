@@ -6,7 +6,7 @@ local errors = require "otskit.errors"
 
 local retry = {}
 
---- The defaults retry.call uses (see README "Defaults", measured with
+--- The defaults retry.call uses (see docs/retry.md "Defaults", measured with
 -- bench/retry_storm_bench.lua): backoff.defaults for the schedule and a
 -- per-process token bucket (AWS SDK standard mode: 500 tokens, a retry
 -- costs 5, a retry after a timeout 10, a success refunds).

@@ -1,6 +1,6 @@
 --- otskit analyze FILE.lua -- runs your own scenario (the file returns a
 -- table: see otskit.analyze for the contract, and
--- README "The demo and otskit analyze") the way `otskit demo` runs the built-in
+-- docs/analyze.md) the way `otskit demo` runs the built-in
 -- ones: every design on a fresh embedded store, the side-by-side table on
 -- stdout, the hot-spot picture as SVG.
 local analyze = require "otskit.analyze"
@@ -39,7 +39,7 @@ function cmd.configure(p)
                   query = function(state, q, env) -> rows,
                   report = function(state, env) -> {measure = value} }, ... } }
 env.store is the metered embedded store, env.retry the retry options.
-See README "The demo and otskit analyze" and examples/scenario_pageviews.lua.]])
+See docs/analyze.md and examples/scenario_pageviews.lua.]])
 end
 
 -- Is stderr a terminal? (then progress rewrites one line in place;

@@ -5,7 +5,6 @@
 -- the store method of that API, and the method's answer encodes back, so
 -- every operation the store has is served the same way.
 local wire = require "otskit.wire"
-local values = require "otskit.store.values"
 local errors = require "otskit.errors"
 
 local dispatch = {}
@@ -53,68 +52,6 @@ local function service_messages(res)
   end
 end
 
--- The store returns key values untyped: a BINARY key column as a plain
--- string, on LuaJIT an INTEGER beyond 2^53 as decimal text; the wire would
--- send both as STRING (and an SDK would page on with the wrong type). The
--- table's key types, cached per store handle, put the types back.
-local key_types = setmetatable({}, { __mode = "k" })
-
-local function types_of(db, name)
-  local per = key_types[db]
-  if not per then per = {}; key_types[db] = per end
-  local ty = per[name]
-  if ty == nil then
-    ty = {}
-    local d = db:describe_table{ table = name }
-    if d then for i, c in ipairs(d.table_meta.primary_key) do ty[i] = c[2] end end
-    per[name] = ty
-  end
-  return ty
-end
-
-local function typed(ty, v)
-  if type(v) ~= "string" then return v end
-  if ty == "BINARY" then return values.binary(v) end
-  if ty == "INTEGER" then return values.integer(v) end
-  return v
-end
-
-local function retype(ty, pk)
-  if type(pk) ~= "table" then return end
-  for i, c in ipairs(pk) do
-    if type(c) == "table" then c[2] = typed(ty[i], c[2]) end
-  end
-end
-
-local function retype_rows(db, name, rows)
-  local ty = types_of(db, name)
-  for _, r in ipairs(rows) do
-    local row = r.row == nil and r or r.row
-    if type(row) == "table" then retype(ty, row.primary_key) end
-  end
-end
-
-local RETYPE = {
-  GetRow = function(db, req, res) if res.row then retype(types_of(db, req.table), res.row.primary_key) end end,
-  GetRange = function(db, req, res)
-    retype_rows(db, req.table, res.rows or {})
-    retype(types_of(db, req.table), res.next_start_primary_key)
-  end,
-  BatchGetRow = function(db, _, res)
-    for _, t in ipairs(res.tables or {}) do retype_rows(db, t.table, t.rows or {}) end
-  end,
-  BatchWriteRow = function(db, _, res)
-    for _, t in ipairs(res.tables or {}) do retype_rows(db, t.table, t.rows or {}) end
-  end,
-  ComputeSplitPointsBySize = function(db, req, res)
-    local ty = types_of(db, req.table)
-    for _, p in ipairs(res.split_points or {}) do retype(ty, p) end
-  end,
-}
-RETYPE.PutRow = RETYPE.GetRow
-RETYPE.UpdateRow = RETYPE.GetRow
-RETYPE.DeleteRow = RETYPE.GetRow
-
 -- The empty-page fault: the first row the page would have held becomes
 -- next_start_primary_key of a page with no rows (a range with no row left
 -- is answered as it is: no next key). Legal on the service, which may end
@@ -150,8 +87,6 @@ function dispatch.call(db, api, body, empty)
     return nil, service_message(code, msg), code
   end
   if api == "BatchWriteRow" or api == "BatchGetRow" then service_messages(res) end
-  if spec.schema then key_types[db] = nil end
-  if RETYPE[api] then RETYPE[api](db, req, res) end
   local out, emsg = wire.encode_response(api, res)
   if out == nil then return errors.fail("OTSInternalServerError", "cannot encode the answer: " .. tostring(emsg)) end
   return out

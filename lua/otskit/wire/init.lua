@@ -31,9 +31,9 @@ local invalid, INVALID = common.invalid, common.INVALID
 
 local wire = {}
 
---- The store's sentinels (the same objects): open ends of a get_range
--- bound, and the value of an auto-increment key column in put_row; and the
--- typed values (binary, integer, double) the store's writes take.
+--- otskit.values's sentinels (the same objects the store uses): open ends
+-- of a get_range bound, and the value of an auto-increment key column in
+-- put_row; and the typed values (binary, integer, double).
 wire.INF_MIN, wire.INF_MAX, wire.AUTO_INCREMENT = pb.INF_MIN, pb.INF_MAX, pb.AUTO_INCREMENT
 wire.binary, wire.integer, wire.double = pb.binary, pb.integer, pb.double
 

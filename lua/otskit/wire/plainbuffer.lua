@@ -3,22 +3,20 @@
 -- the rows a response or a request field carries. Every name here is
 -- PlainBuffer; the protobuf messages around these bytes are elsewhere.
 local core = require("otskit.core").wire
-local store = require "otskit.store"
-local values = require "otskit.store.values"
+local values = require "otskit.values"
 local common = require "otskit.wire.common"
 
 local invalid, INVALID, sorted_keys = common.invalid, common.INVALID, common.sorted_keys
 
 local pb = {}
 
---- The store's sentinels (the same objects): open ends of a get_range
--- bound, and the value of an auto-increment key column in put_row.
-store.AUTO_INCREMENT = store.AUTO_INCREMENT
-  or setmetatable({}, { __tostring = function() return "AUTO_INCREMENT" end })
-pb.INF_MIN, pb.INF_MAX, pb.AUTO_INCREMENT = store.INF_MIN, store.INF_MAX, store.AUTO_INCREMENT
+--- The sentinels and typed values of otskit.values (the same objects the
+-- store uses): open ends of a get_range bound, the value of an
+-- auto-increment key column in a put, and binary / integer / double.
+pb.INF_MIN, pb.INF_MAX, pb.AUTO_INCREMENT = values.INF_MIN, values.INF_MAX, values.AUTO_INCREMENT
 pb.binary, pb.integer, pb.double = values.binary, values.integer, values.double
 
-core.init(getmetatable(values.binary("")), store.INF_MIN, store.INF_MAX, store.AUTO_INCREMENT)
+core.init(getmetatable(values.binary("")), values.INF_MIN, values.INF_MAX, values.AUTO_INCREMENT)
 
 --- pb.encode_pk(pk) -> bytes: a primary key {{name, value}, ...};
 -- values INTEGER, STRING, BINARY, or INF_MIN / INF_MAX.

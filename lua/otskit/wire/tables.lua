@@ -8,6 +8,7 @@ local common = require "otskit.wire.common"
 local invalid, check_keys, set, refuse = common.invalid, common.check_keys, common.set, common.refuse
 local consumed, table_name = common.consumed, common.table_name
 local decode_row = pb.decode_row
+local key_cell = require("otskit.values").key_cell
 
 local OPS = {}
 
@@ -170,9 +171,10 @@ OPS.DescribeTable = {
     for i, c in ipairs(meta.primary_key or {}) do
       pk[i] = { name = c[1] or c.name, type = c[2] or c.type, option = c[3] or c.option }
     end
-    local first = pk[1] and pk[1].name
+    local first, ty = pk[1] and pk[1].name, pk[1] and pk[1].type
     for i, v in ipairs(res.shard_splits or {}) do
-      local b, msg, code = pb.encode_pk({ { first, v } })
+      -- a BINARY (or LuaJIT int64 text) value goes out as its column's type
+      local b, msg, code = pb.encode_pk({ key_cell(first, ty, v) })
       if not b then return nil, "shard_splits: " .. msg, code end
       splits[i] = b
     end
