@@ -199,32 +199,34 @@ function DB:commit_transaction(req)
     cur:close()
     return out, order
   end
-  local old, oorder = all(t.kv)
-  if not old then return nil, oorder, nil end
-  local new, norder = all("x_" .. id)
-  if not new then return nil, norder, nil end
+  local old, oorder, oc = all(t.kv)
+  if not old then return nil, oorder, oc end
+  local new, norder, nc = all("x_" .. id)
+  if not new then return nil, norder, nc end
+  -- the lock goes first: the changes are then ordinary writes (indexes,
+  -- search indexes and partition accounting follow them as usual)
+  local ok, e, cc = finish(self, id, r)
+  if not ok then return nil, e, cc end
   local accts = {}
   local function set(k, ob, nb)
     if ob == nb then return true end
-    local ok, err, code
-    if nb then ok, err, code = h:put(t.kv, k, nb) else ok, err, code = h:delete(t.kv, k) end
-    if ok == nil then return dberr(err, code) end
-    local drows = (nb and not ob) and 1 or ((ob and not nb) and -1 or 0)
-    accts[#accts + 1] = { k, drows, (nb and (#k + #nb) or 0) - (ob and (#k + #ob) or 0) }
-    return maintain.sync_row(self, t, k, ob, nb)
+    local plan = { kind = nb and "PUT" or "DELETE", key = k, blob = nb, cond = { exist = "IGNORE" },
+      size = #k + (nb and #nb or 0) }
+    local acct, m1, c1 = self:_apply(t, plan)
+    if not acct then return nil, m1, c1 end
+    accts[#accts + 1] = acct
+    return true
   end
   for _, k in ipairs(oorder) do
     if new[k] == nil then
-      local ok, e, cc = set(k, old[k], nil)
+      ok, e, cc = set(k, old[k], nil)
       if not ok then return nil, e, cc end
     end
   end
   for _, k in ipairs(norder) do
-    local ok, e, cc = set(k, old[k], new[k])
+    ok, e, cc = set(k, old[k], new[k])
     if not ok then return nil, e, cc end
   end
-  local ok, e, cc = finish(self, id, r)
-  if not ok then return nil, e, cc end
   if t.parts then
     for _, a in ipairs(accts) do self:_account(t, a, true) end
     t.parts:settle()
@@ -340,6 +342,8 @@ function DB:_apply(t, plan)
       return nil, "The data size of the transaction exceeds the limit: " .. TL.bytes .. " bytes.",
         "OTSOutOfTransactionDataSizeLimit"
     end
+    -- the copy has no indexes; no other hook (search indexes) sees it
+    return maintain.apply(self, t, plan)
   elseif t.local_txn then
     local pk1 = plan.vals and pack({ plan.vals[1] }) or pk1_of_key(plan.key)
     local id, m, c = holder(self, t.name, pk1)

@@ -271,5 +271,7 @@ for kind, plan_fn in pairs(write.PLAN) do
   end
 end
 
+--- maintain.apply: DB:_apply with index maintenance and no later hook
+maintain.apply = DB._apply
 maintain.entry, maintain.cells_of = entry, cells_of
 return maintain
