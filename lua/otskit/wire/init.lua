@@ -47,7 +47,7 @@ wire.content_md5, wire.equal = sign.content_md5, sign.equal
 wire.date, wire.parse_date = sign.date, sign.parse_date
 
 -- the modules whose OPS make up the operations wire knows
-local OP_MODULES = { "otskit.wire.rows", "otskit.wire.batch", "otskit.wire.tables" }
+local OP_MODULES = { "otskit.wire.rows", "otskit.wire.batch", "otskit.wire.tables", "otskit.wire.search" }
 
 local OPS = {}
 for _, name in ipairs(OP_MODULES) do
