@@ -25,6 +25,14 @@ dispatch.APIS = {
   BatchWriteRow = { method = "batch_write_row", write = true },
   GetRange = { method = "get_range" },
   ComputeSplitPointsBySize = { method = "compute_split_points_by_size" },
+  CreateSearchIndex = { method = "create_search_index", schema = true, write = true },
+  UpdateSearchIndex = { method = "update_search_index", schema = true, write = true },
+  DeleteSearchIndex = { method = "delete_search_index", schema = true, write = true },
+  ListSearchIndex = { method = "list_search_index" },
+  DescribeSearchIndex = { method = "describe_search_index" },
+  Search = { method = "search" },
+  ComputeSplits = { method = "compute_splits" },
+  ParallelScan = { method = "parallel_scan" },
 }
 
 -- The service's message for a code whose message never varies (an

@@ -64,8 +64,8 @@ local function field_in(m)
   end
   if m.vector_options then
     local v = m.vector_options
-    f.vector_options = { dimension = v.dimension, metric_type = v.metric_type and (v.metric_type:gsub("^VM_", "")) or nil,
-      data_type = v.data_type and (v.data_type:gsub("^VD_", "")) or nil }
+    f.vector_options = { dimension = v.dimension, metric_type = sq.strip(v.metric_type, "VM_"),
+      data_type = sq.strip(v.data_type, "VD_") }
   end
   if m.field_schemas and #m.field_schemas > 0 then
     f.field_schemas = {}

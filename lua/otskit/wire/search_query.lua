@@ -172,7 +172,7 @@ function DEC.nested(m, depth)
   if m.query == nil then return invalid("NestedQuery: query is missing") end
   local q, msg, code = decode_query(m.query, depth + 1)
   if not q then return nil, msg, code end
-  return { path = m.path, query = q, score_mode = m.score_mode and m.score_mode:gsub("^SCORE_MODE_", "") or nil }
+  return { path = m.path, query = q, score_mode = sq.strip(m.score_mode, "SCORE_MODE_") }
 end
 function ENC.const_score(b)
   local q, msg, code = encode_query(b.filter)
@@ -226,7 +226,16 @@ sq.decode_query = decode_query
 -- sort
 
 local function order_enc(o) return o and "SORT_ORDER_" .. o or nil end
-local function order_dec(o) return o and (o:gsub("^SORT_ORDER_", "")) or nil end
+
+--- sq.strip(v, prefix) -> an enum value's name without prefix (nil stays
+-- nil; a value the message does not define stays a number: the store
+-- refuses it)
+local function strip(v, prefix)
+  if type(v) ~= "string" then return v end
+  return (v:gsub("^" .. prefix, ""))
+end
+sq.strip = strip
+local function order_dec(o) return strip(o, "SORT_ORDER_") end
 
 --- sq.encode_sort(list) -> Sort message table | nil, msg, code
 function sq.encode_sort(list)
@@ -265,13 +274,12 @@ function sq.decode_sort(m)
       local mv, msg, code = sq.decode_variant(f.missing_value, "FieldSort.missing_value")
       if msg then return nil, msg, code end
       out[i] = { field_sort = { field_name = f.field_name, order = order_dec(f.order),
-        mode = f.mode and (f.mode:gsub("^SORT_MODE_", "")) or nil, missing_value = mv, missing_field = f.missing_field } }
+        mode = strip(f.mode, "SORT_MODE_"), missing_value = mv, missing_field = f.missing_field } }
     elseif s.geo_distance_sort then
       local g = s.geo_distance_sort
       if g.nested_filter then return invalid("geo_distance_sort.nested_filter is not supported by otskit") end
       out[i] = { geo_distance_sort = { field_name = g.field_name, points = g.points or {}, order = order_dec(g.order),
-        mode = g.mode and (g.mode:gsub("^SORT_MODE_", "")) or nil,
-        distance_type = g.distance_type and (g.distance_type:gsub("^GEO_DISTANCE_", "")) or nil } }
+        mode = strip(g.mode, "SORT_MODE_"), distance_type = strip(g.distance_type, "GEO_DISTANCE_") } }
     elseif s.score_sort then out[i] = { score_sort = { order = order_dec(s.score_sort.order) } }
     elseif s.pk_sort then out[i] = { pk_sort = { order = order_dec(s.pk_sort.order) } }
     elseif s.doc_sort then return invalid("doc_sort is not supported by otskit")
