@@ -33,6 +33,13 @@ dispatch.APIS = {
   Search = { method = "search" },
   ComputeSplits = { method = "compute_splits" },
   ParallelScan = { method = "parallel_scan" },
+  CreateIndex = { method = "create_index", schema = true, write = true },
+  DropIndex = { method = "drop_index", schema = true, write = true },
+  AddDefinedColumn = { method = "add_defined_column", schema = true, write = true },
+  DeleteDefinedColumn = { method = "delete_defined_column", schema = true, write = true },
+  StartLocalTransaction = { method = "start_local_transaction", write = true },
+  CommitTransaction = { method = "commit_transaction", write = true },
+  AbortTransaction = { method = "abort_transaction", write = true },
 }
 
 -- The service's message for a code whose message never varies (an
