@@ -52,22 +52,32 @@ local function show(v)
   return ("%.17g"):format(v)
 end
 
--- the value that made the most of a cell's attempts (ties: the lowest)
+-- what the workload asked of a cell: its first attempts by value (the
+-- rows new in that second, retries aside), or every attempt when the
+-- second held retries only
+local function asked(c)
+  if c.fn > 0 then return c.fvals, c.fn, c.fnv end
+  return c.vals, c.n, c.nv
+end
+
+-- the value that made the most of a cell's new rows (ties: the lowest)
 local function top_value(c)
+  local vals = asked(c)
   local best, bn = nil, -1
-  for v, n in pairs(c.vals) do
+  for v, n in pairs(vals) do
     if n > bn or (n == bn and before(v, best)) then best, bn = v, n end
   end
   return best, math.max(bn, 0)
 end
 
 local function range_of(c)
+  local vals, _, nv = asked(c)
   local lo, hi = nil, nil
-  for v in pairs(c.vals) do
+  for v in pairs(vals) do
     if lo == nil or before(v, lo) then lo = v end
     if hi == nil or before(hi, v) then hi = v end
   end
-  return lo, hi, c.nv
+  return lo, hi, nv
 end
 
 --- diagnose.split_points(ts, n) -> up to n - 1 partition-key values that
@@ -107,7 +117,8 @@ end
 local function classify(m, name, c)
   local ts = m.tstats[name]
   local v, vn = top_value(c)
-  if v ~= nil and vn >= diagnose.SINGLE * c.n then
+  local _, n = asked(c)
+  if v ~= nil and vn >= diagnose.SINGLE * n then
     local vs = ts and ts.vals[v]
     local frac = (vs and ts.nsecs > 0) and vs.secs / ts.nsecs or 1
     return frac <= diagnose.BUCKET_SECS and "shared_bucket" or "hot_key", v, vn
@@ -121,10 +132,10 @@ local TEXT = {}
 function TEXT.monotonic_key(e)
   return ("table %s: %d%% of the new rows landed at the table's current end (a partition key >= every one "
     .. "written before): the keys grow with time, so whichever partition holds the end takes every write. "
-    .. "In second %d partition %s was asked for %d rows (retries included; capacity %d per second) over %d neighbouring "
-    .. "values %s .. %s. Splitting cannot help (the next writes land past any split point): start the key "
+    .. "In second %d partition %s was asked for %d new rows (%d attempts with retries; capacity %d per second) "
+    .. "over %d neighbouring values %s .. %s. Splitting cannot help (the next writes land past any split point): start the key "
     .. "with a hash of it (a hash prefix) or with hash(id) mod N.")
-    :format(e.table, pct(e.tail_share), e.second, e.partition, e.attempts, e.capacity, e.values,
+    :format(e.table, pct(e.tail_share), e.second, e.partition, e.new_rows, e.attempts, e.capacity, e.values,
       show(e.low), show(e.high))
 end
 
@@ -141,21 +152,22 @@ function TEXT.few_partitions(e)
 end
 
 function TEXT.hot_key(e)
-  return ("table %s: one partition-key value, %s, made %d%% of the rows asked of partition %s in second %d "
-    .. "(%d of %d, capacity %d per second), and %d%% of all rows written to the table, in %d of %d seconds. "
+  return ("table %s: one partition-key value, %s, made %d%% of the new rows asked of partition %s in second %d "
+    .. "(%d of %d; %d attempts with retries, capacity %d per second), and %d%% of all rows written to the "
+    .. "table, in %d of %d seconds. "
     .. "A partition holds whole partition-key values, so no split can spread it: spread the value "
     .. "(a suffix: %s#0 .. %s#N-1, read back by merging) or its traffic (sharded counters, a cache).")
-    :format(e.table, show(e.value), pct(e.share_of_partition), e.partition, e.second, e.value_attempts,
-      e.attempts, e.capacity, pct(e.share_of_table), e.seconds_written, e.seconds, tostring(e.value), tostring(e.value))
+    :format(e.table, show(e.value), pct(e.share_of_partition), e.partition, e.second, e.value_rows,
+      e.new_rows, e.attempts, e.capacity, pct(e.share_of_table), e.seconds_written, e.seconds, tostring(e.value), tostring(e.value))
 end
 
 function TEXT.shared_bucket(e)
-  return ("table %s: in second %d, %d of the %d rows asked of the table (%d%%) shared one partition-key "
+  return ("table %s: in second %d, %d of the %d new rows asked of the table (%d%%) shared one partition-key "
     .. "value, %s (capacity %d per second), and that value was written in only %d of %d seconds: a time "
     .. "bucket (a timestamp, a day, ts mod N) that every writer of the moment shares. Start the key with "
     .. "something that differs between writers at the same moment, e.g. hash(device) mod N "
     .. "(patterns.timeseries: by = \"id\").")
-    :format(e.table, e.second, e.value_attempts, e.table_attempts, pct(e.share_of_second), show(e.value),
+    :format(e.table, e.second, e.value_rows, e.table_new_rows, pct(e.share_of_second), show(e.value),
       e.capacity, e.seconds_written, e.seconds)
 end
 
@@ -185,7 +197,9 @@ local function table_findings(m, name, capacity, cells)
     if b and b.refused >= diagnose.MIN_CAUSE * refused then
       local w, c = b.worst, b.worst.c
       local lo, hi, nv = range_of(c)
-      local e = { table = name, second = w.s, partition = w.id, attempts = c.n, refused_in_second = c.refused,
+      local _, fresh = asked(c)
+      local e = { table = name, second = w.s, partition = w.id, attempts = c.n, new_rows = fresh,
+                  refused_in_second = c.refused,
                   capacity = capacity, throttled = refused, asked = attempts, hot_seconds = b.cells,
                   explains = b.refused / refused }
       if cause == "monotonic_key" or cause == "few_partitions" then
@@ -200,14 +214,14 @@ local function table_findings(m, name, capacity, cells)
         e.partitions_needed = #e.split_points + 1
       elseif cause == "hot_key" or cause == "shared_bucket" then
         local vs = ts.vals[b.v] or { rows = 0, secs = 0 }
-        e.value, e.value_attempts = b.v, b.vn
-        e.share_of_partition = b.vn / c.n
+        e.value, e.value_rows = b.v, b.vn
+        e.share_of_partition = b.vn / fresh
         e.share_of_table = ts.first > 0 and vs.rows / ts.first or 0
         e.seconds_written, e.seconds = vs.secs, ts.nsecs
         if cause == "shared_bucket" then
           local tot = 0
-          for id, cc in pairs(m.demand[w.s]) do if table_of(id) == name then tot = tot + cc.n end end
-          e.table_attempts = tot
+          for id, cc in pairs(m.demand[w.s]) do if table_of(id) == name then tot = tot + select(2, asked(cc)) end end
+          e.table_new_rows = tot
           e.share_of_second = tot > 0 and b.vn / tot or 0
         end
       end

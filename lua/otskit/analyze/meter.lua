@@ -12,8 +12,9 @@
 --
 -- What the diagnosis (otskit.analyze.diagnose) reads from it:
 --   demand[second]["table#id"] = { n, refused, vals = { [pk1] = attempts },
---     nv, other (rows without a plain partition key) }: every row attempted on a partition in a second of the
---     simulated clock (admitted or throttled), by partition-key value
+--     nv, other (rows without a plain partition key), fn, fvals, fnv (the
+--     same for first attempts only) }: every row attempted on a partition
+--     in a second of the simulated clock (admitted or throttled)
 --   tstats[table] = { initial (partitions at create), rows (written),
 --     first (first attempts: the rows the workload writes, retries aside),
 --     tail (first attempts whose partition key was >= every one attempted
@@ -104,6 +105,17 @@ local function first_of(pk)
   return first
 end
 
+-- a primary key (values, or { name, value } cells) packed as a tuple;
+-- false when it holds something else (INF_MIN, INF_MAX)
+local function pack_pk(pk)
+  local vals = {}
+  for i, c in ipairs(type(pk) == "table" and pk or {}) do
+    if type(c) == "table" and getmetatable(c) == nil then c = c[2] end
+    vals[i] = c
+  end
+  return pcall(key.pack, vals)
+end
+
 -- the partition id ("table#id") holding a row with this primary key
 function M:_locate(name, pk)
   local t = self.tables[name] or self:_refresh(name)
@@ -154,31 +166,33 @@ end
 function M:begin_op() self.op_seen = {} end
 
 -- one row attempted on partition id (packed partition key pk1) of table
--- name: its demand this second, whether it is a first attempt, whether
--- it landed at the table's current end
+-- name: its demand this second (all attempts, and first attempts: the
+-- rows the workload asks for, retries aside), by partition-key value;
+-- for a first attempt, the table's key statistics (did it land at the
+-- table's current end?)
 function M:_attempt(name, id, pk, pk1, refused)
   local s = math.floor(self.clock())
+  local first = first_of(pk)
+  local ok, full = pack_pk(pk)
+  local fresh = false
+  if ok and pk1 ~= nil then
+    local k = name .. "\0" .. full
+    fresh = not self.op_seen[k]   -- else a retry of a row this operation attempted
+    self.op_seen[k] = true
+  end
   local d = self.demand[s]
   if not d then d = {}; self.demand[s] = d end
   local c = d[id]
-  if not c then c = { n = 0, refused = 0, vals = {}, nv = 0, other = 0 }; d[id] = c end
+  if not c then c = { n = 0, refused = 0, vals = {}, nv = 0, other = 0, fn = 0, fvals = {}, fnv = 0 }; d[id] = c end
   c.n = c.n + 1
   if refused then c.refused = c.refused + 1 end
-  local first = first_of(pk)
-  if c.vals[first] then c.vals[first] = c.vals[first] + 1
-  elseif first ~= nil then c.nv = c.nv + 1; c.vals[first] = 1
-  else c.other = c.other + 1 end
-  local vals = {}
-  for i, c in ipairs(type(pk) == "table" and pk or {}) do
-    if type(c) == "table" and getmetatable(c) == nil then c = c[2] end
-    vals[i] = c
-  end
-  local ok, full = pcall(key.pack, vals)
-  if not ok or pk1 == nil then return end
+  if first == nil then c.other = c.other + 1
+  elseif c.vals[first] then c.vals[first] = c.vals[first] + 1
+  else c.nv = c.nv + 1; c.vals[first] = 1 end
+  if not fresh then return end
+  c.fn = c.fn + 1
+  if c.fvals[first] then c.fvals[first] = c.fvals[first] + 1 else c.fnv = c.fnv + 1; c.fvals[first] = 1 end
   local ts = tstat(self, name)
-  local seen = self.op_seen
-  if seen[name .. "\0" .. full] then return end   -- a retry of a row this operation attempted
-  seen[name .. "\0" .. full] = true
   ts.first = ts.first + 1
   ts.offered[s] = (ts.offered[s] or 0) + 1
   if not ts.secs[s] then ts.secs[s] = true; ts.nsecs = ts.nsecs + 1 end
@@ -321,7 +335,7 @@ end
 -- that range; any other read request opens a new one (fan-out)
 function M:_range_start(method, req)
   if method ~= "get_range" or type(req) ~= "table" or type(req.table) ~= "string" then return true end
-  local ok, start = pcall(key.pack, type(req.start) == "table" and req.start or {})
+  local ok, start = pack_pk(req.start)
   local p = self.pending[req.table]
   if ok and p and p[start] then p[start] = nil; return false end
   return true
@@ -334,7 +348,7 @@ function M:_read(method, req)
   local res, msg, code = self.db[method](self.db, req)
   if not res then self:_error(method, msg, code) end
   if res and method == "get_range" and res.next_start_primary_key then
-    local ok, nxt = pcall(key.pack, res.next_start_primary_key)
+    local ok, nxt = pack_pk(res.next_start_primary_key)
     if ok then
       local p = self.pending[req.table]
       if not p then p = {}; self.pending[req.table] = p end
