@@ -220,7 +220,7 @@ local function table_findings(m, name, capacity, cells)
         e.seconds_written, e.seconds = vs.secs, ts.nsecs
         if cause == "shared_bucket" then
           local tot = 0
-          for id, cc in pairs(m.demand[w.s]) do if table_of(id) == name then tot = tot + select(2, asked(cc)) end end
+          for id, cc in pairs(m.demand[w.s]) do if table_of(id) == name then tot = tot + cc.fn end end
           e.table_new_rows = tot
           e.share_of_second = tot > 0 and b.vn / tot or 0
         end
