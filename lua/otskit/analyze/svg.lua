@@ -30,7 +30,7 @@ end
 local function pct(x) return ("%d%%"):format(math.floor(100 * x + 0.5)) end
 
 local PANEL_W, PANEL_H, GAP, LEFT, TOP = 470, 190, 60, 60, 118
-local ROW_H = PANEL_H + 118
+local ROW_H = PANEL_H + 132
 
 -- one heat map at (x, y): columns = seconds, rows = partitions in key order
 local function panel(out, x, y, d, scale, windows)
@@ -73,10 +73,14 @@ local function panel(out, x, y, d, scale, windows)
   local warn = m.failed_ops > 0 and (" · %d of %d operations failed"):format(m.failed_ops, m.ops) or ""
   out[#out + 1] = ('<text x="%.1f" y="%.1f" class="stat%s">%d writes refused by throttling · %d retries%s</text>')
     :format(x, y + PANEL_H + 32, (m.throttled > 0 or m.failed_ops > 0) and " bad" or "", m.throttled, m.retries, esc(warn))
+  local causes = {}
+  for _, f in ipairs(d.findings or {}) do causes[#causes + 1] = f.cause end
+  out[#out + 1] = ('<text x="%.1f" y="%.1f" class="stat%s">%s</text>'):format(x, y + PANEL_H + 47,
+    #causes > 0 and " bad" or "", #causes > 0 and esc("findings: " .. table.concat(causes, ", ")) or "no finding")
 end
 
 local COLS = 2                          -- heat maps side by side; more designs wrap
-local PANEL_ROW = PANEL_H + 80          -- height of each further line of heat maps
+local PANEL_ROW = PANEL_H + 94          -- height of each further line of heat maps
 
 local function scenario_height(r)
   return ROW_H + (math.ceil(#r.designs / COLS) - 1) * PANEL_ROW
