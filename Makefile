@@ -1,6 +1,9 @@
-# otskit -- build, test and run on Debian 12. Every target installs what is
-# missing first (make deps), so `make demo` and `make test` work on a fresh
-# machine as root.
+# otskit -- build, test and run on Debian 12. `make` (build) only
+# compiles: it never installs anything. The README's two commands,
+# `make demo` and `make test` (and CI, .ci/run), run `make deps` first,
+# which installs the Debian packages still missing (as root), so they work
+# on a fresh machine. Quiet by default: one line per compiled file, the
+# compiler's messages in full; V=1 shows the command lines.
 
 CC        ?= cc
 CFLAGS    ?= -O2 -g
@@ -50,6 +53,12 @@ DEB_PKGS   = build-essential clang libclang-rt-14-dev valgrind \
              nginx libnginx-mod-http-lua lua-resty-core lua-socket curl wrk \
              lua-cjson luarocks libcurl4-openssl-dev python3 openssl
 
+# V=1: echo every command line; otherwise a short "CC target" line each
+V         ?=
+Q          = $(if $(V),,@)
+say        = $(if $(V),,@printf '  %-6s %s\n' $(1) $(2))
+SUBMAKE    = $(MAKE) --no-print-directory $(if $(V),,-s)
+
 .PHONY: all deps build interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test serve
 
 all: build
@@ -69,51 +78,61 @@ deps:
 	  apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing >/dev/null || exit 1; \
 	fi
 
-build: deps build/5.4/otskit/core.so build/jit/otskit/core.so
+build: build/5.4/otskit/core.so build/jit/otskit/core.so
 
 build/proto/%.pb-c.c build/proto/%.pb-c.h: proto/%.proto
 	@mkdir -p $(@D)
-	protoc-c --proto_path=proto --c_out=build/proto $<
+	$(call say,PROTO,$<)
+	$(Q)protoc-c --proto_path=proto --c_out=build/proto $<
 
 build/5.4/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(SRC) $(LIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(SRC) $(LIBS)
 
 build/jit/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(SRC) $(LIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(SRC) $(LIBS)
 
 # C tests link the plain parts compiled once (with the sanitizers).
 CT_OBJ     = $(patsubst %.c,build/ctest/obj/%.o,$(PLAIN_SRC))
 .SECONDARY: $(CT_OBJ)
 build/ctest/obj/%.o: %.c $(HDR)
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -c -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -c -o $@ $<
 
 build/ctest/%: spec/c/%.c $(CT_OBJ) $(HDR) spec/c/check.h
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -o $@ $< $(CT_OBJ) $(LIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -o $@ $< $(CT_OBJ) $(LIBS)
 
 build/ctest/alloc54_test: spec/alloc/host.c spec/c/check.h
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(SAN) -Ispec/c -I$(LUA54_INC) -o $@ $< -llua5.4
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(SAN) -Ispec/c -I$(LUA54_INC) -o $@ $< -llua5.4
 
 build/ctest/allocjit_test: spec/alloc/host.c spec/c/check.h
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(SAN) -Ispec/c -I$(JIT_INC) -o $@ $< -lluajit-5.1
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(SAN) -Ispec/c -I$(JIT_INC) -o $@ $< -lluajit-5.1
 
 # the same hosts without ASan, for valgrind
 build/alloc/alloc54: spec/alloc/host.c spec/c/check.h
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) -Ispec/c -I$(LUA54_INC) -o $@ $< -llua5.4
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) -Ispec/c -I$(LUA54_INC) -o $@ $< -llua5.4
 
 build/alloc/allocjit: spec/alloc/host.c spec/c/check.h
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) -Ispec/c -I$(JIT_INC) -o $@ $< -lluajit-5.1
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) -Ispec/c -I$(JIT_INC) -o $@ $< -lluajit-5.1
 
 # The README's test command: C tests, then every spec under lua5.4 and
 # luajit; the last line sums all runs as "N passed, N failed".
-test: build $(CTESTS) $(ALLOC_TESTS)
+test: deps
+	@$(SUBMAKE) build $(CTESTS) $(ALLOC_TESTS)
 	@sh spec/run.sh all
 
 # The gateway example in Debian's nginx: 2 workers, a temporary prefix, a
@@ -140,18 +159,21 @@ check: build $(CTESTS) $(ALLOC_TESTS) build/asan/5.4/otskit/core.so build/asan/j
 
 build/asan/5.4/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(SRC) $(LIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(SRC) $(LIBS)
 
 build/asan/jit/otskit/core.so: $(SRC) $(HDR) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(SRC) $(LIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) -O1 -g $(SAN) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(SRC) $(LIBS)
 
 valgrind: build build/alloc/alloc54 build/alloc/allocjit
 	@sh spec/run.sh valgrind
 
 build/fuzz/%: fuzz/%.c $(PLAIN_SRC) $(HDR)
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(INC) -o $@ $< $(PLAIN_SRC) $(LIBS)
+	$(call say,CLANG,$@)
+	$(Q)clang -g -O1 -fsanitize=fuzzer,address,undefined $(INC) -o $@ $< $(PLAIN_SRC) $(LIBS)
 
 fuzz: deps $(FUZZERS)
 	@for f in $(FUZZERS); do \
@@ -168,11 +190,13 @@ fuzz: deps $(FUZZERS)
 BENCH_C    = bench/cbench.c $(PLAIN_SRC) csrc/lua/laux.c
 build/5.4/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(BENCH_C) $(LIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(LUA54_INC) -shared -o $@ $(BENCH_C) $(LIBS)
 
 build/jit/otskit_bench.so: $(BENCH_C) $(HDR) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(BENCH_C) $(LIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(PIC) $(LUA_INC) -I$(JIT_INC) -shared -o $@ $(BENCH_C) $(LIBS)
 
 
 # The codec cross-check against the official Node.js SDK (tablestore@5.6.5
@@ -202,7 +226,8 @@ bench-compare:
 	if [ -z "$$base" ] || [ -z "$$new" ]; then echo "bench-compare: need two runs (make bench twice, or BASE= NEW=)" >&2; exit 2; fi; \
 	lua5.4 bin/otskit bench compare --threshold $(THRESHOLD) --kind $(KIND) "$$base" "$$new"
 
-demo: build
+demo: deps
+	@$(SUBMAKE) build
 	@lua5.4 bin/otskit demo
 
 # luarocks into ~/.luarocks (ROCK_TREE=dir for another tree). Its

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/acceptance.sh [DIR] -- the acceptance of the regression gate
-# (README "Benchmarks", "Acceptance"): two quick runs of the same code must
+# (docs/bench.md, bench/NOTES.md "Acceptance"): two quick runs of the same code must
 # compare "within noise" for at least 90 % of the measures, and a run with
 # a 25 % slowdown injected into one code path (OTSKIT_BENCH_SLOW, see
 # bench/lib.lua) must be reported as a regression (exit 1) on both

@@ -3,7 +3,7 @@
 -- file times them and records every measure as data (bench/runner.lua
 -- writes it as JSON; bench/run.sh gathers the runs into one document).
 --
--- Noise is handled by design (README "Benchmarks"):
+-- Noise is handled by design (docs/bench.md "Noise, by design"):
 --  * separate processes: bench/run.sh runs every bench in PROCS processes
 --    per interpreter, which divide the repetitions (bench.procs, below);
 --  * warm-up: each variant runs untimed before its repetitions (once; on
@@ -81,7 +81,7 @@ bench.defaults = {
   warmup = jit and 3 or 1,
 }
 
--- The test-only slowdown switch (README "Benchmarks", acceptance):
+-- The test-only slowdown switch (bench/NOTES.md, acceptance):
 -- OTSKIT_BENCH_SLOW="<text>=<fraction>" makes every timed repetition of the
 -- variants whose measure name contains <text> take (1 + fraction) times as
 -- long, by spinning after the work inside the timed window. It lives here,

@@ -100,12 +100,12 @@ bench.same(node_lines, lines, "decoded rows (Node SDK vs otskit)")
 
 local ours = assert(wire.encode_request("BatchWriteRow", breq))
 local nb = assert(io.open(dir .. "/node_batch.bin", "rb")):read("a")
-local m = assert(core.pb_decode("BatchWriteRowRequest", nb))
+local m = assert(core.proto_decode("BatchWriteRowRequest", nb))
 for _, r in ipairs(m.tables[1].rows) do r.row_change = r.row_change:sub(1, assert(core.rows_length(r.row_change))) end
-bench.same(assert(core.pb_encode("BatchWriteRowRequest", m)), ours, "BatchWriteRow bytes (Node SDK, padding cut, vs otskit)")
+bench.same(assert(core.proto_encode("BatchWriteRowRequest", m)), ours, "BatchWriteRow bytes (Node SDK, padding cut, vs otskit)")
 
 -- timings (ms per page / per batch)
-local rows_bytes = assert(core.pb_decode("GetRangeResponse", body)).rows
+local rows_bytes = assert(core.proto_decode("GetRangeResponse", body)).rows
 bench.title(("wire: GetRange decode (%d rows, %d B/row) and BatchWriteRow encode (%d rows), vs Node SDK %s")
   :format(ROWS, math.floor(#rows_bytes / ROWS), BATCH, node.node))
 local t_full = bench.time_batch(function() wire.decode_response("GetRange", body) end, 1, reps) * 1e3

@@ -1,5 +1,5 @@
 -- examples/scenario_pageviews.lua -- a scenario of your own for
--- `otskit analyze` (the contract: README "The demo and otskit analyze"):
+-- `otskit analyze` (the contract: docs/analyze.md):
 --
 --   lua5.4 bin/otskit analyze examples/scenario_pageviews.lua
 --

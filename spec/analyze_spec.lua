@@ -213,13 +213,13 @@ describe("bin/otskit", function()
   end)
 end)
 
--- the README's complete design file, as written
+-- docs/analyze.md's complete design file, as written
 local function readme_design()
-  local f = assert(io.open("README.md", "rb"))
+  local f = assert(io.open("docs/analyze.md", "rb"))
   local text = f:read("*a")
   f:close()
-  local a = assert(text:find("### The demo and otskit analyze", 1, true))
-  local code = assert(text:match("```lua\n(%-%- iot%.lua.-)```", a), "README has no iot.lua design file")
+  local a = assert(text:find("## otskit analyze: your own design", 1, true))
+  local code = assert(text:match("```lua\n(%-%- iot%.lua.-)```", a), "docs/analyze.md has no iot.lua design file")
   return code
 end
 
@@ -231,8 +231,8 @@ local function write_tmp(text)
   return path
 end
 
-describe("otskit analyze: the README design file and the scenario environment", function()
-  it("runs the README's iot.lua as written and flags the naive design, naming the cause", function()
+describe("otskit analyze: the docs/analyze.md design file and the scenario environment", function()
+  it("runs docs/analyze.md's iot.lua as written and flags the naive design, naming the cause", function()
     local path = write_tmp(readme_design())
     local out, rc = sh(LUA .. " bin/otskit analyze " .. path .. " -q --svg -")
     os.remove(path)

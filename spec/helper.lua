@@ -106,34 +106,47 @@ end
 
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
 
--- the README's ```lua blocks: { heading, code, line } (heading: the ###
--- or ## section it is in; line: its first line in README.md)
-function helper.readme_blocks()
-  local f = assert(io.open("README.md", "rb"))
+-- the ```lua blocks of a markdown file (default README.md): { heading,
+-- code, line } (heading: the ### or ## section it is in; line: its first
+-- line in the file). A Lua block that is not meant to run is fenced
+-- ```lua norun; any other fence whose language starts with "lua" (```Lua,
+-- ```lua5.4, ...) raises, so no block is skipped by a typo. Returns the
+-- blocks and the number of norun blocks.
+function helper.readme_blocks(path)
+  path = path or "README.md"
+  local f = assert(io.open(path, "rb"))
   local text = f:read("*a")
   f:close()
-  local blocks, heading, inblock, code, start, n = {}, "", false, nil, 0, 0
+  local blocks, heading, inblock, code, start, n, norun = {}, "", nil, nil, 0, 0, 0
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do
     n = n + 1
     if inblock then
       if line:match("^```%s*$") then
-        blocks[#blocks + 1] = { heading = heading, code = table.concat(code, "\n") .. "\n", line = start }
-        inblock = false
-      else
+        if inblock == "lua" then
+          blocks[#blocks + 1] = { heading = heading, code = table.concat(code, "\n") .. "\n", line = start }
+        end
+        inblock = nil
+      elseif inblock == "lua" then
         code[#code + 1] = line
       end
-    elseif line:match("^```lua%s*$") then
-      inblock, code, start = true, {}, n + 1
     elseif line:match("^```") then
-      inblock = false
-      -- other fences: skip to their end
-      local _ = nil
+      local lang = line:match("^```%s*(.-)%s*$")
+      if lang == "lua" then
+        inblock, code, start = "lua", {}, n + 1
+      elseif lang == "lua norun" then
+        inblock, norun = "other", norun + 1
+      elseif lang:lower():match("^lua") then
+        error(("%s:%d: a fence ```%s: Lua blocks are ```lua (run by the specs) or ```lua norun"):format(path, n, lang), 0)
+      else
+        inblock = "other"   -- sh, nginx, text, ...: skipped to their end
+      end
     else
       local h = line:match("^##+ (.-)%s*$")
       if h then heading = h end
     end
   end
-  return blocks
+  assert(not inblock, path .. ": a ``` block is not closed")
+  return blocks, norun
 end
 
 local function deep_equal(a, b)
@@ -225,12 +238,13 @@ end
 -- helper.readme_subst: nil, or function(code) -> code applied to every
 -- block before it runs (readme_spec points the otskit.client examples at
 -- the `otskit serve` it started).
-function helper.run_readme_block(code, name, first_line)
+function helper.run_readme_block(code, name, first_line, path)
   first_line = first_line or 1
+  path = path or "README.md"
   if helper.readme_subst then code = helper.readme_subst(code) end
   local src, prints = helper.prepare_readme_block(code, name)
   local printed = {}
-  local function where(i) return ("README.md:%d"):format(first_line + i - 1) end
+  local function where(i) return ("%s:%d"):format(path, first_line + i - 1) end
   local env = setmetatable({}, { __index = _G })
   env.print = function(...)
     local info = debug.getinfo(2, "Sl")
@@ -243,11 +257,11 @@ function helper.run_readme_block(code, name, first_line)
   env.__readme_expect = function(i, want_fn, ...)
     local got, want = pack(...), pack(want_fn())
     if got.n ~= want.n and not (got.n > want.n and want.n >= 1) then
-      error(("%s: got %d values (%s), the README shows %d"):format(where(i), got.n, show(got), want.n), 0)
+      error(("%s: got %d values (%s), the doc shows %d"):format(where(i), got.n, show(got), want.n), 0)
     end
     for j = 1, want.n do
       if not deep_equal(got[j], want[j]) then
-        error(("%s: value %d is %s, the README shows %s"):format(where(i), j, show(got[j]), show(want[j])), 0)
+        error(("%s: value %d is %s, the doc shows %s"):format(where(i), j, show(got[j]), show(want[j])), 0)
       end
     end
     return ...
@@ -274,29 +288,31 @@ function helper.run_readme_block(code, name, first_line)
     local got, want = {}, fields(p.want)
     for f in (hits[1] .. "\t"):gmatch("([^\t]*)\t") do got[#got + 1] = f end
     if not deep_equal(got, want) then
-      error(("%s: printed %q, the README shows %q"):format(where(p.line), hits[1], p.want), 0)
+      error(("%s: printed %q, the doc shows %q"):format(where(p.line), hits[1], p.want), 0)
     end
   end
 end
 
---- helper.readme_examples(it, heading, min): one busted test per ```lua
--- block of README.md's "### <heading>" section (every section when
--- heading is nil), each run and checked as above, plus one that at
--- least min blocks were found. Pass busted's `it` (busted gives it to
--- spec files only, not to modules they require).
-function helper.readme_examples(it, heading, min)
+--- helper.readme_examples(it, heading, min [, path]): one busted test per
+-- ```lua block of the markdown file path (default README.md) in its
+-- "### <heading>" section (every section when heading is nil), each run
+-- and checked as above, plus one that at least min blocks were found.
+-- Pass busted's `it` (busted gives it to spec files only, not to modules
+-- they require).
+function helper.readme_examples(it, heading, min, path)
+  path = path or "README.md"
   local n = 0
-  for _, b in ipairs(helper.readme_blocks()) do
+  for _, b in ipairs((helper.readme_blocks(path))) do
     if heading == nil or b.heading == heading then
       n = n + 1
-      local name = ("README %s example %d"):format(b.heading, n)
-      it(("%s (README.md:%d) runs and prints what it shows"):format(b.heading, b.line), function()
-        helper.run_readme_block(b.code, name, b.line)
+      local name = ("%s %s example %d"):format(path, b.heading, n)
+      it(("%s (%s:%d) runs and prints what it shows"):format(b.heading, path, b.line), function()
+        helper.run_readme_block(b.code, name, b.line, path)
       end)
     end
   end
   it("has at least " .. min .. " examples", function()
-    assert(n >= min, ("README %s has %d examples"):format(heading or "", n))
+    assert(n >= min, ("%s %s has %d examples"):format(path, heading or "", n))
   end)
 end
 

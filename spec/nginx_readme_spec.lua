@@ -14,10 +14,10 @@ local function sh(cmd)
 end
 
 local function readme_conf()
-  local f = assert(io.open("README.md", "rb"))
+  local f = assert(io.open("docs/openresty.md", "rb"))
   local text = f:read("*a")
   f:close()
-  local a = assert(text:find("### Your own nginx.conf\n", 1, true), "README has no ### Your own nginx.conf")
+  local a = assert(text:find("## Your own nginx.conf\n", 1, true), "docs/openresty.md has no ## Your own nginx.conf")
   return assert(text:match("```nginx\n(.-)```", a), "no nginx block in the section")
 end
 

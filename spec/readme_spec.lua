@@ -1,9 +1,34 @@
--- Every ```lua block of README.md runs as written on this VM, and what
--- its `-->` comments show is what it prints or returns (spec/helper.lua
--- says how they are read), so the documentation cannot drift from the code.
+-- The documentation cannot drift from the code:
+-- - every ```lua block of README.md and of every docs/*.md (found when the
+--   spec runs: a page added later is covered without editing this file)
+--   runs as written on this VM, and what its `-->` comments show is what it
+--   prints or returns (spec/helper.lua says how they are read); Lua that
+--   is not meant to run is fenced ```lua norun;
+-- - every output of `otskit demo` a page quotes (the block after a line
+--   `<!-- otskit demo output -->`) is what bin/otskit demo prints now;
+-- - every relative link of those pages names a file of the repository, and
+--   every #anchor a heading of the page it points to.
 local helper = require "helper"
 
-describe("README examples", function()
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
+-- README.md, then docs/*.md in name order
+local function pages()
+  local list = { "README.md" }
+  local p = assert(io.popen("ls docs/*.md 2>/dev/null"))
+  for file in p:lines() do list[#list + 1] = file end
+  p:close()
+  return list
+end
+
+local PAGES = pages()
+
+describe("doc examples", function()
   -- the otskit.client examples talk to `otskit serve` at 127.0.0.1:8800 with
   -- its default credentials: one is started on a free port instead
   local srv
@@ -16,11 +41,19 @@ describe("README examples", function()
     helper.readme_subst = nil
     if srv then srv.stop() end
   end)
-  local f = assert(io.open("README.md", "rb"))
-  local text = f:read("*a")
-  f:close()
-  local _, fences = text:gsub("\n```lua\n", "")
-  helper.readme_examples(it, nil, fences)
+
+  for _, path in ipairs(PAGES) do
+    describe(path, function()
+      local text = read(path)
+      -- the parser's count must equal the plain count of ```lua fences
+      local _, fences = ("\n" .. text):gsub("\n```lua[ \t]*\n", "")
+      helper.readme_examples(it, nil, fences, path)
+      it("has no ```lua block the parser missed", function()
+        local blocks = helper.readme_blocks(path)
+        assert.are.equal(fences, #blocks)
+      end)
+    end)
+  end
 
   it("the checker refuses what it cannot check, and catches wrong output", function()
     assert.has_error(function() helper.run_readme_block("local x = 1 --> one\n", "t") end)
@@ -32,4 +65,159 @@ describe("README examples", function()
     helper.run_readme_block("print(1, 'a b')  --> 1  a b\nlocal y = math.max(1, 2)  --> 2\nprint(y)\n--> 2\n", "t")
     helper.run_readme_block("string.find('abc', 'b')  --> 2, 2 -- a note\n", "t")
   end)
+
+  it("a block is ```lua (run), ```lua norun (marked), or of another language; a Lua-ish typo fails", function()
+    local path = os.tmpname()
+    local function blocks(text)
+      local f = assert(io.open(path, "wb"))
+      f:write(text)
+      f:close()
+      return helper.readme_blocks(path)
+    end
+    local b, norun = blocks("# t\n```lua\nx = 1\n```\n```lua norun\ny(\n```\n```sh\nls\n```\n")
+    assert.are.equal(1, #b)
+    assert.are.equal("x = 1\n", b[1].code)
+    assert.are.equal(1, norun)
+    for _, bad in ipairs { "```Lua\n", "```lua5.4\n", "```luajit\n", "```lua  skip\n" } do
+      assert.has_error(function() blocks("# t\n" .. bad .. "x = 1\n```\n") end)
+    end
+    assert.has_error(function() blocks("# t\n```lua\nx = 1\n") end)   -- never closed
+    os.remove(path)
+  end)
+end)
+
+-- the lines of each quoted demo output: { path, line, lines }
+local function demo_quotes(path)
+  local quotes, lines, n = {}, {}, 0
+  for line in (read(path) .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+  local i = 1
+  while i <= #lines do
+    if lines[i]:match("^<!%-%- otskit demo output %-%->%s*$") then
+      assert(lines[i + 1] and lines[i + 1]:match("^```"), ("%s:%d: no ``` block after the marker"):format(path, i))
+      local q = { path = path, line = i + 2, lines = {} }
+      local j = i + 2
+      while lines[j] and not lines[j]:match("^```%s*$") do
+        q.lines[#q.lines + 1] = lines[j]
+        j = j + 1
+      end
+      quotes[#quotes + 1] = q
+      n = n + 1
+      i = j
+    end
+    i = i + 1
+  end
+  return quotes
+end
+
+describe("doc figures", function()
+  local quotes = {}
+  for _, path in ipairs(PAGES) do
+    for _, q in ipairs(demo_quotes(path)) do quotes[#quotes + 1] = q end
+  end
+
+  it("README.md quotes the demo", function()
+    assert.is_true(#quotes >= 1 and quotes[1].path == "README.md" and #quotes[1].lines >= 10)
+  end)
+
+  local function run_demo()
+    -- this VM's interpreter, the build under test; simulated time and
+    -- seeded data: the output is the same on every run and on both VMs
+    local lua = rawget(_G, "jit") and "luajit" or "lua5.4"
+    local p = assert(io.popen(lua .. " bin/otskit demo -q --svg - 2>&1; echo \"rc=$?\""))
+    local out = p:read("*a")
+    p:close()
+    assert(out:match("rc=0%s*$"), out)
+    local lines = {}
+    for line in out:gmatch("([^\n]*)\n") do lines[#lines + 1] = (line:gsub("%s+$", "")) end
+    return lines
+  end
+
+  it("every quoted line of otskit demo's output is printed, in that order", function()
+    local out = run_demo()
+    for _, q in ipairs(quotes) do
+      local at = 1
+      for k, want in ipairs(q.lines) do
+        want = want:gsub("%s+$", "")
+        if want ~= "" then
+          local found
+          for j = at, #out do
+            if out[j] == want then found = j break end
+          end
+          assert(found, ("%s:%d: the demo does not print this line (now, after the lines quoted before it):\n%s\n"
+            .. "update the quote from `bin/otskit demo`")
+            :format(q.path, q.line + k - 1, want))
+          at = found + 1
+        end
+      end
+    end
+  end)
+
+  it("the checker fails on a figure the demo does not print", function()
+    local out = run_demo()
+    local line
+    for _, l in ipairs(out) do if l:match("retries%s+%d") then line = l break end end
+    assert.is_string(line)
+    local changed = line:gsub("(retries%s+)(%d+)", function(a, d) return a .. tostring(tonumber(d) + 1) end)
+    local seen = false
+    for _, l in ipairs(out) do if l == changed then seen = true end end
+    assert.is_false(seen)
+  end)
+end)
+
+-- GitHub's anchor of a heading: lower case, punctuation but - and _
+-- dropped, spaces as -
+local function anchor(h)
+  return (h:lower():gsub("[^%w%-_ ]", ""):gsub(" ", "-"))
+end
+
+local function anchors(path)
+  local set, fence = {}, false
+  for line in (read(path) .. "\n"):gmatch("([^\n]*)\n") do
+    if line:match("^```") then
+      fence = not fence
+    elseif not fence then
+      local h = line:match("^#+ (.-)%s*$")
+      if h then
+        local a = anchor(h)
+        local k = 0
+        while set[a .. (k > 0 and ("-" .. k) or "")] do k = k + 1 end
+        set[a .. (k > 0 and ("-" .. k) or "")] = true
+      end
+    end
+  end
+  return set
+end
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() return true end
+  return false
+end
+
+describe("doc links", function()
+  for _, path in ipairs(PAGES) do
+    it(path .. ": every relative link and anchor resolves", function()
+      local dir = path:match("^(.*)/") or "."
+      local text, fence = {}, false
+      for line in (read(path) .. "\n"):gmatch("([^\n]*)\n") do
+        if line:match("^```") then fence = not fence elseif not fence then text[#text + 1] = line end
+      end
+      text = table.concat(text, "\n")
+      local bad = {}
+      for target in text:gmatch("%]%(([^)%s]+)%)") do
+        if not target:match("^%a[%w+.-]*:") then   -- not http:, mailto:, ...
+          local file, frag = target:match("^([^#]*)#?(.*)$")
+          local full = file == "" and path or (dir == "." and file or dir .. "/" .. file)
+          -- a/../b -> b
+          full = full:gsub("[^/]+/%.%./", "")
+          if not exists(full) and not exists(full .. "/.") then
+            bad[#bad + 1] = target .. " (no file " .. full .. ")"
+          elseif frag ~= "" and full:match("%.md$") and not anchors(full)[frag] then
+            bad[#bad + 1] = target .. " (no heading #" .. frag .. " in " .. full .. ")"
+          end
+        end
+      end
+      assert(#bad == 0, path .. ": " .. table.concat(bad, "; "))
+    end)
+  end
 end)

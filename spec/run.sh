@@ -2,12 +2,56 @@
 # spec/run.sh MODE -- the test driver behind `make test`, `make check`,
 # `make valgrind` and `make openresty-test`. MODE: all (C tests, every spec
 # under lua5.4 and luajit, then the gateway and otskit serve in nginx),
-# check (all but otskit serve's tests), c, valgrind, openresty, serve.
+# check (all but otskit serve's tests), c, valgrind, openresty, serve,
+# spec [FILE...] (those spec files, default all, under both VMs).
 # Ends with one line: "N passed, N failed".
+#
+# Every run works in a scratch directory of its own (a temporary
+# directory, removed at the end): it holds a symbolic link to each entry
+# of the checkout, so specs read the tree as usual, but a file a spec
+# creates at a relative path ("5", "out.db") lands in the scratch
+# directory, not in the checkout; TMPDIR points inside it too. A run that
+# still leaves anything new in the checkout (a new, ignored or changed path
+# by `git status --porcelain --ignored`, or a new path outside git; build/
+# excluded) fails, and the offending paths are printed.
 set -u
 mode=${1:-all}
+case $mode in all|check|c|valgrind|openresty|serve|spec) ;;
+  *) echo "usage: spec/run.sh all|check|c|valgrind|openresty|serve|spec [FILE...]" >&2; exit 2 ;;
+esac
+[ $# -gt 0 ] && shift
+root=$(cd "$(dirname "$0")/.." && pwd)
 B=${OTSKIT_BUILD:-build}
 pass=0; fail=0
+
+# The state of the checkout, one path a line (build/ left out).
+tree_state() {
+  if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+    git -C "$root" status --porcelain --ignored --untracked-files=all 2>/dev/null |
+      grep -vE '^.. "?build/' | sort
+  else
+    (cd "$root" && find . -path ./build -prune -o -print | sed 's|^\./||' | sort)
+  fi
+}
+before=$(tree_state)
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/otskit-spec.XXXXXX") || exit 1
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 130' INT TERM
+chmod 755 "$scratch" # nginx workers (another user) read lua/ through it
+for e in "$root"/* "$root"/.[!.]*; do
+  [ -e "$e" ] || [ -L "$e" ] || continue
+  [ "${e##*/}" = .git ] && continue
+  ln -s "$e" "$scratch/${e##*/}"
+done
+mkdir -m 1777 "$scratch/tmp"
+export TMPDIR="$scratch/tmp"
+# git inside the scratch directory (bench facts: revision, dirty tree)
+# answers about the checkout
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+  GIT_DIR=$(git -C "$root" rev-parse --absolute-git-dir); GIT_WORK_TREE=$root
+  export GIT_DIR GIT_WORK_TREE
+fi
+cd "$scratch" || exit 1
 LPATH="lua/?.lua;lua/?/init.lua;spec/?.lua;;"
 # No run waits forever: each busted run, C test and nginx script is
 # stopped after OTSKIT_SPEC_TIMEOUT seconds (then counted as not finished).
@@ -19,7 +63,7 @@ took() { echo "$(($(date +%s) - t0)) s"; }
 # Adds the counts of one run to the totals. $1: its name, $2: its output.
 tally() {
   name=$1; out=$2
-  line=$(printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -1)
+  line=$(printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -E '[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors?' | tail -1)
   if [ -n "$line" ]; then
     s=$(echo "$line" | sed -E 's/^([0-9]+) success.*/\1/')
     f=$(echo "$line" | sed -E 's/.* ([0-9]+) failures?.*/\1/')
@@ -133,6 +177,10 @@ case $mode in
     run_c ;;
   openresty)
     run_openresty ;;
+  spec)
+    # the given spec files (default: all) under lua5.4 and luajit
+    run_busted lua5.4 5.4 "${@:-spec}"
+    run_busted luajit jit "${@:-spec}" ;;
   valgrind)
     # memcheck on Lua 5.4 over the specs with fewer property trials; a
     # definite or indirect leak, or any memory error, fails the run.
@@ -145,8 +193,15 @@ case $mode in
     tally "valgrind lua5.4" "$out"
     if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi
     run_alloc_valgrind ;;
-  *) echo "usage: spec/run.sh all|check|c|valgrind|openresty|serve" >&2; exit 2 ;;
 esac
+
+# Nothing new in the checkout.
+left=$(printf '%s\n' "$(tree_state)" | grep -vxF -e "$before" | grep -v '^$')
+if [ -n "$left" ]; then
+  fail=$((fail + 1))
+  echo "== the run left new or changed paths in the checkout (counted as 1 failure):"
+  printf '%s\n' "$left" | sed 's/^/  /'
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

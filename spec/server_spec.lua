@@ -14,10 +14,17 @@ describe("otskit.server.faults", function()
     assert.equal("slow down", f.message)
     assert.equal(0, f.empty)
     assert.equal(0.3, assert(faults.parse("empty=0.3")).empty)
+    -- the message defaults to the code's own; a code otskit does not know
+    -- (or one the service never sends) needs its status
+    assert.equal("Server is busy.", assert(faults.parse("rate=1")).message)
+    assert.equal("Operation timeout.", assert(faults.parse("code=OTSTimeout")).message)
+    local odd = assert(faults.parse("code=OTSNoSuchCode,status=418"))
+    assert.same({ "OTSNoSuchCode", 418, "OTSNoSuchCode" }, { odd.code, odd.status, odd.message })
     assert.equal(false, faults.parse("")); assert.equal(false, faults.parse("off")); assert.equal(false, faults.parse(nil))
     for _, bad in ipairs{ "rate=2", "rate=-0.1", "drop=x", "status=99", "status=200.5", "latency=9-1",
                           "latency=x", "color=red", "rate", "code=OTS Busy", "latency=70000",
-                          "empty=1.5", "empty=-0.1", "empty=x" } do
+                          "empty=1.5", "empty=-0.1", "empty=x", "code=OTSNoSuchCode",
+                          "rate=1,code=RetryBudgetExhausted" } do
       local ok, err = faults.parse(bad)
       assert.is_nil(ok, bad); assert.matches("^faults: ", err)
     end
@@ -127,8 +134,9 @@ describe("otskit.server.auth", function()
 
   it("refuses with the service's codes and messages", function()
     local function refused(h, body, now, api)
-      local ok, code, msg = auth.verify(cfg, api or "GetRow", h, body, now or NOW)
+      local ok, msg, code = auth.verify(cfg, api or "GetRow", h, body, now or NOW)
       assert.is_nil(ok)
+      assert.is_string(msg)
       return code, msg
     end
     assert.same({ "OTSAuthFailed", "Signature mismatch." }, { refused(request("b", { sk = "x" }), "b") })

@@ -862,6 +862,57 @@ describe("otskit.store", function()
         assert.has_error(function() d:get("z", "a") end, "otskit.kv: db is closed")
       end
     end)
+
+    -- the names of the entries of directory dir, sorted, as one string
+    local function listing(dir)
+      local p = assert(io.popen("ls -A '" .. dir .. "'"))
+      local out = p:read("*a"); p:close()
+      return out
+    end
+
+    it("open takes a file name only: never a number, a name cut at a NUL byte, or an SQLite URI", function()
+      local dir = os.tmpname(); os.remove(dir); assert(os.execute("mkdir -p '" .. dir .. "'"))
+      local r = helper.rng(23)
+      local cwd, before = listing("."), listing(dir)
+      -- not a string: a programming mistake, raised, nothing created
+      for _, bad in ipairs { 5, 0, -1, 2.5, true, {}, function() end } do
+        assert.has_error(function() kv.open(bad) end, "otskit.kv: open: path must be a string, got " .. type(bad))
+        assert.has_error(function() store.open { path = bad } end)
+        local ok, e = pcall(store.open, { path = bad })
+        assert.is_false(ok); assert.matches("^otskit%.store: open: path must be a string", e)
+      end
+      local function refused(path, what)
+        local h, msg, code = kv.open(path)
+        assert.is_nil(h, path); assert.equal("KVBadPath", code); assert.matches(what, msg, 1, true)
+        local db, smsg, scode = store.open { path = path }
+        assert.is_nil(db, path); assert.equal("OTSParameterInvalid", scode); assert.matches(what, smsg, 1, true)
+      end
+      refused("", "empty")
+      for _ = 1, helper.trials(200) do
+        -- a random name with a NUL byte somewhere: C would see only its head
+        local n = r.int(0, 12)
+        local name = {}
+        for i = 1, n do name[i] = string.char(r.int(32, 126)) end
+        table.insert(name, r.int(1, n + 1), "\0")
+        refused(dir .. "/" .. table.concat(name), "NUL byte")
+        -- "file:" in any case, then anything SQLite would read as a URI
+        local prefix = ("file:"):gsub("%a", function(c) return r.int(0, 1) == 1 and c:upper() or c end)
+        local tail = ({ ":memory:", ":memory:?cache=shared", dir .. "/x.db", dir .. "/x.db?mode=ro",
+                        "x?vfs=unix-none", "" })[r.int(1, 6)]
+        refused(prefix .. tail, "URI")
+      end
+      assert.equal(before, listing(dir)); assert.equal(cwd, listing("."))
+      -- a file whose name merely contains "file:" or "?" is a file, opened as one
+      for _, name in ipairs { "file:a.db", "x.db?mode=memory", "file:b?cache=shared" } do
+        local db = assert(store.open { path = dir .. "/" .. name })
+        assert(db:create_table { name = "t", primary_key = { { "id", "STRING" } } })
+        db:close()
+        local f = io.open(dir .. "/" .. name, "rb")
+        assert.truthy(f, name .. " is a file in " .. dir); f:close()
+      end
+      assert(os.execute("rm -rf '" .. dir .. "'"))
+      assert.equal(cwd, listing("."))
+    end)
   end)
 end)
 

@@ -119,7 +119,7 @@ describe("otskit.wire messages", function()
   end
 
   it("an ok batch row without a row: BatchGetRow sends an empty row (the SDKs read it), BatchWriteRow none", function()
-    local pb = require("otskit.core").wire.pb_decode
+    local pb = require("otskit.core").wire.proto_decode
     local cu = { capacity_unit = { read = 1, write = 0 } }
     for _, case in ipairs({ { "BatchGetRow", "" }, { "BatchWriteRow", nil } }) do
       local api, want = case[1], case[2]
@@ -149,13 +149,13 @@ describe("otskit.wire messages", function()
     _, _, code = wire.encode_request("GetRange", { table = "t", start = {}, stop = {}, options = {} })
     assert.equal("OTSParameterInvalid", code)
     -- a request with a transaction id (a field the proto knows)
-    local body = core.pb_encode("PutRowRequest", { table_name = "t", row = wire.encode_pk({ { "pk", "a" } }),
+    local body = core.proto_encode("PutRowRequest", { table_name = "t", row = wire.encode_pk({ { "pk", "a" } }),
       condition = { row_existence = "IGNORE" }, transaction_id = "tx" })
     _, msg, code = wire.decode_request("PutRow", body)
     assert.equal("OTSParameterInvalid", code)
     assert.matches("transaction_id", msg)
     -- a field the proto does not know (CreateTable index_metas = 7)
-    body = core.pb_encode("CreateTableRequest", { table_meta = { table_name = "t" },
+    body = core.proto_encode("CreateTableRequest", { table_meta = { table_name = "t" },
       reserved_throughput = { capacity_unit = {} } }) .. "\58\0"
     _, msg, code = wire.decode_request("CreateTable", body)
     assert.equal("OTSParameterInvalid", code)
@@ -168,7 +168,7 @@ describe("otskit.wire messages", function()
     local function le32(n) return string.char(n % 256, math.floor(n / 256) % 256, 0, 0) end
     local body = assert(wire.encode_request("CreateTable", { name = "t",
       primary_key = { { "pk", "STRING" } }, splits = { "g", "p" } }))
-    local m = assert(core.pb_decode("CreateTableRequest", body))
+    local m = assert(core.proto_decode("CreateTableRequest", body))
     assert.equal(3, #m.partitions)
     assert.equal("\9", m.partitions[1].begin)
     assert.equal("\3" .. le32(1) .. "g", m.partitions[1]["end"])
@@ -180,17 +180,17 @@ describe("otskit.wire messages", function()
     -- INTEGER: little-endian 64 bits; BINARY: type 7
     body = assert(wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "INTEGER" } },
       splits = { 258, -1 } }))
-    m = assert(core.pb_decode("CreateTableRequest", body))
+    m = assert(core.proto_decode("CreateTableRequest", body))
     assert.equal("\0\2\1\0\0\0\0\0\0", m.partitions[1]["end"])
     assert.equal("\0" .. ("\255"):rep(8), m.partitions[2]["end"])
     assert.same({ 258, -1 }, assert(wire.decode_request("CreateTable", body)).splits)
     body = assert(wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "BINARY" } },
       splits = { wire.binary("\0\1") } }))
-    m = assert(core.pb_decode("CreateTableRequest", body))
+    m = assert(core.proto_decode("CreateTableRequest", body))
     assert.equal("\7" .. le32(2) .. "\0\1", m.partitions[1]["end"])
     -- no split points: no partitions
     body = assert(wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "STRING" } }, splits = {} }))
-    assert.equal(0, #(assert(core.pb_decode("CreateTableRequest", body)).partitions or {}))
+    assert.equal(0, #(assert(core.proto_decode("CreateTableRequest", body)).partitions or {}))
     -- what is not a partition-key value is refused
     for _, bad in ipairs({ { 1.5 }, { true }, { {} }, { wire.INF_MAX } }) do
       local ok, msg, code = wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "STRING" } }, splits = bad })
@@ -209,7 +209,7 @@ describe("otskit.wire messages", function()
       { { begin = "\9", ["end"] = "\1" .. ("\0"):rep(8) }, { begin = "\1" .. ("\0"):rep(8), ["end"] = "\10" } }, -- a DOUBLE
       { { begin = "\9", ["end"] = "\3" .. le32(9) .. "g" }, { begin = "\3" .. le32(9) .. "g", ["end"] = "\10" } }, -- truncated
     }) do
-      local b = assert(core.pb_encode("CreateTableRequest", { table_meta = meta, reserved_throughput = rt, partitions = parts }))
+      local b = assert(core.proto_encode("CreateTableRequest", { table_meta = meta, reserved_throughput = rt, partitions = parts }))
       local ok, msg, code = wire.decode_request("CreateTable", b)
       assert.is_nil(ok)
       assert.equal(i == 4 and "OTSInvalidPK" or "OTSParameterInvalid", code)

@@ -1,4 +1,5 @@
 /* kv.c -- the ordered byte-key store over the SQLite C API (see kv.h). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,11 +137,43 @@ static int check_format(kv_db *db, char *err, size_t errlen) {
   return KV_OK;
 }
 
-int kv_open(const char *path, int busy_ms, kv_db **out, char *err, size_t errlen) {
-  kv_db *db = calloc(1, sizeof *db);
+/* KV_OK when path (len bytes) names a file or ":memory:", else
+ * KV_BADPATH and the reason in err. SQLite has no open flag that turns
+ * URI parsing off: SQLITE_OPEN_URI (never passed here) turns it on, and a
+ * library built with SQLITE_USE_URI=1 (Debian's is) parses every name
+ * starting with "file:" as a URI whatever the flags ("file:x?mode=ro",
+ * "file::memory:?cache=shared", "file:/etc/x?vfs=..."). So such names
+ * never reach sqlite3_open_v2; a file really called that is opened as
+ * "./file:...". A NUL byte would cut the name short in C. */
+static int check_path(const char *path, size_t len, char *err, size_t errlen) {
+  static const char uri[] = "file:";
+  size_t i;
+  if (memchr(path, '\0', len) != NULL) {
+    snprintf(err, errlen, "the path holds a NUL byte");
+    return KV_BADPATH;
+  }
+  if (len == 0) {
+    snprintf(err, errlen, "the path is empty");
+    return KV_BADPATH;
+  }
+  for (i = 0; i < 5 && i < len; i++)
+    if (tolower((unsigned char)path[i]) != uri[i]) break;
+  if (i == 5) {
+    snprintf(err, errlen, "SQLite URIs (\"file:...\") are refused: name the file as \"./file:...\" or by its path");
+    return KV_BADPATH;
+  }
+  return KV_OK;
+}
+
+int kv_open(const char *path, size_t len, int busy_ms, kv_db **out, char *err, size_t errlen) {
+  kv_db *db;
   int rc;
   *out = NULL;
+  if (path == NULL) { snprintf(err, errlen, "no path"); return KV_BADPATH; }
+  if (check_path(path, len, err, errlen) != KV_OK) return KV_BADPATH;
+  db = calloc(1, sizeof *db);
   if (db == NULL) { snprintf(err, errlen, "out of memory"); return KV_ERR; }
+  /* no SQLITE_OPEN_URI; check_path refused what USE_URI would parse */
   rc = sqlite3_open_v2(path, &db->sql,
                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc != SQLITE_OK) {

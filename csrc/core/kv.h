@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { KV_OK = 0, KV_NOTFOUND = 1, KV_ROW = 2, KV_DONE = 3, KV_ERR = -1 };
+enum { KV_OK = 0, KV_NOTFOUND = 1, KV_ROW = 2, KV_DONE = 3, KV_ERR = -1, KV_BADPATH = -2 };
 
 /* What kind of failure the last KV_ERR was (kv_errclass). */
 enum { KV_EOTHER = 0, KV_EBUSY = 1, KV_ECORRUPT = 2, KV_EFULL = 3, KV_ENOTABLE = 4 };
@@ -38,10 +38,13 @@ typedef struct kv_cursor {
   struct kv_cursor *prev, *next;
 } kv_cursor;
 
-/* Opens path (":memory:" or a file; created if missing) with a busy
- * timeout of busy_ms (see kv_busy_timeout). Returns KV_OK and
- * *out, or KV_ERR with a message copied into err (errlen bytes). */
-int kv_open(const char *path, int busy_ms, kv_db **out, char *err, size_t errlen);
+/* Opens the len bytes at path (":memory:" or a file name; the file is
+ * created if missing) with a busy timeout of busy_ms (see
+ * kv_busy_timeout). A name is always a file name, never an SQLite URI:
+ * one holding a NUL byte, or starting with "file:" (any case), is refused
+ * with KV_BADPATH before SQLite sees it. Returns KV_OK and *out, or
+ * KV_BADPATH / KV_ERR with a message copied into err (errlen bytes). */
+int kv_open(const char *path, size_t len, int busy_ms, kv_db **out, char *err, size_t errlen);
 
 /* Closes open cursors, finalizes statements, closes SQLite, frees db.
  * Returns KV_OK, or KV_ERR if SQLite refused (the memory is freed anyway). */

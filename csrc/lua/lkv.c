@@ -44,18 +44,32 @@ static kv_table *checktable(lua_State *L, kv_db *db) {
   return t;
 }
 
-/* kv.open(path [, busy_ms]) -> db | nil, msg, code (see fail_sql) */
+/* kv.open([path [, busy_ms]]) -> db | nil, msg, code (see fail_sql).
+ * path: a file name or ":memory:" (the default when nil). A path that is
+ * not a string raises (a number is never turned into a file name); one
+ * with a NUL byte, empty, or an SQLite URI ("file:...") is refused with
+ * code "KVBadPath" (see kv_open). */
 static int l_open(lua_State *L) {
-  const char *path = luaL_optstring(L, 1, ":memory:");
-  int64_t busy = lua_isnoneornil(L, 2) ? KV_BUSY_MS : otsk_checkint64(L, 2, "kv", "#2 (busy_ms)");
+  size_t len = 8;
+  const char *path = ":memory:";
+  int64_t busy;
   char err[256];
   ldb *u;
+  int rc;
+  if (!lua_isnoneornil(L, 1)) {
+    if (lua_type(L, 1) != LUA_TSTRING)
+      return otsk_error(L, "kv", "open: path must be a string, got %s", luaL_typename(L, 1));
+    path = lua_tolstring(L, 1, &len);
+  }
+  busy = lua_isnoneornil(L, 2) ? KV_BUSY_MS : otsk_checkint64(L, 2, "kv", "#2 (busy_ms)");
   if (busy < 0 || busy > 86400000) return otsk_error(L, "kv", "busy_ms must be 0..86400000");
   u = (ldb *)lua_newuserdatauv(L, sizeof *u, 0);
   u->db = NULL;
   luaL_getmetatable(L, DB_MT);
   lua_setmetatable(L, -2);
-  if (kv_open(path, (int)busy, &u->db, err, sizeof err) != KV_OK) {
+  rc = kv_open(path, len, (int)busy, &u->db, err, sizeof err);
+  if (rc == KV_BADPATH) return otsk_fail(L, "KVBadPath", "cannot open '%s': %s", path, err);
+  if (rc != KV_OK) {
     const char *code = strstr(err, "locked") || strstr(err, "busy") ? "KVBusy"
                      : strstr(err, "not a database") || strstr(err, "malformed") ? "KVCorrupt" : "KVError";
     return otsk_fail(L, code, "cannot open '%s': %s", path, err);

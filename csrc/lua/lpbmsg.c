@@ -1,5 +1,5 @@
 /* lpbmsg.c -- protobuf messages <-> Lua tables through protoc-c's
- * descriptors (otskit.core.wire.pb_encode / pb_decode). Fields by their
+ * descriptors (otskit.core.wire.proto_encode / proto_decode). Fields by their
  * .proto names, enums by value name, int64 exact, bytes as strings; the
  * mapping to the store's vocabulary is otskit.wire's (Lua). */
 #include <stdlib.h>
@@ -206,8 +206,8 @@ static int fill(penc *e, int idx, const ProtobufCMessageDescriptor *d, ProtobufC
   return 1;
 }
 
-/* pb_encode(message_name, t) -> bytes | nil, msg, "OTSParameterInvalid" */
-static int l_pb_encode(lua_State *L) {
+/* proto_encode(message_name, t) -> bytes | nil, msg, "OTSParameterInvalid" */
+static int l_proto_encode(lua_State *L) {
   const ProtobufCMessageDescriptor *d = find_message(L, 1);
   arena *a;
   penc e;
@@ -307,9 +307,9 @@ static void push_msg(lua_State *L, const ProtobufCMessage *m, unsigned *unknown)
   }
 }
 
-/* pb_decode(message_name, bytes) -> t, first unknown field number or nil
+/* proto_decode(message_name, bytes) -> t, first unknown field number or nil
  * | nil, msg, "CorruptMessage" (malformed, or a required field missing) */
-static int l_pb_decode(lua_State *L) {
+static int l_proto_decode(lua_State *L) {
   const ProtobufCMessageDescriptor *d = find_message(L, 1);
   size_t n;
   const char *s = luaL_checklstring(L, 2, &n);
@@ -328,13 +328,13 @@ static int l_pb_decode(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  {"pb_encode", l_pb_encode},
-  {"pb_decode", l_pb_decode},
+  {"proto_encode", l_proto_encode},
+  {"proto_decode", l_proto_decode},
   {NULL, NULL}
 };
 
-/* adds pb_encode / pb_decode to the table on top of the stack */
-int otsk_wire_pb_register(lua_State *L) {
+/* adds proto_encode / proto_decode to the table on top of the stack */
+int otsk_wire_proto_register(lua_State *L) {
   luaL_newmetatable(L, ARENA_MT);
   lua_pushcfunction(L, arena_gc);
   lua_setfield(L, -2, "__gc");

@@ -11,7 +11,7 @@
 #include "plainbuffer.h"
 #include "sign.h"
 
-int otsk_wire_pb_register(lua_State *L); /* lpbmsg.c */
+int otsk_wire_proto_register(lua_State *L); /* lpbmsg.c */
 
 /* The context (upvalue 1 of every function): the store's typed-value
  * metatable and sentinels (set by wire.init), and a scratch writer. */
@@ -726,6 +726,6 @@ int otsk_open_wire(lua_State *L) {
     lua_setfield(L, -3, f->name);
   }
   lua_pop(L, 1);
-  otsk_wire_pb_register(L);
+  otsk_wire_proto_register(L);
   return 1;
 }

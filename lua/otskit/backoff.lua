@@ -9,7 +9,7 @@ local C = core.backoff
 local backoff = {}
 
 --- The defaults of backoff.new and retry.call, chosen with
--- bench/retry_storm_bench.lua (README "Defaults"): full jitter over a
+-- bench/retry_storm_bench.lua (docs/retry.md "Defaults"): full jitter over a
 -- 500 ms window (U[0, 0.5 s) at every retry: at 50 contending clients
 -- the fewest calls of the candidates that finish within 1.2x of the
 -- fastest SDK policy), throttled retries over a 1 s window, 3 attempts

@@ -2,10 +2,11 @@
 -- (retry.tablestore), how long to wait (otskit.backoff schedules) and how
 -- much retrying the process may do (a retry budget).
 local backoff = require "otskit.backoff"
+local errors = require "otskit.errors"
 
 local retry = {}
 
---- The defaults retry.call uses (see README "Defaults", measured with
+--- The defaults retry.call uses (see docs/retry.md "Defaults", measured with
 -- bench/retry_storm_bench.lua): backoff.defaults for the schedule and a
 -- per-process token bucket (AWS SDK standard mode: 500 tokens, a retry
 -- costs 5, a retry after a timeout 10, a success refunds).
@@ -18,32 +19,7 @@ retry.max_extra_delay = 5
 ---------------------------------------------------------------------------
 -- Classification: what the official SDKs' default retry policies retry
 
--- Retried for any operation: the request was refused, not applied.
-local THROTTLE = {
-  OTSServerBusy = true, OTSNotEnoughCapacityUnit = true,
-  OTSOperationThrottled = true, OTSCapacityUnitExhausted = true,
-  OTSStorageServerBusy = true,
-}
-local ALWAYS = {
-  OTSRowOperationConflict = true, OTSTableNotReady = true,
-  OTSPartitionUnavailable = true,
-}
--- The outcome is unknown: a write may have been applied.
-local AMBIGUOUS = {
-  OTSTimeout = true, OTSInternalServerError = true, OTSServerUnavailable = true,
-  NetworkError = true, RequestTimeout = true,
-}
--- Transport errors (OpenResty cosocket messages and the like). Those that
--- fail before the request is sent are safe to retry for any operation.
-local NOT_SENT = {
-  ["connection refused"] = true, ["no route to host"] = true,
-  ["host unreachable"] = true, ["network unreachable"] = true,
-}
-local MAYBE_SENT = {
-  timeout = true, closed = true, ["connection reset by peer"] = true,
-  ["broken pipe"] = true,
-}
-local TIMEOUTS = { OTSTimeout = true, RequestTimeout = true, timeout = true }
+-- The classes of codes and transport messages are otskit.errors'.
 
 -- Operations that change nothing: retried after ambiguous failures.
 local READ_OPS = {}
@@ -72,26 +48,23 @@ end
 -- err: a code string ("OTSServerBusy", or a transport message such as
 -- "timeout") or a table { code, message, http_status }. op: the operation
 -- ("GetRow", "get_row", ...); nil or an unknown name counts as a write.
--- Throttling codes give "throttle" (retry with the longer throttle base);
--- codes that mean "not applied" give "retry" for any op; ambiguous ones
--- (timeouts, internal errors, 5xx, connection lost) give "retry" for reads
--- and for writes only when opts.idempotent or opts.conditional is set;
--- everything else (OTSConditionCheckFail, OTSParameterInvalid, unknown
--- codes, 4xx) gives "fail".
+-- By the code's class in otskit.errors: "throttle" gives "throttle"
+-- (retry with the longer throttle base); "retry" (not applied) gives
+-- "retry" for any op; "idempotent" (outcome unknown: timeouts, internal
+-- errors, a lost connection) gives "retry" for reads and for writes only
+-- when opts.idempotent or opts.conditional is set; "never"
+-- (OTSConditionCheckFail, OTSParameterInvalid, ...) gives "fail". An
+-- error without a code otskit knows goes by its HTTP status as the SDKs
+-- do: 429 throttles, 500/502/503/504 are "idempotent", others fail; a
+-- table with `network = true` (the answer was lost or unreadable) counts
+-- as "idempotent" whatever its code.
 function retry.tablestore(err, op, opts)
   local code, msg, status = parts(err)
-  if code == "OTSQuotaExhausted" then
-    if type(msg) == "string" and msg:find("Too frequent table operations", 1, true) then
-      return "throttle"
-    end
-    return "fail"
-  end
-  if code ~= nil then
-    if THROTTLE[code] then return "throttle" end
-    if ALWAYS[code] or NOT_SENT[code] then return "retry" end
-  end
-  local ambiguous = (code ~= nil and (AMBIGUOUS[code] or MAYBE_SENT[code]))
-  if code == nil and status then
+  local class = code ~= nil and errors.class(code, msg) or nil
+  if class == "throttle" then return "throttle" end
+  if class == "retry" then return "retry" end
+  local ambiguous = class == "idempotent"
+  if class == nil and status then
     if status == 429 then return "throttle" end
     ambiguous = status == 500 or status == 502 or status == 503 or status == 504
   end
@@ -104,7 +77,7 @@ end
 
 local function is_timeout(err)
   local code = parts(err)
-  return (code and TIMEOUTS[code]) or (type(err) == "table" and err.timeout) or false
+  return (code ~= nil and errors.is_timeout(code)) or (type(err) == "table" and err.timeout) or false
 end
 
 ---------------------------------------------------------------------------
@@ -280,7 +253,8 @@ function retry.call(fn, opts)
     local delay, why = plan(m, err, verdict)
     if not delay then
       if why == "budget" then
-        return nil, "retry budget exhausted", "RetryBudgetExhausted", attempt, err
+        local _, bm, bc = errors.fail("RetryBudgetExhausted")
+        return nil, bm, bc, attempt, err
       end
       return nil, ("%s (gave up after %d attempts: %s)"):format(msg, attempt,
         why == "deadline" and "deadline reached" or "max_attempts reached"), code, attempt, err
@@ -361,7 +335,7 @@ function retry.batch_write(send, rows, opts)
     if not delay then
       if why == "budget" then
         for _, i in ipairs(again) do
-          results[i] = { code = "RetryBudgetExhausted", message = "retry budget exhausted", last = results[i] }
+          results[i] = { code = "RetryBudgetExhausted", message = errors.message("RetryBudgetExhausted"), last = results[i] }
         end
       end
       break

@@ -49,8 +49,16 @@ int main(void) {
   size_t vl, kl;
   static int want[NK];
 
-  CHECK(kv_open("/nonexistent-dir/x/y.db", KV_BUSY_MS, &db, err, sizeof err) == KV_ERR && db == NULL);
-  CHECK(kv_open(":memory:", KV_BUSY_MS, &db, err, sizeof err) == KV_OK);
+  CHECK(kv_open("/nonexistent-dir/x/y.db", 22, KV_BUSY_MS, &db, err, sizeof err) == KV_ERR && db == NULL);
+  /* never a URI, never a name cut short by a NUL, never an empty name */
+  CHECK(kv_open("file::memory:", 13, KV_BUSY_MS, &db, err, sizeof err) == KV_BADPATH && db == NULL);
+  CHECK(strstr(err, "URI") != NULL);
+  CHECK(kv_open("FiLe:x.db", 9, KV_BUSY_MS, &db, err, sizeof err) == KV_BADPATH && db == NULL);
+  CHECK(kv_open(":memory:\0x", 10, KV_BUSY_MS, &db, err, sizeof err) == KV_BADPATH && db == NULL);
+  CHECK(strstr(err, "NUL") != NULL);
+  CHECK(kv_open("", 0, KV_BUSY_MS, &db, err, sizeof err) == KV_BADPATH && db == NULL);
+  CHECK(kv_open(NULL, 0, KV_BUSY_MS, &db, err, sizeof err) == KV_BADPATH && db == NULL);
+  CHECK(kv_open(":memory:", 8, KV_BUSY_MS, &db, err, sizeof err) == KV_OK);
   CHECK(kv_table_get(db, "t", 0, &found) == NULL && found == 0);
   t = kv_table_get(db, "t \"quoted\"", 1, &found);
   CHECK(t != NULL);

@@ -76,7 +76,7 @@ local ROWFIELDS = { row = true, row_change = true, primary_key = true,
 -- the SDK's body without the PlainBuffer padding: every row field cut
 -- after its last row's checksum, the message re-encoded
 local function unpadded(api, body)
-  local m = assert(core.pb_decode(api .. "Request", body))
+  local m = assert(core.proto_decode(api .. "Request", body))
   local function cut(s) return s:sub(1, assert(core.rows_length(s))) end
   local function walk(t)
     for k, v in pairs(t) do
@@ -86,7 +86,7 @@ local function unpadded(api, body)
     end
   end
   walk(m)
-  return assert(core.pb_encode(api .. "Request", m))
+  return assert(core.proto_encode(api .. "Request", m))
 end
 
 local sdk = cjson.decode(assert(io.open(arg[1])):read("a"))

@@ -44,13 +44,13 @@ local function raw(api, body, o)
   return http(o and o.method or "POST", "/" .. api, signed_headers(api, body, o), body)
 end
 
--- api call with a request table -> res | nil, code, message, status
+-- api call with a request table -> res | nil, message, code, status
 local function call(api, req)
   local body = assert(wire.encode_request(api, req))
   local status, _, rb = raw(api, body)
   if status ~= 200 then
     local code, msg = wire.decode_error(rb)
-    return nil, code, msg, status
+    return nil, msg, code, status
   end
   return assert(wire.decode_response(api, rb, req))
 end
@@ -72,7 +72,7 @@ describe("otskit serve", function()
     end
     local names = assert(call("ListTable", {})).table_names
     assert.same({ "t" }, names)
-    local _, code, _, status = call("CreateTable", { name = "t", primary_key = { { "k", "STRING" } } })
+    local _, _, code, status = call("CreateTable", { name = "t", primary_key = { { "k", "STRING" } } })
     assert.equal("OTSObjectAlreadyExist", code); assert.equal(409, status)
   end)
 
@@ -92,10 +92,10 @@ describe("otskit serve", function()
     assert.same(here.columns.big, res.row.columns.big)
     res = assert(call("GetRow", { table = "t", primary_key = { { "k", "none" }, { "n", 1 } } }))
     assert.is_nil(res.row)
-    local _, code, msg, status = call("PutRow", { table = "t", primary_key = { { "k", "a" }, { "n", 1 } },
+    local _, msg, code, status = call("PutRow", { table = "t", primary_key = { { "k", "a" }, { "n", 1 } },
       columns = { s = "x" }, condition = "EXPECT_NOT_EXIST" })
     assert.same({ 403, "OTSConditionCheckFail", "Condition check failed." }, { status, code, msg })
-    _, code, msg, status = call("GetRow", { table = "nope", primary_key = { { "k", "a" } } })
+    _, msg, code, status = call("GetRow", { table = "nope", primary_key = { { "k", "a" } } })
     assert.same({ 404, "OTSObjectNotExist", "Requested table does not exist." }, { status, code, msg })
   end)
 
@@ -249,7 +249,7 @@ describe("otskit serve", function()
   it("injects faults set through the admin endpoint", function()
     local status, _, body = http("PUT", "/_otskit/faults", {}, "rate=1,code=OTSTimeout,apis=GetRow")
     assert.equal(200, status); assert.truthy(body:find('"enabled":true', 1, true))
-    local _, code, _, st = call("GetRow", { table = "t", primary_key = { { "k", "a" }, { "n", 1 } } })
+    local _, _, code, st = call("GetRow", { table = "t", primary_key = { { "k", "a" }, { "n", 1 } } })
     assert.same({ 503, "OTSTimeout" }, { st, code })
     assert(call("ListTable", {}))
     status = http("PUT", "/_otskit/faults", {}, "rate=7")
@@ -259,10 +259,26 @@ describe("otskit serve", function()
     assert(call("GetRow", { table = "t", primary_key = { { "k", "a" }, { "n", 1 } } }))
   end)
 
+  it("answers every service code of otskit.errors with its status and message", function()
+    local errors = require "otskit.errors"
+    finally(function() http("DELETE", "/_otskit/faults", {}, "") end)
+    local codes = errors.codes("service")
+    assert.is_true(#codes >= 20)
+    for _, c in ipairs(codes) do
+      local status = http("PUT", "/_otskit/faults", {}, "rate=1,apis=GetRow,code=" .. c)
+      assert.equal(200, status, c)
+      local st, code, msg = err_of(raw("GetRow", assert(wire.encode_request("GetRow",
+        { table = "t", primary_key = { { "k", "a" }, { "n", 1 } } }))))
+      assert.same({ errors.status(c), c, errors.message(c) }, { st, code, msg })
+    end
+    -- a code the service never sends is refused without a status
+    assert.equal(400, (http("PUT", "/_otskit/faults", {}, "rate=1,code=OTSOutcomeUnknown")))
+  end)
+
   it("deletes tables everywhere", function()
     assert(call("DeleteTable", { name = "t" }))
     for _ = 1, 10 do
-      local _, code = call("DescribeTable", { name = "t" })
+      local _, _, code = call("DescribeTable", { name = "t" })
       assert.equal("OTSObjectNotExist", code)
     end
   end)

@@ -1,7 +1,7 @@
 --- otskit.analyze.scenarios -- the workloads of `otskit demo`: each access
 -- pattern of the best practices beside the design they warn against, on
 -- the same synthetic data (see otskit.analyze for the scenario contract).
-local store = require "otskit.store"
+local values = require "otskit.values"
 local retry = require "otskit.retry"
 local timeseries = require "otskit.patterns.timeseries"
 local hashprefix = require "otskit.patterns.hashprefix"
@@ -12,7 +12,7 @@ local import = require "otskit.patterns.import"
 local counter = require "otskit.patterns.counter"
 local colsplit = require "otskit.patterns.colsplit"
 
-local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
+local INF_MIN, INF_MAX = values.INF_MIN, values.INF_MAX
 local S = {}
 
 -- One store request of a naive design, retried the same way the patterns

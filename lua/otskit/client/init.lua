@@ -7,6 +7,7 @@
 -- otskit.wire, signed (V2, a fresh x-ots-date on every attempt), sent by a
 -- transport (libcurl multi, nginx subrequests or a function) and retried
 -- through otskit.retry with Tablestore's classification.
+local errors = require "otskit.errors"
 local retry = require "otskit.retry"
 local backoff = require "otskit.backoff"
 local transport = require "otskit.client.transport"
@@ -200,15 +201,14 @@ function C:_verify(api, res, code)
   local md5 = h["x-ots-contentmd5"]
   if md5 and not w.equal(md5, w.content_md5(res.body)) then
     -- corrupted on the way: the outcome is unknown, like a lost connection
-    return { code = "OTSResponseCorrupted", message = "response body does not match its x-ots-contentmd5",
-             network = true }
+    return { code = "OTSResponseCorrupted", message = errors.message("OTSResponseCorrupted"), network = true }
   end
   local auth = h["authorization"]
   -- a 403 OTSAuthFailed may come from a front end that cannot sign
   if auth and not (res.status == 403 and code == "OTSAuthFailed") then
     local ak, sig = auth:match("^OTS ([^:]+):(.+)$")
     if not ak or ak ~= self.ak or not w.equal(sig, w.sign_response(self.secret, api, h)) then
-      return { code = "OTSResponseSignatureMismatch", message = "response signature does not verify" }
+      return { code = "OTSResponseSignatureMismatch", message = errors.message("OTSResponseSignatureMismatch") }
     end
   end
   return nil

@@ -36,10 +36,11 @@ function pager.range(db, req)
   end
 end
 
---- The store's sentinels (otskit.wire re-exports the same objects).
+--- The sentinels of otskit.values (the store and otskit.wire re-export
+-- the same objects).
 function pager.sentinels()
-  local store = require "otskit.store"
-  return store.INF_MIN, store.INF_MAX, store.AUTO_INCREMENT
+  local values = require "otskit.values"
+  return values.INF_MIN, values.INF_MAX, values.AUTO_INCREMENT
 end
 
 return pager

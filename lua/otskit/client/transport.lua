@@ -122,8 +122,8 @@ local SAFE = "^[%w%+/=:%.%-_]*$"
 
 function transport.safe_arg(v) return type(v) == "string" and v:find(SAFE) ~= nil end
 
---- The nginx transport. location: the internal location (see README
--- "otskit.client" for its nginx.conf lines); args d, i, k, m, s, t carry
+--- The nginx transport. location: the internal location (see
+-- docs/client.md "Transports" for its nginx.conf lines); args d, i, k, m, s, t carry
 -- x-ots-date, -instancename, -accesskeyid, -contentmd5, -signature and
 -- -ststoken, api the API name.
 function transport.nginx(location)

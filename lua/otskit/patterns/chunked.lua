@@ -42,10 +42,8 @@ local function raise(msg) error(MOD .. ": " .. msg, 3) end
 
 --- chunked.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new", options = { "chunk_size", "max_value", "codec", "level" } })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
-  if opts.store == nil then raise("store is required") end
   local cs = opts.chunk_size or MB
   if not (common.is_int(cs) and cs >= 1 and cs <= 2 * MB - 1024) then
     raise("chunk_size must be an integer 1..2 MiB - 1024 (a compressed chunk must fit a 2 MB cell)")
@@ -111,7 +109,7 @@ function P:put(k, value)
   if #value > self.max_value then
     return common.bad(MOD, "TooLarge", "value is %d bytes, over max_value %d", #value, self.max_value)
   end
-  local store = require "otskit.store"
+  local values = require "otskit.values"
   local old, m0, c0 = self:_manifest(k)
   if old == nil then return nil, m0, c0 end
   local parts = blob.split(value, { chunk_size = self.chunk_size, layout = "rows", name = "data", key = k })
@@ -122,7 +120,7 @@ function P:put(k, value)
     stored = stored + #frame
     rows[i] = { table = self.table, row = { type = "PUT",
       primary_key = { { "key", k }, { "gen", gen }, { "n", i - 1 } },
-      columns = { data = store.binary(frame), size = #frame } } }
+      columns = { data = values.binary(frame), size = #frame } } }
   end
   local ok, m1, c1 = common.write_batches(self.acc, rows)
   if not ok then
@@ -134,7 +132,7 @@ function P:put(k, value)
     column_condition = { column = "live", comparator = "EQUAL", value = old.gen } } or "EXPECT_NOT_EXIST"
   local okm, m2, c2 = self.acc:store("put_row", { table = self.table,
     primary_key = { { "key", k }, { "gen", "" }, { "n", 0 } },
-    columns = { manifest = store.binary(parts.manifest), live = gen, length = #value, count = parts.count },
+    columns = { manifest = values.binary(parts.manifest), live = gen, length = #value, count = parts.count },
     condition = cond }, "PutRow", { conditional = true })
   if not okm then
     -- did an attempt land after all (a timeout after apply)? read back
@@ -180,11 +178,11 @@ function P:get(k)
   if not m then return m, m0, c0 end
   local info, mi, ci = blob.manifest(m.manifest)
   if not info then return nil, mi, ci end
-  local store = require "otskit.store"
-  local chunks, start = {}, { k, m.gen, store.INF_MIN }
+  local values = require "otskit.values"
+  local chunks, start = {}, { k, m.gen, values.INF_MIN }
   repeat
     local page, m1, c1 = self.acc:store("get_range", { table = self.table, start = start,
-      stop = { k, m.gen, store.INF_MAX }, direction = "FORWARD" }, "GetRange")
+      stop = { k, m.gen, values.INF_MAX }, direction = "FORWARD" }, "GetRange")
     if not page then return nil, m1, c1 end
     for _, r in ipairs(page.rows) do
       local c, m2, c2 = blob.unpack(r.columns.data, { max_size = 2 * MB })
@@ -239,16 +237,16 @@ end
 function P:sweep(k)
   local kk, msg, code = check_key(k)
   if not kk then return nil, msg, code end
-  local store = require "otskit.store"
+  local values = require "otskit.values"
   local m, m0, c0 = self:_manifest(k)
   if m == nil then return nil, m0, c0 end
   local live = m and m.gen or nil
-  local stale, start = {}, { k, store.INF_MIN, store.INF_MIN }
+  local stale, start = {}, { k, values.INF_MIN, values.INF_MIN }
   repeat
     -- columns_to_get skips a row with none of them (as the service does):
     -- chunk rows carry the small "size" column so keys are read without data
     local page, m1, c1 = self.acc:store("get_range", { table = self.table, start = start,
-      stop = { k, store.INF_MAX, store.INF_MAX }, direction = "FORWARD", columns = { "live", "size" } }, "GetRange")
+      stop = { k, values.INF_MAX, values.INF_MAX }, direction = "FORWARD", columns = { "live", "size" } }, "GetRange")
     if not page then return nil, m1, c1 end
     for _, r in ipairs(page.rows) do
       local g = r.primary_key[2][2]

@@ -24,6 +24,7 @@
 -- runs out, the last error's code (usually OTSConditionCheckFail).
 local common = require "otskit.patterns.common"
 local retry = require "otskit.retry"
+local errors = require "otskit.errors"
 
 local M = {}
 local MOD = "otskit.patterns.counter"
@@ -55,10 +56,8 @@ end
 -- opts.retry.budget to false (conflicts are not a failing service; pass
 -- a budget, e.g. retry.budget, to count them).
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new" })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
-  if opts.store == nil then raise("store is required") end
   if type(opts.retry) ~= "nil" and type(opts.retry) ~= "table" then raise("retry must be a table of retry.call options") end
   local ropts = {}
   for k, v in pairs(opts.retry or {}) do ropts[k] = v end
@@ -104,7 +103,6 @@ local function push_op(ops, token, value)
   return table.concat(list)
 end
 
-local AMBIGUOUS = { OTSTimeout = true, OTSInternalServerError = true, OTSServerUnavailable = true }
 
 --- c:incr(name [, by]) -> new value, attempts | nil, msg, code
 function P:incr(name, by)
@@ -145,7 +143,8 @@ function P:incr(name, by)
       update = { PUT = { value = new, ver = ver + 1, ops = push_op(row and row.ops, token, new) } } }
     if ok then return new end
     if uc == "OTSConditionCheckFail" then st.conflicts = st.conflicts + 1 end
-    if AMBIGUOUS[uc] and not unsure then unsure, amb_ver = true, ver end
+    -- outcome unknown (otskit.errors class "idempotent"): it may have landed
+    if errors.class(uc) == "idempotent" and not unsure then unsure, amb_ver = true, ver end
     return nil, { code = uc, message = um }
   end, { classify = classify })
   if value == nil then return nil, m, c end

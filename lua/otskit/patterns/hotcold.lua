@@ -84,16 +84,14 @@ end
 
 --- hotcold.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  -- the month tables are prefix .. "_YYYYMM"
+  common.preamble(MOD, opts, { call = "new", name = "prefix", suffix = "_202601", parallel = true,
+    options = { "first", "last", "secret", "splits" } })
   local prefix = opts.prefix
-  if type(prefix) ~= "string" or not prefix:match("^[%a_][%w_]*$") or #prefix > 240 then
-    raise("prefix must be a table name prefix")
-  end
   local first, last = month_num(opts.first), month_num(opts.last)
   if not first or not last then raise("first and last must be months \"YYYY-MM\"") end
   if last < first then raise("last must not be before first") end
   if last - first >= 1024 then raise("at most 1024 months") end
-  if opts.store == nil then raise("store is required") end
   if opts.secret ~= nil and (type(opts.secret) ~= "string" or #opts.secret < 16) then
     raise("secret must be a string of at least 16 bytes")
   end
@@ -179,8 +177,8 @@ end
 -- (order = "asc": oldest first). Pass the same query with the cursor.
 function P:read(q)
   if type(q) ~= "table" then raise("read expects a query table") end
-  local store = require "otskit.store"
-  local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
+  local values = require "otskit.values"
+  local INF_MIN, INF_MAX = values.INF_MIN, values.INF_MAX
   local k = q.key
   if type(k) ~= "string" or k == "" or #k > 1024 then return common.bad(MOD, "BadKey", "key must be a string of 1..1024 bytes") end
   local from, to = q.from, q.to

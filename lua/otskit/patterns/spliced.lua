@@ -38,9 +38,9 @@ local TYPES = { INTEGER = true, STRING = true, BINARY = true }
 
 --- spliced.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new", options = { "splice", "rest", "secret", "pk_name" },
+    parallel = true, get_range = true })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
   local sp = opts.splice
   if type(sp) ~= "table" or #sp < 1 then raise("splice must be a key.splice spec") end
   local rest = opts.rest or {}
@@ -50,7 +50,6 @@ function M.new(opts)
       raise("rest columns must be {name, \"INTEGER\"|\"STRING\"|\"BINARY\"}")
     end
   end
-  if opts.store == nil and opts.get_range == nil then raise("store or get_range is required") end
   if opts.secret ~= nil and (type(opts.secret) ~= "string" or #opts.secret < 16) then
     raise("secret must be a string of at least 16 bytes")
   end
@@ -184,8 +183,8 @@ end
 -- page; pass the same from / to with the cursor.
 function P:range(q)
   if type(q) ~= "table" then raise("range expects a query table") end
-  local store = require "otskit.store"
-  local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
+  local values = require "otskit.values"
+  local INF_MIN, INF_MAX = values.INF_MIN, values.INF_MAX
   local lo, m1, c1 = self:_bound(q.from, "from")
   if not lo then return nil, m1, c1 end
   local hi, m2, c2 = self:_bound(q.to, "to")

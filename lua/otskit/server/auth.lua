@@ -10,6 +10,7 @@
 -- OTSAuthFailed. x-ots-date may carry any fraction of 1+ digits (the Go
 -- SDK writes month/day/hour digits there; the service ignores them).
 local wire = require "otskit.wire"
+local errors = require "otskit.errors"
 
 local auth = {}
 
@@ -21,40 +22,40 @@ auth.REQUIRED = {
 
 auth.SKEW_MS = 15 * 60 * 1000
 
---- auth.verify(cfg, api, headers, body, now_ms) -> true | nil, code,
--- message. cfg: { access_key_id, secret, instance }; headers: lower-case
+--- auth.verify(cfg, api, headers, body, now_ms) -> true | nil, message,
+-- code. cfg: { access_key_id, secret, instance }; headers: lower-case
 -- name -> value (a header sent twice, a list, is refused).
 function auth.verify(cfg, api, headers, body, now_ms)
   for _, name in ipairs(auth.REQUIRED) do
     local v = headers[name]
-    if v == nil then return nil, "OTSParameterInvalid", "Missing header: " .. name end
-    if type(v) ~= "string" then return nil, "OTSParameterInvalid", "Duplicated header: " .. name end
+    if v == nil then return nil, "Missing header: " .. name, "OTSParameterInvalid" end
+    if type(v) ~= "string" then return nil, "Duplicated header: " .. name, "OTSParameterInvalid" end
   end
   for name, v in pairs(headers) do
     if type(v) ~= "string" and type(name) == "string" and name:sub(1, 6) == "x-ots-" then
-      return nil, "OTSParameterInvalid", "Duplicated header: " .. name
+      return nil, "Duplicated header: " .. name, "OTSParameterInvalid"
     end
   end
   if headers["x-ots-apiversion"] ~= "2015-12-31" then
-    return nil, "OTSParameterInvalid", "Unsupported API version: " .. headers["x-ots-apiversion"]
+    return nil, "Unsupported API version: " .. headers["x-ots-apiversion"], "OTSParameterInvalid"
   end
   local date = wire.parse_date(headers["x-ots-date"])
-  if not date then return nil, "OTSParameterInvalid", "Invalid date format: " .. headers["x-ots-date"] end
+  if not date then return nil, "Invalid date format: " .. headers["x-ots-date"], "OTSParameterInvalid" end
   if not wire.equal(headers["x-ots-accesskeyid"], cfg.access_key_id) then
-    return nil, "OTSAuthFailed", "The AccessKeyID does not exist."
+    return nil, "The AccessKeyID does not exist.", "OTSAuthFailed"
   end
   if headers["x-ots-instancename"] ~= cfg.instance then
-    return nil, "OTSAuthFailed", "The instance is not found: " .. headers["x-ots-instancename"] .. "."
+    return nil, "The instance is not found: " .. headers["x-ots-instancename"] .. ".", "OTSAuthFailed"
   end
   if math.abs(date - now_ms) > auth.SKEW_MS then
-    return nil, "OTSAuthFailed", "Mismatch between system time and x-ots-date."
+    return nil, "Mismatch between system time and x-ots-date.", "OTSAuthFailed"
   end
   if not wire.equal(wire.content_md5(body), headers["x-ots-contentmd5"]) then
-    return nil, "OTSAuthFailed", "Mismatch between MD5 value of request body and x-ots-contentmd5 in header."
+    return nil, "Mismatch between MD5 value of request body and x-ots-contentmd5 in header.", "OTSAuthFailed"
   end
   local want = wire.sign_request(cfg.secret, api, headers)
   if not wire.equal(want, headers["x-ots-signature"]) then
-    return nil, "OTSAuthFailed", "Signature mismatch."
+    return errors.fail("OTSAuthFailed") -- "Signature mismatch."
   end
   return true
 end

@@ -2,9 +2,10 @@
 --
 -- A spec is "key=value" pairs separated by commas:
 --   rate=0.1            fraction of requests answered with an error
---   code=OTSServerBusy  that error's code (default OTSServerBusy)
+--   code=OTSServerBusy  that error's code (default OTSServerBusy); a code
+--                       otskit.errors does not know needs a status
 --   status=503          its HTTP status (default: the code's status)
---   message=...         its message (default "injected fault")
+--   message=...         its message (default: the code's own message)
 --   latency=20 | 5-50   milliseconds added to every matching request
 --   drop=0.01           fraction of requests whose connection is closed
 --                       without an answer
@@ -16,6 +17,8 @@
 --                       follow it. Keep it below 1: at 1 no read ever ends
 -- "" or "off" turns faults off. Every worker reads the spec from a shared
 -- dict, so the admin endpoint changes all of them at once.
+local errors = require "otskit.errors"
+
 local faults = {}
 
 local NUM = { rate = true, drop = true, status = true, empty = true }
@@ -24,7 +27,7 @@ local NUM = { rate = true, drop = true, status = true, empty = true }
 function faults.parse(spec)
   if spec == nil or spec == "" or spec == "off" then return false end
   if type(spec) ~= "string" then return nil, "faults spec must be a string" end
-  local cfg = { rate = 0, drop = 0, empty = 0, code = "OTSServerBusy", message = "injected fault", lat = { 0, 0 } }
+  local cfg = { rate = 0, drop = 0, empty = 0, code = "OTSServerBusy", lat = { 0, 0 } }
   for item in spec:gmatch("[^,]+") do
     local k, v = item:match("^%s*([%a_]+)%s*=%s*(.-)%s*$")
     if not k then return nil, "faults: expected key=value, got " .. item end
@@ -53,6 +56,10 @@ function faults.parse(spec)
       return nil, "faults: unknown key " .. k
     end
   end
+  if cfg.status == nil and errors.status(cfg.code) == nil then
+    return nil, "faults: " .. cfg.code .. " is not a code the service answers: give its status (status=...)"
+  end
+  cfg.message = cfg.message or errors.message(cfg.code) or cfg.code
   return cfg
 end
 

@@ -85,7 +85,7 @@ local function with_write_lock(fn, ...)
   local dict, token = state.dict, ngx.worker.pid() .. ":" .. ngx.now() .. ":" .. math.random()
   local waited = 0
   while not dict:add("write_lock", token, LOCK_TTL) do
-    if waited > 5 then return nil, "OTSServerBusy", "Another write held the store for over 5 s." end
+    if waited > 5 then return nil, "Another write held the store for over 5 s.", "OTSServerBusy" end
     local d = waited < 0.002 and 0 or 0.001
     ngx.sleep(d)
     waited = waited + (d == 0 and 0.0001 or d)
@@ -114,7 +114,7 @@ local function serve(api)
     -- nginx spooled it to a file: client_body_buffer_size equals the
     -- limit, so this only happens past it
     if ngx.req.get_body_file() then
-      return respond.error(cfg, api, "OTSRequestBodyTooLarge", "Request body is too large.")
+      return respond.error(cfg, api, "OTSRequestBodyTooLarge")
     end
     body = ""
   end
@@ -122,7 +122,7 @@ local function serve(api)
   if herr == "truncated" then
     return respond.error(cfg, api, "OTSParameterInvalid", "Too many headers.")
   end
-  local ok, code, msg = auth.verify(cfg, api, headers, body, ngx.now() * 1000)
+  local ok, msg, code = auth.verify(cfg, api, headers, body, ngx.now() * 1000)
   if not ok then return respond.error(cfg, api, code, msg) end
 
   local dict = state.dict
@@ -143,11 +143,11 @@ local function serve(api)
   if not db then
     return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
   end
-  local out, ecode, emsg
+  local out, emsg, ecode
   if state.cfg.workers > 1 and dispatch.APIS[api].write and state.cfg.write_lock ~= false then
-    out, ecode, emsg = with_write_lock(dispatch.call, db, api, body)
+    out, emsg, ecode = with_write_lock(dispatch.call, db, api, body)
   else
-    out, ecode, emsg = dispatch.call(db, api, body, empty)
+    out, emsg, ecode = dispatch.call(db, api, body, empty)
   end
   if empty and out then dict:incr("n_empty", 1, 0) end
   if out and dispatch.APIS[api].schema and cfg.path ~= ":memory:" then
@@ -167,20 +167,20 @@ function server.handle()
     return respond.error(cfg, api, "OTSParameterInvalid", "Unsupported operation: '" .. path:sub(2, 200) .. "'.")
   end
   if ngx.req.get_method() ~= "POST" then
-    return respond.error(cfg, api, "OTSMethodNotAllowed", "Only POST method is supported.")
+    return respond.error(cfg, api, "OTSMethodNotAllowed")
   end
   local ok, err = pcall(serve, api)
   if not ok then
     ngx.log(ngx.ERR, "otskit serve: internal error on ", api, ": ", tostring(err))
     if ngx.headers_sent then return ngx.exit(ngx.ERROR) end
-    return respond.error(cfg, api, "OTSInternalServerError", "Internal server error.")
+    return respond.error(cfg, api, "OTSInternalServerError")
   end
 end
 
 --- server.too_large(): the 413 error page (client_max_body_size).
 function server.too_large()
   local api = ngx.var.uri:match("^/(%w+)$")
-  return respond.error(state.cfg, api, "OTSRequestBodyTooLarge", "Request body is too large.")
+  return respond.error(state.cfg, api, "OTSRequestBodyTooLarge")
 end
 
 --- server.http_error(status): nginx's own error pages (a malformed

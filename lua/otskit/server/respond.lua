@@ -4,26 +4,19 @@
 -- x-ots-date with a fraction, x-ots-contenttype, authorization: OTS
 -- <id>:<sig>): the Java and Python SDKs refuse 2xx responses without them,
 -- and Python verifies the signature of errors too. Errors are a protobuf
--- Error{code, message} with the service's HTTP status for the code. Bodies
+-- Error{code, message} with the service's HTTP status for the code
+-- (otskit.errors). Bodies
 -- are never compressed and nothing follows them.
 local wire = require "otskit.wire"
+local errors = require "otskit.errors"
 
 local respond = {}
 
---- The service's HTTP status per error code (unknown codes: 400).
-respond.STATUS = {
-  OTSParameterInvalid = 400, OTSInvalidPK = 400, OTSOutOfColumnCountLimit = 400,
-  OTSOutOfRowSizeLimit = 400, OTSAuthFailed = 403, OTSConditionCheckFail = 403,
-  OTSNotEnoughCapacityUnit = 403, OTSCapacityUnitExhausted = 403, OTSQuotaExhausted = 403,
-  OTSTooFrequentReservedThroughputAdjustment = 403, OTSObjectNotExist = 404,
-  OTSTableNotReady = 404, OTSMethodNotAllowed = 405, OTSRequestTimeout = 408,
-  OTSObjectAlreadyExist = 409, OTSRowOperationConflict = 409, OTSRequestBodyTooLarge = 413,
-  OTSInternalServerError = 500, OTSServerBusy = 503, OTSPartitionUnavailable = 503,
-  OTSServerUnavailable = 503, OTSTimeout = 503, OTSQuotaFrequentMsg = 503,
-}
-
+--- respond.status(code) -> the HTTP status the service answers `code`
+-- with (otskit.errors); 500 for a code otskit does not know (a bug: every
+-- code the store and the server produce is in otskit.errors).
 function respond.status(code)
-  return respond.STATUS[code] or 400
+  return errors.status(code) or 500
 end
 
 -- 8-4-4-4-12 hex like the service's ids, from nginx's per-request id
@@ -51,9 +44,11 @@ function respond.send(cfg, api, status, body)
   return ngx.exit(ngx.OK)
 end
 
---- respond.error(cfg, api, code, message [, status]): an Error{code,
--- message} body with the code's status (or the given one).
+--- respond.error(cfg, api, code [, message [, status]]): an Error{code,
+-- message} body with the code's status (or the given one); message nil:
+-- the code's own (otskit.errors).
 function respond.error(cfg, api, code, message, status)
+  if message == nil then message = errors.message(code) or code end
   return respond.send(cfg, api, status or respond.status(code), wire.encode_error(code, message))
 end
 

@@ -11,6 +11,7 @@
 -- primary key is refused (conditions and filters test attribute columns).
 -- latest_version_only = false: any version of the column may satisfy it.
 local values = require "otskit.store.values"
+local errors = require "otskit.errors"
 local row = require("otskit.core").row
 
 local condition = {}
@@ -144,13 +145,13 @@ condition.eval = eval
 --- condition.check(parsed, exists, cols, types [, cells]) -> true | nil, msg, code
 function condition.check(p, exists, cols, types, cells)
   if p.exist == "EXPECT_EXIST" and not exists then
-    return nil, "Condition check failed.", "OTSConditionCheckFail"
+    return errors.fail("OTSConditionCheckFail")
   end
   if p.exist == "EXPECT_NOT_EXIST" and exists then
-    return nil, "Condition check failed.", "OTSConditionCheckFail"
+    return errors.fail("OTSConditionCheckFail")
   end
   if p.cc and not eval(p.cc, exists and cols or nil, types, cells) then
-    return nil, "Condition check failed.", "OTSConditionCheckFail"
+    return errors.fail("OTSConditionCheckFail")
   end
   return true
 end

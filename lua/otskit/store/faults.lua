@@ -10,21 +10,14 @@ local faults = {}
 local F = {}
 F.__index = F
 
--- the codes the official SDKs' default policies retry: the only ones allowed
-faults.RETRYABLE = {
-  OTSRowOperationConflict = "Data is being modified by the other request.",
-  OTSNotEnoughCapacityUnit = "Remaining capacity unit is not enough.",
-  OTSTableNotReady = "The table is not ready.",
-  OTSPartitionUnavailable = "The partition is not available.",
-  OTSServerBusy = "Server is busy.",
-  OTSOperationThrottled = "Table operation throttled.",
-  OTSQuotaExhausted = "Too frequent table operations.",
-  OTSStorageServerBusy = "Storage server is busy.",
-  OTSCapacityUnitExhausted = "Capacity unit exhausted.",
-  OTSTimeout = "Operation timeout.",
-  OTSInternalServerError = "An internal error occurred.",
-  OTSServerUnavailable = "Server is unavailable.",
-}
+local errors = require "otskit.errors"
+
+-- the codes an injected fault may carry: the service's codes that the
+-- official SDKs' default policies retry (otskit.errors classes)
+local function retryable(code)
+  local e = errors.get(code)
+  return e ~= nil and e.side == "service" and e.class ~= "never"
+end
 
 local OPS = {
   put_row = true, get_row = true, update_row = true, delete_row = true,
@@ -64,7 +57,7 @@ function faults.new(cfg)
     local v = self[k]
     if type(v) ~= "number" or v ~= v or v < 0 or v > 1 then bad(k .. " must be a number in 0..1") end
   end
-  if not faults.RETRYABLE[self.code] then bad("code must be a retryable Tablestore code, got " .. tostring(self.code)) end
+  if not retryable(self.code) then bad("code must be a retryable Tablestore code, got " .. tostring(self.code)) end
   local lt = type(self.latency)
   if lt == "table" then
     local lo, hi = self.latency[1], self.latency[2]
@@ -121,6 +114,7 @@ function F:row_fails(op)
   return false
 end
 
-function F:message() return faults.RETRYABLE[self.code] end
+--- injector:message() -> the service's message for the injected code
+function F:message() return errors.message(self.code) end
 
 return faults

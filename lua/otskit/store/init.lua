@@ -52,6 +52,9 @@ store.LIMITS = base.LIMITS
 -- lock before it answers OTSServerBusy (nothing applied). integrity_check:
 -- run db:check() (SQLite's integrity check, every row's checksum) first.
 -- Several processes may open one file: every operation is one transaction.
+-- path is a file name, never an SQLite URI: a path that is not a string
+-- raises; "", one holding a NUL byte, or one starting with "file:" (any
+-- case; name such a file "./file:...") is nil, msg, OTSParameterInvalid.
 local OPEN_OPTS = { path = "string", clock = "function", partitions = "boolean", partition = "table",
   page = "table", busy_timeout = "number", integrity_check = "boolean" }
 
@@ -75,7 +78,10 @@ function store.open(opts)
     end
   end
   local popts = part_opts(opts.partition)
+  -- a path is a file name or ":memory:", never an SQLite URI: kv.open
+  -- refuses "file:..." names, NUL bytes and "" (code KVBadPath)
   local h, msg, code = kv.open(opts.path or ":memory:", busy)
+  if not h and code == "KVBadPath" then return nil, msg, "OTSParameterInvalid" end
   if not h then return txn.dberr(msg, code) end
   local db = setmetatable({ h = h, tables = {}, clock = opts.clock or core.row.now, offset = 0,
     accounting = opts.partitions ~= false, popts = popts,

@@ -11,7 +11,7 @@ local pack, unpack = keycodec.pack, keycodec.unpack
 local bound_key, pk_out = schema.bound_key, schema.pk_out
 local DB, L = base.DB, base.LIMITS
 local invalid, check_req, ceil_cu, consumed = base.invalid, base.check_req, base.ceil_cu, base.consumed
-local decode = values.decode
+local decode, key_cell = values.decode, values.key_cell
 local txn = require "otskit.store.txn"
 local dberr, damaged, key_vals = txn.dberr, txn.damaged, txn.key_vals
 
@@ -61,13 +61,12 @@ local function pk_of(t, k)
     if c.type == "INTEGER" then
       if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53: decimal text
       size = size + #c.name + 8
-      pk[i] = { c.name, v }
     else
       size = size + #c.name + #v
-      -- a BINARY key value is a plain string tagged with its type, as
-      -- otskit.wire decodes it (so store and client rows are alike)
-      pk[i] = c.type == "BINARY" and { c.name, v, "BINARY" } or { c.name, v }
     end
+    -- a BINARY value, or a LuaJIT int64 as decimal text, is tagged with
+    -- its type, as otskit.wire decodes it (so store and client rows are alike)
+    pk[i] = key_cell(c.name, c.type, v)
   end
   return pk, size
 end

@@ -20,8 +20,9 @@ local VT = { INTEGER = "VT_INTEGER", STRING = "VT_STRING", BINARY = "VT_BLOB", D
 
 local function bad_pk(msg) return nil, msg, "OTSInvalidPK" end
 
--- The values of a primary key in schema order: pk is {{name, v}, ...} (the
--- SDK form) or {v1, v2, ...}. n: how many columns to expect (default all).
+-- The values of a primary key in schema order: pk is {{name, v [, type]},
+-- ...} (the SDK form; type: the tag of a key read back, see
+-- otskit.values.key_cell, which v must have) or {v1, v2, ...}. n: how many columns to expect (default all).
 -- allow: nil, "inf" (get_range bounds) or "auto" (writes: AUTO_INCREMENT
 -- in the table's AUTO_INCREMENT column). The service's codes and messages:
 -- OTSInvalidPK for a key of the wrong size, names or types.
@@ -38,7 +39,13 @@ function DB:_pk_values(t, pk, allow, n)
       if v[1] ~= col.name then
         return bad_pk(("Validate PK name fail. Input: %s, Meta: %s."):format(tostring(v[1]), col.name))
       end
-      v = v[2]
+      local tag
+      v, tag = v[2], v[3]
+      if tag ~= nil and not INF[v] and v ~= AUTO then
+        local why
+        v, why = values.retype(v, tag)
+        if v == nil then return invalid(("primary key column '%s': %s"):format(col.name, why)) end
+      end
     end
     if INF[v] then
       if allow ~= "inf" then return invalid("INF_MIN and INF_MAX are only allowed in get_range bounds") end
@@ -102,7 +109,7 @@ local function pk_out(t, k)
   for i, c in ipairs(t.pk) do
     local v = vals[i]
     if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53: decimal text
-    out[i] = c.type == "BINARY" and { c.name, v, "BINARY" } or { c.name, v }   -- as otskit.wire decodes it
+    out[i] = values.key_cell(c.name, c.type, v)   -- tagged as otskit.wire decodes it
   end
   return out
 end

@@ -3,6 +3,7 @@
 local base = require "otskit.store.base"
 local core = require "otskit.core"
 local keycodec = require "otskit.key"
+local key_cell = require("otskit.values").key_cell
 local txn = require "otskit.store.txn"
 local dberr, damaged = txn.dberr, txn.damaged
 local DB = base.DB
@@ -68,7 +69,7 @@ end
 
 --- db:compute_split_points_by_size{ table, split_size,
 -- split_size_unit_in_byte } -> { schema = {{name, type}, ...},
--- split_points = {{{pk1, value [, "BINARY"]}}, ...}, locations = {{ location, repeat }},
+-- split_points = {{{pk1, value [, type]}}, ...}, locations = {{ location, repeat }},
 -- consumed } | nil, msg, code. split_size (positive integer) counts units
 -- of split_size_unit_in_byte bytes (default 100 MB). A split point is a
 -- partition-key value alone (the service omits the trailing INF_MIN
@@ -91,8 +92,8 @@ function DB:compute_split_points_by_size(req)
   if not points then return nil, m2, c2 end
   local schema, out, name = {}, {}, t.pk[1].name
   for i, c in ipairs(t.pk) do schema[i] = { c.name, c.type } end
-  local binary = t.pk[1].type == "BINARY" and "BINARY" or nil   -- tagged as keys are read
-  for i, enc in ipairs(points) do out[i] = { { name, pk1_value(enc), binary } } end
+  local ty = t.pk[1].type
+  for i, enc in ipairs(points) do out[i] = { key_cell(name, ty, pk1_value(enc)) } end   -- tagged as keys are read
   return { schema = schema, split_points = out, locations = { { location = "otskit-local", ["repeat"] = #out + 1 } },
            consumed = consumed(1, 0) }
 end

@@ -1,7 +1,9 @@
 --- otskit.store.tables -- table metadata: create, delete, list, describe.
 local base = require "otskit.store.base"
+local errors = require "otskit.errors"
 local core = require "otskit.core"
 local keycodec = require "otskit.key"
+local names = require "otskit.names"
 local partitions = require "otskit.store.partitions"
 local purge = require "otskit.store.purge"
 local txn = require "otskit.store.txn"
@@ -173,18 +175,13 @@ function DB:_attach(name, pk, bounds, popts, options, reserved)
   return t
 end
 
---- store.open{ path = ":memory:" | "file.db", clock = fn, partitions = true,
--- partition = { split_rows, split_bytes, split_load, window, history } }
--- -> db | nil, msg, code. clock() -> seconds (default os.time) drives the
--- partition windows; injected latency is added to it (db:now()).
-
 function DB:_table(name)
   local h = self.h
   if h == nil then error("otskit.store: db is closed", 3) end
   local t = self.tables[name]
   if t == nil then
     if not valid_name(name) then return invalid("Invalid table name: '" .. tostring(name) .. "'.") end
-    return nil, "Requested table does not exist.", "OTSObjectNotExist"
+    return errors.fail("OTSObjectNotExist")
   end
   return t
 end
@@ -200,8 +197,8 @@ function DB:create_table(req)
   local okf, mf, cf = base.known(req, CREATE_FIELDS, "create_table")
   if not okf then return nil, mf, cf end
   local name = req.name or req.table
-  if not valid_name(name) then return invalid("table name must be 1-255 bytes of [A-Za-z0-9_], not starting with a digit: " .. tostring(name)) end
-  if self.tables[name] then return nil, "Requested table already exists.", "OTSObjectAlreadyExist" end
+  if not valid_name(name) then return invalid("table name must be " .. names.RULE .. ": " .. tostring(name)) end
+  if self.tables[name] then return errors.fail("OTSObjectAlreadyExist") end
   local options, mo, co = parse_options(req.options)
   if not options then return nil, mo, co end
   local reserved, mr, cr = parse_reserved(req.reserved)

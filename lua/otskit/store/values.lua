@@ -1,66 +1,24 @@
 --- otskit.store.values -- Tablestore cell types, their Lua forms, sizes,
 -- comparisons, and the byte encoding of a row's attribute columns.
 --
--- Lua forms: a string is STRING; a boolean is BOOLEAN; a number is
--- INTEGER when integral (Lua 5.4: an integer subtype) else DOUBLE.
--- values.binary(s), values.integer(v), values.double(v) force a type
--- (integer(v) takes a decimal string for int64 values LuaJIT cannot hold).
+-- The Lua forms and the typed values (binary, integer, double) are
+-- otskit.values's, re-exported here as the same functions.
 local kv = require("otskit.core").kv
+local shared = require "otskit.values"
 
 local values = {}
 
-local LUA54 = math.type ~= nil
+local LUA54 = shared.LUA54
 local TWO53 = 9007199254740992
-local Typed = {}
-Typed.__index = Typed
-Typed.__tostring = function(t) return t.type .. "(" .. tostring(t.value) .. ")" end
 
 values.MAX_CELL = 2097152     -- STRING/BINARY attribute value
 values.MAX_PK_CELL = 1024     -- STRING/BINARY key value
 
-local function typed(ty, v) return setmetatable({ type = ty, value = v }, Typed) end
-function values.is_typed(v) return getmetatable(v) == Typed end
-
--- Parses a decimal int64 string: the number if exact in this Lua, else
--- (LuaJIT, beyond 2^53) the canonical decimal string; nil if not int64.
-local function decimal(s)
-  if not s:match("^%-?%d+$") then return nil end
-  local neg = s:sub(1, 1) == "-"
-  local digits = s:gsub("^%-?0*", "")
-  if digits == "" then return 0 end
-  if #digits > 19 or (#digits == 19 and digits > (neg and "9223372036854775808" or "9223372036854775807")) then
-    return nil
-  end
-  if LUA54 then return math.tointeger(tonumber(s)) end
-  -- LuaJIT: compare the digits, not the double (9007199254740993 would
-  -- round to 2^53 and pass a numeric test)
-  if #digits < 16 or (#digits == 16 and digits <= "9007199254740992") then return tonumber(s) end
-  return (neg and "-" or "") .. digits
-end
-values.decimal = decimal
-
---- values.binary(s): s as a BINARY cell.
-function values.binary(s)
-  if type(s) ~= "string" then error("otskit.store: binary() takes a string", 2) end
-  return typed("BINARY", s)
-end
-
---- values.integer(v): v (integral number or decimal string) as an INTEGER.
-function values.integer(v)
-  local n
-  if type(v) == "string" then n = decimal(v)
-  elseif type(v) == "number" and v == math.floor(v) and v >= -2^63 and v < 2^63 then
-    n = LUA54 and math.tointeger(v) or v
-  end
-  if n == nil then error("otskit.store: integer() takes an int64 number or decimal string", 2) end
-  return typed("INTEGER", n)
-end
-
---- values.double(v): v as a DOUBLE.
-function values.double(v)
-  if type(v) ~= "number" then error("otskit.store: double() takes a number", 2) end
-  return typed("DOUBLE", v + 0.0)
-end
+-- the typed values are otskit.values's (the same functions and metatable)
+values.is_typed, values.decimal, values.retype = shared.is_typed, shared.decimal, shared.retype
+values.key_cell = shared.key_cell
+values.binary, values.integer, values.double = shared.binary, shared.integer, shared.double
+local is_typed = shared.is_typed
 
 --- values.classify(v) -> type, plain value | nil, reason
 function values.classify(v)
@@ -76,7 +34,7 @@ function values.classify(v)
     if v == math.floor(v) and v >= -2^63 and v < 2^63 then return "INTEGER", v end
     return "DOUBLE", v
   end
-  if t == "table" and getmetatable(v) == Typed then
+  if t == "table" and is_typed(v) then
     if v.type == "DOUBLE" and (v.value ~= v.value or v.value == math.huge or v.value == -math.huge) then
       return nil, "NaN or infinite number"
     end

@@ -387,7 +387,7 @@ end
 function write.ret_row(t, plan)
   if not plan.ret then return nil end
   local row = { primary_key = pk_out(t, plan.key) }
-  if plan.ret == "RT_PK" then return row end
+  if plan.ret == "RT_PK" then row.columns = {}; return row end   -- as the wire decodes it
   local cells = plan.after or {}
   table.sort(cells, cell_less)
   local want = plan.ret_names or (plan.touched or nil)

@@ -1,0 +1,58 @@
+--- otskit.wire.common -- what every message codec of otskit.wire shares:
+-- the refusal of options otskit cannot honour (an unsupported option is
+-- refused, never ignored), the parameter error, and small message helpers.
+local common = {}
+
+common.INVALID = "OTSParameterInvalid"
+common.EMPTY = {}
+
+--- common.invalid(msg) -> nil, msg, "OTSParameterInvalid"
+function common.invalid(msg) return nil, msg, common.INVALID end
+local invalid = common.invalid
+
+--- common.check_keys(req, allowed, what) -> true | nil, msg, code: every key of
+-- the request table req is in the set allowed. Raises (a programming
+-- mistake) when req is not a table.
+function common.check_keys(req, allowed, what)
+  if type(req) ~= "table" then error("otskit.wire: " .. what .. " takes a request table", 3) end
+  for k in pairs(req) do
+    if not allowed[k] then return invalid(what .. ": unsupported option '" .. tostring(k) .. "'") end
+  end
+  return true
+end
+
+--- common.set(...) -> { [arg] = true } of the (non-nil) arguments.
+function common.set(...)
+  local s = {}
+  for _, k in ipairs({ ... }) do s[k] = true end
+  return s
+end
+
+--- common.refuse(m, what, field...) -> true | nil, msg, code: a decoded
+-- request message m carries none of the fields (otskit cannot honour them).
+function common.refuse(m, what, ...)
+  for _, k in ipairs({ ... }) do
+    if m[k] ~= nil then return invalid(what .. ": unsupported field '" .. k .. "'") end
+  end
+  return true
+end
+
+--- common.sorted_keys(t) -> the keys of t, sorted.
+function common.sorted_keys(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks)
+  return ks
+end
+
+--- common.consumed(c) -> the ConsumedCapacity message (read and write
+-- capacity units, 0 when absent), on both sides of the wire.
+function common.consumed(c)
+  local cu = c and c.capacity_unit or {}
+  return { capacity_unit = { read = cu.read or 0, write = cu.write or 0 } }
+end
+
+--- common.table_name(req) -> the table a request names (table or name).
+function common.table_name(req) return req.table or req.name end
+
+return common
