@@ -45,9 +45,14 @@
 -- metrics = { hottest_writes, hottest_share, mean_share and peak_share (of
 -- the hottest partition in each second with >= 10 rows written; nil when
 -- no second had that many), partitions_used,
--- partitions, requests_per_query, rows_per_query, bytes_per_query,
--- bytes_stored, retries, throttled, failed_ops, ops, rows_written,
--- seconds, extras = {...} }, heat = { windows, ids, load, born } }.
+-- partitions, requests_per_query, ranges_per_query, rows_per_query,
+-- results_per_query, bytes_per_query, bytes_stored, retries, throttled,
+-- failed_ops, failed_queries, ops, rows_written, seconds, extras = {...},
+-- tables = { { name, initial_partitions, partitions, rows_written,
+-- partition_keys, tail_share } } }, errors = { { code, message, count, op
+-- } } (every code the store answered), findings = { { cause, text,
+-- evidence } } (otskit.analyze.diagnose), heat = { windows, ids, load,
+-- born } }.
 -- Raises "otskit.analyze: ..." for a malformed scenario.
 local store = require "otskit.store"
 local backoff = require "otskit.backoff"
