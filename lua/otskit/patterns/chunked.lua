@@ -42,10 +42,8 @@ local function raise(msg) error(MOD .. ": " .. msg, 3) end
 
 --- chunked.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new", options = { "chunk_size", "max_value", "codec", "level" } })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
-  if opts.store == nil then raise("store is required") end
   local cs = opts.chunk_size or MB
   if not (common.is_int(cs) and cs >= 1 and cs <= 2 * MB - 1024) then
     raise("chunk_size must be an integer 1..2 MiB - 1024 (a compressed chunk must fit a 2 MB cell)")

@@ -56,10 +56,8 @@ end
 -- opts.retry.budget to false (conflicts are not a failing service; pass
 -- a budget, e.g. retry.budget, to count them).
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new" })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
-  if opts.store == nil then raise("store is required") end
   if type(opts.retry) ~= "nil" and type(opts.retry) ~= "table" then raise("retry must be a table of retry.call options") end
   local ropts = {}
   for k, v in pairs(opts.retry or {}) do ropts[k] = v end

@@ -19,6 +19,7 @@ require "otskit.store.write"
 require "otskit.store.read"
 require "otskit.store.batch"
 require "otskit.store.splits"
+require "otskit.store.search"
 
 local kv = core.kv
 local DB = base.DB

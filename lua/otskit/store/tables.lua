@@ -3,6 +3,7 @@ local base = require "otskit.store.base"
 local errors = require "otskit.errors"
 local core = require "otskit.core"
 local keycodec = require "otskit.key"
+local names = require "otskit.names"
 local partitions = require "otskit.store.partitions"
 local purge = require "otskit.store.purge"
 local txn = require "otskit.store.txn"
@@ -196,7 +197,7 @@ function DB:create_table(req)
   local okf, mf, cf = base.known(req, CREATE_FIELDS, "create_table")
   if not okf then return nil, mf, cf end
   local name = req.name or req.table
-  if not valid_name(name) then return invalid("table name must be 1-255 bytes of [A-Za-z0-9_], not starting with a digit: " .. tostring(name)) end
+  if not valid_name(name) then return invalid("table name must be " .. names.RULE .. ": " .. tostring(name)) end
   if self.tables[name] then return errors.fail("OTSObjectAlreadyExist") end
   local options, mo, co = parse_options(req.options)
   if not options then return nil, mo, co end
