@@ -70,6 +70,13 @@ errors.CODES = {
     message = "Request timeout." },
   OTSRequestBodyTooLarge = { side = S, status = 413, class = "never",
     message = "The size of POST data is too large." },
+  -- local transactions (otskit.store.localtxn)
+  OTSDataOutOfRange = { side = S, status = 400, class = "never", documented = false,
+    message = "The primary key is out of the partition-key range of the transaction." },
+  OTSSessionNotExist = { side = S, status = 404, class = "never", exact = true, documented = false,
+    message = "Session not exist or may be timeout." },
+  OTSOutOfTransactionDataSizeLimit = { side = S, status = 400, class = "never", documented = false,
+    message = "The data size of the transaction exceeds the limit." },
   -- refused, nothing applied: retried for any operation
   OTSRowOperationConflict = { side = S, status = 409, class = "retry",
     message = "Data is being modified by the other request." },

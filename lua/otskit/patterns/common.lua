@@ -338,6 +338,27 @@ function common.range_read(acc, r)
   return rows, cursor
 end
 
+--- common.next_start(modname, start, page, stalled) -> the next start key
+-- (nil: the range is done), stalled | false, message, "NoProgress". For
+-- the get_range loops of the patterns: a page may end before its first
+-- row (no rows, next_start_primary_key where it began); the 32nd such
+-- page in a row (otskit.client.pager.MAX_STALL) is a read that would
+-- never end. stalled: the count so far (0 to begin with).
+function common.next_start(modname, start, page, stalled)
+  local pager = require "otskit.client.pager"
+  local nx = page.next_start_primary_key
+  if nx ~= nil and #(page.rows or {}) == 0 and pager.same(nx, start) then
+    stalled = stalled + 1
+    if stalled >= pager.MAX_STALL then
+      return false, ("%s: next_start_primary_key did not advance in %d pages in a row: the read would never end")
+        :format(modname, stalled), "NoProgress"
+    end
+  else
+    stalled = 0
+  end
+  return nx, stalled
+end
+
 --- common.check_limit(modname, limit) -> limit | nil, msg, "BadRange"
 function common.check_limit(modname, limit)
   if limit == nil then return 100 end

@@ -14,7 +14,8 @@
 --                       a next_start_primary_key at the first row the page
 --                       would have held (the service may end a page early,
 --                       e.g. after rows a filter dropped): readers must
---                       follow it. Keep it below 1: at 1 no read ever ends
+--                       follow it. Must be below 1 (at 1 no read would
+--                       ever end: refused)
 -- "" or "off" turns faults off. Every worker reads the spec from a shared
 -- dict, so the admin endpoint changes all of them at once.
 local errors = require "otskit.errors"
@@ -34,7 +35,9 @@ function faults.parse(spec)
     if NUM[k] then
       local n = tonumber(v)
       if not n then return nil, "faults: " .. k .. " must be a number, got " .. v end
-      if (k == "rate" or k == "drop" or k == "empty") and (n < 0 or n > 1) then return nil, "faults: " .. k .. " must be in [0, 1]" end
+      if (k == "rate" or k == "drop") and not (n >= 0 and n <= 1) then return nil, "faults: " .. k .. " must be in [0, 1]" end
+      -- at 1 no range read would ever end: below 1, as documented
+      if k == "empty" and not (n >= 0 and n < 1) then return nil, "faults: empty must be in [0, 1) (below 1)" end
       if k == "status" and (n < 200 or n > 599 or n % 1 ~= 0) then return nil, "faults: status must be 200-599" end
       cfg[k] = n
     elseif k == "code" then
