@@ -34,6 +34,14 @@ client.APIS = {
   batch_get_row = "BatchGetRow", batch_write_row = "BatchWriteRow",
   get_range = "GetRange",
   compute_split_points_by_size = "ComputeSplitPointsBySize",
+  create_search_index = "CreateSearchIndex", describe_search_index = "DescribeSearchIndex",
+  list_search_index = "ListSearchIndex", update_search_index = "UpdateSearchIndex",
+  delete_search_index = "DeleteSearchIndex", search = "Search", compute_splits = "ComputeSplits",
+  parallel_scan = "ParallelScan",
+  create_index = "CreateIndex", drop_index = "DropIndex",
+  add_defined_column = "AddDefinedColumn", delete_defined_column = "DeleteDefinedColumn",
+  start_local_transaction = "StartLocalTransaction", commit_transaction = "CommitTransaction",
+  abort_transaction = "AbortTransaction",
 }
 
 local NEW_KEYS = {

@@ -143,6 +143,7 @@ local function serve(api)
   if not db then
     return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
   end
+  if db.search_delay then db:search_delay(state.faults and state.faults.search_delay or nil) end
   local out, emsg, ecode
   if state.cfg.workers > 1 and dispatch.APIS[api].write and state.cfg.write_lock ~= false then
     out, emsg, ecode = with_write_lock(dispatch.call, db, api, body)
