@@ -24,9 +24,11 @@ local CHAR = "[%z\1-\127\194-\244][\128-\191]*"
 local function cp(ch)
   local b = ch:byte(1)
   if b < 0x80 then return b end
-  if b < 0xE0 then return (b % 0x20) * 64 + ch:byte(2) % 64 end
-  if b < 0xF0 then return ((b % 0x10) * 64 + ch:byte(2) % 64) * 64 + ch:byte(3) % 64 end
-  return (((b % 0x08) * 64 + ch:byte(2) % 64) * 64 + ch:byte(3) % 64) * 64 + (ch:byte(4) or 128) % 64
+  -- a truncated sequence (invalid UTF-8) counts its missing bytes as 0
+  local b2, b3, b4 = (ch:byte(2) or 128) % 64, (ch:byte(3) or 128) % 64, (ch:byte(4) or 128) % 64
+  if b < 0xE0 then return (b % 0x20) * 64 + b2 end
+  if b < 0xF0 then return ((b % 0x10) * 64 + b2) * 64 + b3 end
+  return (((b % 0x08) * 64 + b2) * 64 + b3) * 64 + b4
 end
 
 -- "c": a CJK character (a token of its own); "l": letter; "d": digit; "s": separator

@@ -133,7 +133,13 @@ function docs.date(s, formats)
       local caps = { s:match(pat) }
       if caps[1] then
         local v = { y = 1970, M = 1, d = 1, H = 0, m = 0, s = 0, S = 0 }
-        for i, k in ipairs(order) do v[k] = tonumber(caps[i]) end
+        for i, k in ipairs(order) do
+          if k == "S" then -- a fraction of a second of any precision -> ms
+            v.S = math.floor(tonumber(caps[i]) * 1000 / 10 ^ #caps[i])
+          else
+            v[k] = tonumber(caps[i])
+          end
+        end
         if v.M >= 1 and v.M <= 12 and v.d >= 1 and v.d <= 31 and v.H < 24 and v.m < 60 and v.s < 60 then
           return ((days(v.y, v.M, v.d) * 24 + v.H) * 60 + v.m) * 60000 + v.s * 1000 + v.S
         end
@@ -231,7 +237,7 @@ end
 local function index_fields(h, p, def, id, fields, get, fts)
   for _, d in ipairs(fields) do
     local raw = get(d.name:match("([^.]+)$"))
-    if raw ~= nil and d.index ~= false then
+    if raw ~= nil and (d.index ~= false or d.type == "NESTED") then
       local ty = d.type
       if ty == "NESTED" then
         local list = raw

@@ -4,8 +4,10 @@
 -- routing fields, TTL), and its describe form.
 --
 -- Defaults when a flag is absent: index = true, store = true,
--- is_array = false, enable_sort_and_agg = false (TEXT, NESTED, GEO_POINT
--- and VECTOR fields cannot sort). A field name's trailing spaces are
+-- is_array = false, enable_sort_and_agg = false (TEXT, NESTED and VECTOR
+-- fields cannot enable it; a NESTED field's index flag is its sub-fields').
+-- enable_highlighting (TEXT) is kept and described; highlight queries are
+-- not supported. A field name's trailing spaces are
 -- trimmed ("col " is "col").
 local analyzers = require "otskit.store.search.analyzers"
 
@@ -17,10 +19,10 @@ schema.TYPES = { LONG = true, DOUBLE = true, BOOLEAN = true, KEYWORD = true, TEX
 -- kw (keywords), geo (points), fts (text), none (vectors: exists only)
 schema.STORE = { LONG = "num", DOUBLE = "num", BOOLEAN = "num", DATE = "num", KEYWORD = "kw", TEXT = "fts",
   GEO_POINT = "geo", VECTOR = "none", NESTED = "none" }
-local SORTABLE = { LONG = true, DOUBLE = true, BOOLEAN = true, DATE = true, KEYWORD = true }
+local SORTABLE = { LONG = true, DOUBLE = true, BOOLEAN = true, DATE = true, KEYWORD = true, GEO_POINT = true }
 local FIELD_KEYS = { field_name = true, field_type = true, index = true, analyzer = true, analyzer_parameter = true,
   enable_sort_and_agg = true, store = true, is_array = true, field_schemas = true, date_formats = true,
-  vector_options = true, index_options = true }
+  vector_options = true, index_options = true, enable_highlighting = true }
 local VECTOR_KEYS = { dimension = true, metric_type = true, data_type = true }
 local METRICS = { EUCLIDEAN = true, COSINE = true, DOT_PRODUCT = true }
 
@@ -46,13 +48,14 @@ local function field(f, prefix, depth, out, parent)
     return bad(("field %s: field_type must be LONG, DOUBLE, BOOLEAN, KEYWORD, TEXT, NESTED, GEO_POINT, DATE or VECTOR, got %s")
       :format(name, tostring(ty)))
   end
-  for _, k in ipairs({ "index", "enable_sort_and_agg", "store", "is_array" }) do
+  for _, k in ipairs({ "index", "enable_sort_and_agg", "store", "is_array", "enable_highlighting" }) do
     if f[k] ~= nil and type(f[k]) ~= "boolean" then return bad(("field %s: %s must be a boolean"):format(name, k)) end
   end
   local path = prefix and (prefix .. "." .. name) or name
   if out.byname[path] then return bad("duplicated field_name: " .. path) end
   local d = { name = path, type = ty, index = f.index ~= false, store = f.store ~= false, array = f.is_array == true,
-    sort = f.enable_sort_and_agg == true, parent = parent }
+    sort = f.enable_sort_and_agg == true, parent = parent, highlight = f.enable_highlighting == true }
+  if d.highlight and ty ~= "TEXT" then return bad(("field %s: only TEXT fields enable_highlighting"):format(path)) end
   if d.sort and not SORTABLE[ty] then
     return bad(("field %s: a %s field cannot enable_sort_and_agg"):format(path, ty))
   end
@@ -200,6 +203,7 @@ local function show(d)
   local f = { field_name = d.name:match("([^.]+)$"), field_type = d.type, index = d.index, store = d.store,
     is_array = d.array, enable_sort_and_agg = d.sort }
   if d.analyzer then f.analyzer, f.analyzer_parameter = d.analyzer, d.params end
+  if d.highlight then f.enable_highlighting = true end
   if d.date_formats then f.date_formats = d.date_formats end
   if d.vector then f.vector_options = d.vector end
   if d.kids then

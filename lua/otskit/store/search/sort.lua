@@ -105,6 +105,7 @@ function sort.compile(ctx, sorters)
       if not d.sort then
         return bad(("field_sort: field [%s] does not enable_sort_and_agg"):format(d.name))
       end
+      if d.type == "GEO_POINT" then return bad(("field_sort: field [%s] is GEO_POINT: sort it with geo_distance_sort"):format(d.name)) end
       if b.mode ~= nil and not MODES[b.mode] then return bad("field_sort.mode must be MIN, MAX or AVG") end
       if b.nested_filter ~= nil then return bad("field_sort.nested_filter is not supported by otskit") end
       local agg = MODES[b.mode or (desc and "MAX" or "MIN")]
