@@ -221,3 +221,16 @@ describe("doc links", function()
     end)
   end
 end)
+
+describe("docs/serve.md", function()
+  it("names every API otskit serve answers, in its 'What it serves' section", function()
+    local text = read("docs/serve.md")
+    local section = assert(text:match("\n## What it serves\n(.-)\n## "), "docs/serve.md has no ## What it serves")
+    local missing = {}
+    for api in pairs(require("otskit.server.dispatch").APIS) do
+      if not section:find("%f[%w]" .. api .. "%f[^%w]") then missing[#missing + 1] = api end
+    end
+    table.sort(missing)
+    assert(#missing == 0, "docs/serve.md does not name " .. table.concat(missing, ", "))
+  end)
+end)
