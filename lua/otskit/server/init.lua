@@ -144,6 +144,9 @@ local function serve(api)
     return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
   end
   if db.search_delay then db:search_delay(state.faults and state.faults.search_delay or nil) end
+  -- the index_delay fault: global index visibility (otskit.store.maintain)
+  local idelay = (state.faults and state.faults.index_delay or 0) / 1000
+  if db.index_delay ~= idelay and (idelay > 0 or db.index_pending) then db:set_index_delay(idelay) end
   local out, emsg, ecode
   if state.cfg.workers > 1 and dispatch.APIS[api].write and state.cfg.write_lock ~= false then
     out, emsg, ecode = with_write_lock(dispatch.call, db, api, body)
