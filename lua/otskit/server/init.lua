@@ -187,12 +187,24 @@ function server.too_large()
   return respond.error(state.cfg, api, "OTSRequestBodyTooLarge")
 end
 
+-- nginx's refusals -> the service's code and status
+local HTTP_ERRORS = {
+  [400] = { "OTSParameterInvalid", 400, "Malformed HTTP request." },
+  [494] = { "OTSParameterInvalid", 400, "Request header too large." },
+  [414] = { "OTSParameterInvalid", 400, "Request URI too long." },
+  [505] = { "OTSParameterInvalid", 400, "HTTP version not supported." },
+  [405] = { "OTSMethodNotAllowed", 405, "Only POST method is supported." },
+  [501] = { "OTSMethodNotAllowed", 405, "Only POST method is supported." },
+  [408] = { "OTSRequestTimeout", 408 },
+}
+
 --- server.http_error(status): nginx's own error pages (a malformed
--- request line, ...) as protobuf errors.
+-- request line, HTTP/0.9, an unknown method or version, a URI or header
+-- too long) as the service's protobuf errors: 400 OTSParameterInvalid,
+-- 405 OTSMethodNotAllowed, else 500 OTSInternalServerError. Never raises.
 function server.http_error(status)
-  local code = status == 400 and "OTSParameterInvalid" or status == 405 and "OTSMethodNotAllowed"
-    or status == 408 and "OTSRequestTimeout" or "OTSInternalServerError"
-  return respond.error(state.cfg, nil, code, "HTTP " .. status .. ".", status)
+  local e = HTTP_ERRORS[status] or { "OTSInternalServerError", 500 }
+  return respond.error(state.cfg, nil, e[1], e[3], e[2])
 end
 
 --- server.admin(): content_by_lua of `location /_otskit/`.
