@@ -34,8 +34,9 @@ describe("search index after kill -9 of otskit serve", function()
       end
     ]]):format(srv.url))
     f:close()
-    local env = ("LUA_PATH=%q LUA_CPATH=%q"):format(package.path, package.cpath)
-    local wpid = serve.sh(("env %s luajit %s >/dev/null 2>&1 & echo $!"):format(env, script))
+    -- the writer is a LuaJIT process on the plain build, whatever runs this spec
+    local env = 'LUA_PATH="lua/?.lua;lua/?/init.lua;spec/?.lua;;" LUA_CPATH="build/jit/?.so;;"'
+    local wpid = serve.sh(("env -u LD_PRELOAD %s luajit %s >/dev/null 2>&1 & echo $!"):format(env, script))
     os.execute("sleep 1.5")
     -- SIGKILL every nginx process of this server, then the writer
     local m = serve.sh("cat " .. srv.tmp .. "/ng/logs/nginx.pid")
