@@ -92,7 +92,13 @@ function search.reindex(self, t, ix, k)
   if kept == 0 and #blob > 0 then return docs.remove(h, ix.p, ix.def, k) end
   local ts = 0
   for _, c in ipairs(cells or {}) do if c[3] > ts then ts = c[3] end end
+  -- primary key columns are fields too (the service indexes them by name)
   local vals = txn.key_vals(t, k)
+  for i, c in ipairs(t.pk) do
+    local v = vals[i]
+    if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53
+    if cols[c.name] == nil then cols[c.name] = v end
+  end
   docs.put(h, ix.p, ix.def, k, search.route(ix.def, vals), ts, cols)
 end
 

@@ -17,6 +17,9 @@
 --   geo_bounding_box = { field_name, top_left = "lat,lon", bottom_right = "lat,lon" }
 --   geo_polygon = { field_name, points = { "lat,lon", ... } }
 --   const_score = { filter = query }
+--   function_score = { query, field_value_factor = { field_name } }: the
+--     query's rows, scored by its score times the field's value (1 when
+--     the row has none)
 -- Scores: match and match_phrase score with FTS5's bm25 (negated, higher
 -- is better); term, terms, range, prefix, wildcard, exists, geo queries,
 -- match_all, const_score and nested score 1; bool sums its must and
@@ -418,7 +421,23 @@ K.const_score = function(self, q, a, path, depth)
   return e, "1"
 end
 
-local UNSUPPORTED = { function_score = true, functions_score = true, knn_vector = true }
+K.function_score = function(self, q, a, path, depth)
+  if q.query == nil then return bad("function_score: query is missing") end
+  local fvf = q.field_value_factor
+  if type(fvf) ~= "table" then return bad("function_score: field_value_factor { field_name } is missing") end
+  local d, m, c = self:field(fvf.field_name, path, "function_score.field_value_factor")
+  if not d then return nil, m, c end
+  if d.type ~= "LONG" and d.type ~= "DOUBLE" then
+    return bad(("function_score: field [%s] is %s, not LONG or DOUBLE"):format(d.name, d.type))
+  end
+  local e, s, code = self:compile(q.query, a, path, depth + 1)
+  if not e then return nil, s, code end
+  if not self.want_score then return e, "1" end
+  return e, ("((%s) * coalesce((SELECT max(v) FROM %snum WHERE doc = %s.id AND f = %s), 1))"):format(s, self.p, a,
+    self:bind(d.id))
+end
+
+local UNSUPPORTED = { functions_score = true, knn_vector = true }
 
 --- ctx:compile(q, alias, path, depth) -> SQL condition, SQL score | nil, msg, code
 function Ctx:compile(q, a, path, depth)
