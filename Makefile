@@ -224,7 +224,7 @@ bench-compare:
 	[ -n "$$new" ] || new=$$(ls -t bench/results/*.json 2>/dev/null | sed -n 1p); \
 	[ -n "$$base" ] || base=$$(ls -t bench/results/*.json 2>/dev/null | grep -vxF "$$new" | sed -n 1p); \
 	if [ -z "$$base" ] || [ -z "$$new" ]; then echo "bench-compare: need two runs (make bench twice, or BASE= NEW=)" >&2; exit 2; fi; \
-	lua5.4 bin/otskit bench compare --threshold $(THRESHOLD) --kind $(KIND) "$$base" "$$new"
+	lua5.4 bench/runs.lua compare --threshold $(THRESHOLD) --kind $(KIND) "$$base" "$$new"
 
 demo: deps
 	@$(SUBMAKE) build
@@ -233,8 +233,10 @@ demo: deps
 # luarocks into ~/.luarocks (ROCK_TREE=dir for another tree). Its
 # dependencies (argparse) come from Debian (make deps), not the network.
 ROCK_TREE ?=
+# luarocks compiles each source into an object beside it: removed after.
 rock: deps $(PROTO_C)
-	luarocks --lua-version=5.4 $(if $(ROCK_TREE),--tree $(ROCK_TREE),--local) make --deps-mode=none rockspec/otskit-scm-1.rockspec
+	luarocks --lua-version=5.4 $(if $(ROCK_TREE),--tree $(ROCK_TREE),--local) make --deps-mode=none rockspec/otskit-scm-1.rockspec; \
+	  rc=$$?; rm -f $(SRC:.c=.o); exit $$rc
 
 # Modules for Lua 5.4 (share/lua/5.4, lib/lua/5.4) and LuaJIT / OpenResty
 # (share/lua/5.1, lib/lua/5.1), and bin/otskit, which finds them from its

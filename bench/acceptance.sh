@@ -25,12 +25,12 @@ run b
 run slow OTSKIT_BENCH_SLOW="$slow"
 echo
 for k in all ratio time; do
-  lua5.4 bin/otskit bench compare --kind $k "$dir/a.json" "$dir/b.json" > "$dir/same.$k.txt"
+  lua5.4 bench/runs.lua compare --kind $k "$dir/a.json" "$dir/b.json" > "$dir/same.$k.txt"
   echo "same code, --kind $k: exit $? ($(grep -E '^[0-9]+ measures:' "$dir/same.$k.txt"))"
 done
 grep -A100 '^REGRESSION' "$dir/same.all.txt"
 echo
-lua5.4 bin/otskit bench compare "$dir/b.json" "$dir/slow.json" > "$dir/slow.txt"
+lua5.4 bench/runs.lua compare "$dir/b.json" "$dir/slow.json" > "$dir/slow.txt"
 code=$?
 echo "injected slowdown ($slow): exit $code"
 text=${slow%=*}

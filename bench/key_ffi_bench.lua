@@ -42,7 +42,7 @@ for _, c in ipairs(cases) do
   -- short repetitions that allocate little: the collector is stopped while timed.
   -- buckets:of (mod 16) on the FFI path is one C call, 3-5 ns: processes
   -- differ by about 1 ns (where the machine code lands), so the band
-  -- `otskit bench compare` reads from the run's processes is wide (it was
+  -- `bench/runs.lua compare` reads from the run's processes is wide (it was
   -- ±270 % in a loaded run): this measure gates only gross changes.
   local r = bench.run { name = c[1], unit = "ns/call", calls = N, gc = "stop",
     variants = { { "FFI", function(i) sink = c[3](i) end }, { "C API", function(i) sink = c[2](i) end } } }

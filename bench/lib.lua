@@ -27,7 +27,7 @@
 --    with bench.title / bench.table / bench.row (markdown): their timings
 --    are recorded as measures named "<title> [n]" (n-th timing of that
 --    section), so a bench written this way still produces JSON.
-local stats = require "otskit.cmd.bench_stats"
+local stats = require "bench_stats"
 
 local bench = {}
 
@@ -48,7 +48,7 @@ end
 -- interpreter (bench/run.sh: PROCS, default 2); this is process number
 -- `process` of them. Processes of the same code differ by 5-25 % (memory
 -- layout, CPU frequency, LuaJIT's trace choices) where the repetitions of
--- one process agree within 1-3 %: `otskit bench compare` needs that
+-- one process agree within 1-3 %: `bench/runs.lua compare` needs that
 -- between-process spread, so each run measures it. The repetitions are
 -- divided among the processes: a run costs the same time.
 bench.procs = math.floor(envnum("OTSKIT_BENCH_PROCS", 1))

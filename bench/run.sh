@@ -59,9 +59,9 @@ while [ $p -le $procs ]; do
   done
   p=$((p + 1))
 done
-lua5.4 bin/otskit bench collect --mode $mode -o "$out" $(ls "$parts"/*.json) || exit 1
+lua5.4 bench/runs.lua collect --mode $mode -o "$out" $(ls "$parts"/*.json) || exit 1
 echo "bench: wrote $out ($(( $(date +%s) - start )) s)" >&2
 if [ -n "$results" ]; then
-  lua5.4 bin/otskit bench report "$out" -o "$results" || status=1
+  lua5.4 bench/runs.lua report "$out" -o "$results" || status=1
 fi
 exit $status

@@ -10,7 +10,7 @@ if not file or not out then
   os.exit(2)
 end
 local bench = require "lib"
-local json = require "otskit.cmd.bench_json"
+local json = require "bench_json"
 
 bench.capture(os.getenv("OTSKIT_BENCH_ECHO") ~= "0")
 local t0 = os.clock()

@@ -135,27 +135,31 @@ describe("otskit.analyze", function()
         end,
         write = function(s, it) return s:put(it.ts, it.id, { v = 1 }) end }
     end
-    local res = analyze.run { name = "iot", ops = 2000, rate = 200, capacity = false, queries = 0,
+    local res = analyze.run { name = "iot", ops = 2000, rate = 200, capacity = 25, queries = 0,
       item = function(i) return { ts = T0 + math.floor((i - 1) / 200), id = ("dev-%03d"):format((i - 1) % 200) } end,
       designs = { design("mod"), design("id") } }
-    local mod, id = res.designs[1].metrics, res.designs[2].metrics
-    assert.are.equal(1, mod.peak_share)
-    local h = assert(mod.hot)
-    assert.are.equal(1, h.share)
-    assert.are.equal(200, h.rows)
-    assert.are.equal(1, h.keys)
-    assert.matches("same partition key", h.cause, 1, true)
-    assert.matches("hash(device) mod N", h.cause, 1, true)
-    assert.is_nil(id.hot)
-    assert.is_true(id.peak_share < 0.2)
+    local mod, id = res.designs[1], res.designs[2]
+    assert.are.equal(1, mod.metrics.peak_share)
+    assert.are.equal(1, #mod.findings)
+    local f = mod.findings[1]
+    assert.are.equal("shared_bucket", f.cause)
+    assert.are.equal(200, f.evidence.value_rows)             -- every device of that second
+    assert.are.equal(200, f.evidence.table_new_rows)
+    assert.is_true(f.evidence.seconds_written <= 2)
+    assert.matches("hash(device) mod N", f.text, 1, true)
+    assert.are.same({}, id.findings)
+    assert.is_true(id.metrics.peak_share < 0.2)
     local text = table.concat(report.text(res), "\n")
-    assert.matches("! mod: hot partition: in second %d+, partition iot#%d+ took 100%% of the writes %(200 of 200 rows%)", text)
+    assert.matches("! mod: shared_bucket: table iot: in second %d+, 200 of the 200 new rows", text)
     assert.not_matches("! id:", text, 1, true)
     -- keys that grow with time on one partition: the other cause
-    local seq = analyze.run(tiny { capacity = false })
-    local sh = assert(seq.designs[1].metrics.hot)
-    assert.matches("neighbouring partition keys", sh.cause, 1, true)
-    assert.is_nil(seq.designs[2].metrics.hot)
+    local seq = analyze.run(tiny())
+    assert.are.equal("monotonic_key", seq.designs[1].findings[1].cause)
+    assert.matches("neighbouring values", seq.designs[1].findings[1].text, 1, true)
+    assert.are.same({}, seq.designs[2].findings)
+    -- no capacity: nothing throttles, no partition cause
+    local free = analyze.run(tiny { capacity = false })
+    assert.are.same({}, free.designs[1].findings)
   end)
 
   it("prints a side-by-side table and a well-formed picture", function()
@@ -235,9 +239,11 @@ describe("otskit analyze: the docs/analyze.md design file and the scenario envir
     assert.are.equal(0, rc, out)
     assert.matches("IoT readings: ts mod 16 vs hash(device) mod 16", out, 1, true)
     assert.matches("operations failed%s+2500 of 4000%s+0 of 4000", out)
-    assert.matches("! naive: hot partition: in second 0, partition readings#1 took 100% of the writes (25 of 25 rows)", out, 1, true)
-    assert.matches("cause: all 25 rows had the same partition key, 0:", out, 1, true)
-    assert.not_matches("! recommended", out, 1, true)
+    assert.matches("! naive: shared_bucket: table readings: in second %d+, 200 of the 200 new rows asked of the table", out)
+    -- the recommended design spreads the writes: no partition cause; its
+    -- reads fan out over the 16 buckets, and that cost is stated
+    assert.not_matches("! recommended: shared_bucket", out, 1, true)
+    assert.matches("! recommended: fanout: each query opened %d+ key ranges", out)
     assert.matches("rows read by 4 concurrent clients%s+80%s+80", out)
   end)
 
@@ -317,5 +323,152 @@ describe("otskit analyze: the docs/analyze.md design file and the scenario envir
       "otskit.analyze: scenario x: design a: unknown field 'wirte'")
     assert.has_error(function() analyze.check { name = "x", opps = 5, designs = { { name = "a", setup = print, write = print } } } end,
       "otskit.analyze: scenario x: unknown field 'opps'")
+  end)
+end)
+
+-- issue 29: errors named in the table, every design drawn, names of any
+-- length aligned, one JSON document
+describe("otskit analyze: errors, many designs, the picture, --json", function()
+  -- a design whose every write is refused (an attribute named like a key
+  -- column), beside four fine ones with long names
+  local function many()
+    local function d(name, bad)
+      return { name = name, label = name .. (bad and " (attribute k)" or ""),
+        setup = function(env)
+          assert(env.store:create_table { name = "t", primary_key = { { "k", "STRING" } } })
+          return env
+        end,
+        write = function(env, i)
+          local o = { op = "PutRow", idempotent = true }
+          for k, v in pairs(env.retry) do o[k] = v end
+          local cols = bad and { k = "x" } or { v = i }
+          return require("otskit.retry").call(function()
+            return env.store:put_row { table = "t", primary_key = { ("r%04d"):format(i) }, columns = cols }
+          end, o)
+        end }
+    end
+    return { name = "many", title = "Five designs", ops = 60, rate = 10, queries = 0,
+      designs = { d("bad", true), d("a-rather-long-design-name", false), d("x", false),
+                  d("another_quite_long_name_here", false), d("fifth", false) } }
+  end
+
+  it("shows each error code, its count and first message, and states the cause", function()
+    local res = analyze.run(many())
+    local bad = res.designs[1]
+    assert.are.equal(60, bad.metrics.failed_ops)
+    assert.are.equal(1, #bad.errors)
+    assert.are.equal("OTSParameterInvalid", bad.errors[1].code)
+    assert.are.equal(60, bad.errors[1].count)
+    assert.matches("Duplicated attribute column name", bad.errors[1].message, 1, true)
+    assert.are.same({ "errors" }, (function() local t = {} for i, f in ipairs(bad.findings) do t[i] = f.cause end return t end)())
+    assert.are.equal(60, bad.findings[1].evidence.failed_operations)
+    assert.are.equal(0, bad.metrics.retries)                 -- not mistaken for throttling
+    for j = 2, 5 do assert.are.same({}, res.designs[j].findings) end
+    local text = report.text(res, 3)
+    local joined = table.concat(text, "\n")
+    assert.matches("errors %(code x count%)%s+OTSParameterInvalid x 60%s+%-", joined)
+    assert.matches("bad: OTSParameterInvalid x 60 (put_row), first: Duplicated attribute column name", joined, 1, true)
+    assert.matches("! bad: errors: 60 of 60 operations failed with OTSParameterInvalid", joined, 1, true)
+    -- the columns line up whatever the names' lengths: every cell of a
+    -- design's column starts where its name starts in the header
+    local header
+    for _, l in ipairs(text) do if l:find("a-rather-long-design-name   x", 1, true) then header = l end end
+    assert(header, joined)
+    local starts = {}
+    for _, n in ipairs { "bad", "a-rather-long-design-name", "x", "another_quite_long_name_here", "fifth" } do
+      starts[#starts + 1] = assert(header:find(n, 1, true))
+    end
+    local rows = 0
+    for _, l in ipairs(text) do
+      if l:match("^  partitions used") or l:match("^  retries") or l:match("^  operations failed") then
+        rows = rows + 1
+        for j = 2, #starts do
+          assert.are.equal(" ", l:sub(starts[j] - 1, starts[j] - 1), l)
+          assert.are_not.equal(" ", l:sub(starts[j], starts[j]), l)
+        end
+      end
+    end
+    assert.are.equal(3, rows)
+    -- the design list under the title aligns too: labels start in one column
+    local maxw = #"another_quite_long_name_here"
+    for j, d in ipairs(res.designs) do
+      local l = text[2 + j]
+      assert.are.equal("  " .. d.name, l:sub(1, 2 + #d.name))
+      assert.are.equal(d.label, l:sub(2 + maxw + 3), l)
+    end
+  end)
+
+  it("draws every design, numbers scenarios as the text does, names what it left out", function()
+    local a, b = analyze.run(many()), analyze.run(tiny())
+    b.picture = false
+    local c = analyze.run(tiny { name = "tiny2", title = "tiny again" })
+    local pic = svg.render({ a, b, c })
+    assert.is_true(well_formed(pic))
+    for _, d in ipairs(a.designs) do assert.matches(">" .. d.name .. ": ", pic, 1, true) end
+    assert.matches(">1. Five designs<", pic, 1, true)
+    assert.matches(">3. tiny again<", pic, 1, true)
+    assert.not_matches(">2. tiny<", pic, 1, true)
+    assert.matches("Not drawn (the scenario sets picture = false: no partition story to show): 2. tiny", pic, 1, true)
+    -- five heat maps take three lines: the picture grows with them
+    local h5 = tonumber(svg.render({ a }):match('height="(%d+)"'))
+    local h2 = tonumber(svg.render({ c }):match('height="(%d+)"'))
+    assert.is_true(h5 > h2 + 2 * 190)
+  end)
+
+  it("the counter's optimistic lock gets no finding; the naive counter neither (capacity false)", function()
+    local sc
+    for _, s in ipairs(require "otskit.analyze.scenarios") do if s.name == "counter" then sc = s end end
+    local res = analyze.run(sc)
+    assert.are.same({}, res.designs[1].findings)
+    assert.are.same({}, res.designs[2].findings)
+    -- its condition failures are measured (the lock retried), not a failure
+    assert.are.equal("OTSConditionCheckFail", res.designs[2].errors[1].code)
+    local text = table.concat(report.text(res), "\n")
+    assert.not_matches("! recommended", text, 1, true)
+  end)
+
+  it("analyze --json and demo --json print one JSON document with every scenario and design", function()
+    local cjson = require "cjson"
+    local path = write_tmp([[
+      local retry = require "otskit.retry"
+      local function d(name, bad)
+        return { name = name, setup = function(env)
+            assert(env.store:create_table { name = "t", primary_key = { { "k", "STRING" } } }) return env end,
+          write = function(env, i)
+            return env.store:put_row { table = "t", primary_key = { ("%08d"):format(i) }, columns = bad and { k = 1 } or { v = 1 } }
+          end }
+      end
+      return { { name = "one", ops = 20, queries = 0, designs = { d("good"), d("bad", true) } },
+               { name = "two", ops = 400, rate = 100, queries = 0, designs = { d("seq") } } }
+    ]])
+    local out, rc = sh(LUA .. " bin/otskit analyze --json -q --svg - " .. path)
+    os.remove(path)
+    assert.are.equal(0, rc, out)
+    local doc = cjson.decode((out:gsub("rc=%d+%s*$", "")))
+    assert.are.equal(2, #doc.scenarios)
+    local one, two = doc.scenarios[1], doc.scenarios[2]
+    assert.are.equal("one", one.name)
+    assert.are.equal(1, one.index)
+    assert.are.same({}, one.designs[1].findings)
+    assert.are.same({}, one.designs[1].errors)
+    assert.are.equal("errors", one.designs[2].findings[1].cause)
+    assert.are.equal("OTSParameterInvalid", one.designs[2].errors[1].code)
+    assert.are.equal(20, one.designs[2].errors[1].count)
+    assert.are.equal(20, one.designs[2].measures.failed_ops)
+    local f = two.designs[1].findings[1]
+    assert.are.equal("monotonic_key", f.cause)
+    assert.are.equal(1, f.evidence.tail_share)
+    assert.is_string(f.text)
+    -- the demo: every scenario and design, the same causes as its text
+    out, rc = sh(LUA .. " bin/otskit demo --json -q --svg - --only orders,counter")
+    assert.are.equal(0, rc, out)
+    doc = cjson.decode((out:gsub("rc=%d+%s*$", "")))
+    assert.are.same({ "orders", "counter" }, { doc.scenarios[1].name, doc.scenarios[2].name })
+    assert.are.equal("monotonic_key", doc.scenarios[1].designs[1].findings[1].cause)
+    assert.are.same({}, doc.scenarios[1].designs[2].findings)
+    assert.are.same({}, doc.scenarios[2].designs[2].findings)
+    out, rc = sh(LUA .. " bin/otskit demo --json --keys -q --svg -")
+    assert.are.equal(2, rc)
+    assert.matches("--keys and --json do not go together", out, 1, true)
   end)
 end)

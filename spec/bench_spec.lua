@@ -1,11 +1,13 @@
--- The bench results as data: the JSON codec, the statistics and verdicts
--- of `otskit bench compare` on synthetic runs, the harness (interleaving,
+-- The bench results as data (bench/: tooling of the repository, not the
+-- library): the JSON codec, the statistics and verdicts
+-- of `bench/runs.lua compare` on synthetic runs, the harness (interleaving,
 -- ratios per round, the slowdown switch) on a fake clock, RESULTS.md
 -- sections, and an end-to-end quick run compared with itself.
-local json = require "otskit.cmd.bench_json"
-local stats = require "otskit.cmd.bench_stats"
-local report = require "otskit.cmd.bench_report"
-local benchcmd = require "otskit.cmd.bench"
+package.path = "bench/?.lua;" .. package.path
+local json = require "bench_json"
+local stats = require "bench_stats"
+local report = require "bench_report"
+local benchcmd = require "bench_cmd"
 
 local INTERP = jit and "luajit" or "lua5.4"
 
@@ -94,11 +96,40 @@ describe("bench_json", function()
     assert.same({ a = "x\n\"\\/\u{e9}\u{1F600}" }, json.decode('{"a":"x\\n\\"\\\\\\/\\u00e9\\ud83d\\ude00"}'))
     assert.equal(json.null, json.decode("null"))
     assert.same({ 1, -2.5, 1e3 }, json.decode(" [1, -2.5, 1E3] "))
-    for _, bad in ipairs { "", "{", "[1,]", '{"a" 1}', "01", "1.", "-", '"\\x"', '"\\ud800"', "[1] 2", "tru", '"a\nb"' } do
+    for _, bad in ipairs { "", "{", "[1,]", '{"a" 1}', "01", "-", '"\\x"', '"\\ud800"', "[1] 2", "tru",
+                           "NaN", "Infinity", "0x10", "+1", ".5", {} } do
       local v, err = json.decode(bad)
-      assert.is_nil(v, bad)
-      assert.matches("invalid JSON", err)
+      assert.is_nil(v, tostring(bad))
+      assert.matches(type(bad) == "string" and "invalid JSON" or "expected a string", err)
     end
+  end)
+
+  it("reads back every number as it was written: integers stay integers (lua-cjson reads floats)", function()
+    local r = rng(11)
+    for _ = 1, 2000 do
+      local k = math.floor(r() * 4)
+      local x
+      if k == 0 then x = math.floor(r() * 2e6) - 1e6
+      elseif k == 1 then x = math.floor((r() - 0.5) * 2 ^ 53) -- up to the edge of exact integers
+      elseif k == 2 then x = (r() - 0.5) * 10 ^ math.floor(r() * 40 - 20)
+      else x = math.floor(r() * 1000) + 0.5 end
+      if math.tointeger and k <= 1 then x = math.tointeger(x) end
+      local back = json.decode(json.encode({ v = x, list = { x, x } }))
+      for _, y in ipairs { back.v, back.list[1], back.list[2] } do
+        if k <= 1 then
+          assert.equal(x, y)
+          if math.type then assert.equal("integer", math.type(y)) end
+          assert.equal(tostring(x), tostring(y)) -- printed as before: 3, never 3.0
+        else
+          assert.is_true(math.abs(y - x) <= 1e-8 * math.abs(x), json.encode(x))
+          assert.equal(("%.9g"):format(x), ("%.9g"):format(y))
+        end
+      end
+    end
+    -- null keeps an array's length, and encodes back to null
+    local t = json.decode("[1, null, 3]")
+    assert.equal(json.null, t[2]); assert.equal(3, #t)
+    assert.equal("[1,null,3]", json.encode(t))
   end)
 
   it("writes NaN and infinities as null and refuses functions", function()
@@ -366,27 +397,27 @@ describe("otskit bench compare", function()
     write(n, json.encode(shifted(1.25, 1)))
     write(n2, json.encode(shifted(1.02, 1)))
     write(bad, "{not json")
-    local out, code = sh(INTERP .. " bin/otskit bench compare " .. b .. " " .. n)
+    local out, code = sh(INTERP .. " bench/runs.lua compare " .. b .. " " .. n)
     assert.equal(1, code, out)
     assert.matches("REGRESSION: 1 measure", out)
     assert.matches("| a %[ns/op%]", out)
-    out, code = sh(INTERP .. " bin/otskit bench compare " .. b .. " " .. n2)
+    out, code = sh(INTERP .. " bench/runs.lua compare " .. b .. " " .. n2)
     assert.equal(0, code, out)
     assert.matches("3 measures: 3 within noise", out)
     -- a higher threshold lets the 25% pass
-    out, code = sh(INTERP .. " bin/otskit bench compare --threshold 30 " .. b .. " " .. n)
+    out, code = sh(INTERP .. " bench/runs.lua compare --threshold 30 " .. b .. " " .. n)
     assert.equal(0, code, out)
     -- a bench that failed in the new run fails the gate
     local failed = shifted(1, 1)
     failed.benches[1].status = "failed"
     write(n2, json.encode(failed))
-    out, code = sh(INTERP .. " bin/otskit bench compare " .. b .. " " .. n2)
+    out, code = sh(INTERP .. " bench/runs.lua compare " .. b .. " " .. n2)
     assert.equal(1, code, out)
     assert.matches("FAILED in the new run: syn %(lua5.4%)", out)
-    out, code = sh(INTERP .. " bin/otskit bench compare " .. b .. " " .. bad)
+    out, code = sh(INTERP .. " bench/runs.lua compare " .. b .. " " .. bad)
     assert.equal(2, code, out)
     assert.matches("invalid JSON", out)
-    out, code = sh(INTERP .. " bin/otskit bench compare --threshold nope " .. b .. " " .. n)
+    out, code = sh(INTERP .. " bench/runs.lua compare --threshold nope " .. b .. " " .. n)
     assert.equal(2, code, out)
     for _, f in ipairs { b, n, n2, bad } do os.remove(f) end
   end)
@@ -432,12 +463,12 @@ describe("otskit bench compare with processes", function()
     write(b, json.encode(old))
     write(n, json.encode(old_slow))
     write(n2, json.encode(two_proc(42, { 100, 101 }, { 50, 50.5 })))
-    local out, code = sh(INTERP .. " bin/otskit bench compare " .. b .. " " .. n)
+    local out, code = sh(INTERP .. " bench/runs.lua compare " .. b .. " " .. n)
     assert.equal(1, code, out)
     assert.matches("REGRESSION: 1 measure", out)
     assert.matches("neither run recorded processes", out)
     -- format 1 against format 2: the new run's processes give the band
-    out, code = sh(INTERP .. " bin/otskit bench compare --all " .. b .. " " .. n2)
+    out, code = sh(INTERP .. " bench/runs.lua compare --all " .. b .. " " .. n2)
     assert.equal(0, code, out)
     assert.matches("2 measures had a band", out)
     assert.matches("procs", out)
@@ -503,7 +534,7 @@ describe("otskit bench report and plot", function()
     write(run, json.encode(doc))
     write(md_path, old)
     write(probe, "")
-    local out, code = sh(INTERP .. " bin/otskit bench report " .. run .. " -o " .. md_path)
+    local out, code = sh(INTERP .. " bench/runs.lua report " .. run .. " -o " .. md_path)
     assert.equal(0, code, out)
     local got = assert(io.open(md_path)):read("*a")
     assert.matches("A text", got)
@@ -513,7 +544,7 @@ describe("otskit bench report and plot", function()
   end)
 
   it("plots every measure across runs in git order", function()
-    local plot = require "otskit.cmd.bench_plot"
+    local plot = require "bench_plot"
     local d1 = run_doc({ { "m", "lower", { 1, 2, 3 } } }, { facts = { git_short = "bbbbbbb", git_commit_time = 20 } })
     local d2 = run_doc({ { "m", "lower", { 4, 5, 6 } }, { "n", "higher", { 7 } } },
       { facts = { git_short = "aaaaaaa", git_commit_time = 10 } })
@@ -677,7 +708,7 @@ describe("an end-to-end quick run", function()
     end
     assert.is_true(ratios >= 4) -- 2 per interpreter
     assert.is_true(tagged >= 12) -- every timed measure, in both processes
-    local res, c2 = sh(INTERP .. " bin/otskit bench compare --all " .. out .. " " .. out)
+    local res, c2 = sh(INTERP .. " bench/runs.lua compare --all " .. out .. " " .. out)
     assert.equal(0, c2, res)
     assert.matches("100%% within noise", res)
     os.execute("rm -rf " .. dir)

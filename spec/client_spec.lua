@@ -91,31 +91,61 @@ describe("otskit.client", function()
     assert.is_true(retried > first, ("the retry is dated %s, the attempt %s"):format(log[3].date, log[2].date))
   end)
 
-  it("retries an ambiguous failure for reads and conditional writes only", function()
+  it("retries an ambiguous failure for reads and idempotent writes only", function()
     local timeouts = function(api)
       if api ~= "CreateTable" and api ~= "DescribeTable" then return { status = 503, code = "OTSTimeout" } end
     end
     local c, _, log = fresh{ script = timeouts }
-    local ok, _, code, _, status = c:put_row{ table = "t", primary_key = {{"id", 1}} }
-    assert.is_nil(ok); assert.equal("OTSTimeout", code); assert.equal(503, status)
-    assert.equal(1, #log)                                  -- an unconditional write: once
-    c:put_row{ table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_NOT_EXIST" }
-    assert.equal(1 + 4, #log)                              -- conditional: retried
-    c:get_row{ table = "t", primary_key = {{"id", 1}} }
-    assert.equal(1 + 4 + 4, #log)                          -- a read: retried
+    -- not idempotent: an increment, a row_existence or a column condition
+    -- (applied once, sent again, it fails its condition), an
+    -- AUTO_INCREMENT key: sent once, the outcome reported unknown
+    local writes = {
+      { "update_row", { table = "t", primary_key = {{"id", 1}}, update = { INCREMENT = { n = 1 } } } },
+      { "update_row", { table = "t", primary_key = {{"id", 1}}, update = { { "INCREMENT", "n", 1 } } } },
+      { "put_row", { table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_NOT_EXIST" } },
+      { "put_row", { table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_EXIST" } },
+      { "delete_row", { table = "t", primary_key = {{"id", 1}}, condition = "EXPECT_EXIST" } },
+      { "put_row", { table = "t", primary_key = {{"id", 1}}, condition = { row_existence = "IGNORE",
+          column_condition = { column = "v", comparator = "EQUAL", value = 1 } } } },
+    }
+    for i, w in ipairs(writes) do
+      local ok, msg, code, _, status = c[w[1]](c, w[2])
+      assert.is_nil(ok); assert.equal("OTSOutcomeUnknown", code); assert.equal(503, status)
+      assert.matches("OTSTimeout", msg, 1, true)
+      assert.equal(i, #log)
+    end
+    local n = #writes
+    -- idempotent: a plain put, update and delete are retried
+    c:put_row{ table = "t", primary_key = {{"id", 1}}, columns = { v = 1 } }
+    assert.equal(n + 4, #log)
+    local ok, _, code = c:update_row{ table = "t", primary_key = {{"id", 1}}, update = { PUT = { v = 2 } } }
+    assert.is_nil(ok); assert.equal("OTSOutcomeUnknown", code) -- 4 attempts, each may have landed
+    assert.equal(n + 8, #log)
+    c:delete_row{ table = "t", primary_key = {{"id", 1}} }
+    assert.equal(n + 12, #log)
+    ok, _, code = c:get_row{ table = "t", primary_key = {{"id", 1}} }
+    assert.equal(n + 16, #log)                          -- a read: retried
+    assert.equal("OTSTimeout", code)                    -- and nothing was written
   end)
 
-  it("retries a write that was never sent, not one that timed out", function()
+  it("retries a write that was never sent, not one that timed out unless idempotent", function()
     local c, db, log = fresh{ script = function(api, _, n)
-      if api == "PutRow" and n == 1 then return { failure = "connect" } end
-      if api == "PutRow" and n == 3 then return { apply_then = { failure = "timeout" } } end
+      if api ~= "UpdateRow" then return nil end
+      if n == 1 then return { failure = "connect" } end
+      if n == 3 or n == 4 then return { apply_then = { failure = "timeout" } } end
     end }
-    assert(c:put_row{ table = "t", primary_key = {1} })
+    local inc = function(id) return { table = "t", primary_key = {id}, update = { INCREMENT = { n = 1 } } } end
+    assert(c:update_row(inc(1)))
     assert.equal(2, #log)
-    local ok, _, code = c:put_row{ table = "t", primary_key = {2} }
-    assert.is_nil(ok); assert.equal("RequestTimeout", code)
+    local ok, msg, code = c:update_row(inc(2))
+    assert.is_nil(ok); assert.equal("OTSOutcomeUnknown", code)
+    assert.matches("RequestTimeout", msg, 1, true)
     assert.equal(3, #log)
-    assert.truthy(db:get_row{ table = "t", primary_key = {2} }.row)   -- it did land
+    assert.equal(1, db:get_row{ table = "t", primary_key = {2} }.row.columns.n)   -- it landed, once
+    -- an idempotent write that timed out after landing: retried, same row
+    assert(c:update_row{ table = "t", primary_key = {3}, update = { PUT = { n = 7 } } })
+    assert.equal(5, #log)
+    assert.equal(7, db:get_row{ table = "t", primary_key = {3} }.row.columns.n)
   end)
 
   it("gives HTTP errors without a Tablestore body an HTTP<status> code", function()
@@ -135,8 +165,91 @@ describe("otskit.client", function()
     assert.equal(2, #log)
     local ok, _, code = c:put_row{ table = "t", primary_key = {1} }
     assert.is_nil(ok); assert.equal("OTSResponseSignatureMismatch", code)
-    ok, _, code = c:delete_row{ table = "t", primary_key = {1} }
-    assert.is_nil(ok); assert.equal("OTSResponseInvalid", code)
+    -- an answer that does not decode: a delete may have been applied
+    local msg
+    ok, msg, code = c:delete_row{ table = "t", primary_key = {1} }
+    assert.is_nil(ok); assert.equal("OTSOutcomeUnknown", code)
+    assert.matches("OTSResponseInvalid", msg, 1, true)
+  end)
+
+  it("verifies by default: MD5 and signature required, the date within the skew window", function()
+    local year_ago = function() return ("D%d"):format(math.floor(os.time() - 365 * 86400) * 1000) end
+    local act = {}
+    local c, _, log = fresh{ script = function(api) if api == "GetRow" then return act.now end end,
+      retry = { strategy = "full", base = 0.001, cap = 0.001, max_attempts = 2 } }
+    local function get() return c:get_row{ table = "t", primary_key = { { "id", 1 } } } end
+    for _, case in ipairs {
+      { { strip = { "x-ots-contentmd5" } }, "OTSResponseSignatureMismatch", "x%-ots%-contentmd5" },
+      { { strip = { "authorization" } }, "OTSResponseSignatureMismatch", "not signed" },
+      { { strip = { "x-ots-date" } }, "OTSResponseSignatureMismatch", "does not verify" },
+      { { date = "" }, "OTSResponseInvalid", "no x%-ots%-date" },
+      { { date = year_ago() }, "OTSResponseInvalid", "more than 900 s" },
+      { { date = "yesterday" }, "OTSResponseInvalid", "does not parse" },
+    } do
+      act.now = case[1]
+      local ok, msg, code = get()
+      assert.is_nil(ok, case[2]); assert.equal(case[2], code); assert.matches(case[3], msg)
+    end
+    act.now = nil
+    assert(get())
+    -- unsigned = true: answers without the headers pass, present ones are checked
+    local tr = fake.server(assert(store.open{}), { script = function() return act.now end })
+    local u = client.new{ endpoint = "http://127.0.0.1:1", instance = "inst", access_key_id = "AK",
+      access_key_secret = "SK", transport = tr, wire = fake, budget = false, unsigned = true,
+      retry = { max_attempts = 1 } }
+    assert(u:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+    act.now = { strip = { "x-ots-contentmd5", "authorization", "x-ots-date" } }
+    assert(u:get_row{ table = "t", primary_key = { { "id", 1 } } })
+    act.now = { badsig = true }
+    local ok, _, code = u:get_row{ table = "t", primary_key = { { "id", 1 } } }
+    assert.is_nil(ok); assert.equal("OTSResponseSignatureMismatch", code)
+    -- skew = false: the date is not checked; bad options refused
+    act.now = { date = year_ago() }
+    local ns = client.new{ endpoint = "http://127.0.0.1:1", instance = "inst", access_key_id = "AK",
+      access_key_secret = "SK", transport = tr, wire = fake, budget = false, skew = false }
+    assert(ns:get_row{ table = "t", primary_key = { { "id", 1 } } })
+    assert.has_error(function() client.new{ endpoint = "http://h", instance = "i", access_key_id = "a",
+      access_key_secret = "s", skew = -1 } end)
+    assert.has_error(function() client.new{ endpoint = "http://h", instance = "i", access_key_id = "a",
+      access_key_secret = "s", unsigned = "yes" } end)
+    assert.is_true(#log > 0)
+  end)
+
+  it("refuses rows for another key or outside the range asked (property)", function()
+    local r = helper.rng(24)
+    local forge
+    local c, db = fresh{ script = function(api) if forge and forge.api == api then return forge.act end end,
+      retry = { strategy = "full", base = 0.001, cap = 0.001, max_attempts = 2 } }
+    for i = 1, 40 do assert(db:put_row{ table = "t", primary_key = { i }, columns = { v = i } }) end
+    for _ = 1, helper.trials(60) do
+      local id = r.int(1, 40)
+      local other = r.int(1, 40)
+      -- GetRow: the answer's row is another key's
+      forge = { api = "GetRow", act = { rows = function(res)
+        res.row = db:get_row{ table = "t", primary_key = { other } }.row; return res end } }
+      local ok, msg, code = c:get_row{ table = "t", primary_key = { { "id", id } } }
+      if other == id then assert.truthy(ok) else
+        assert.is_nil(ok); assert.equal("OTSResponseInvalid", code); assert.matches("not the key or range asked", msg)
+      end
+      -- GetRange [lo, hi): a row from outside, or a next key outside
+      local lo = r.int(1, 35)
+      local hi = lo + r.int(1, 5)
+      local outside = r.int(0, 1) == 0 and r.int(1, lo) - 1 or r.int(hi, 41)
+      local which = r.int(1, 2)
+      forge = { api = "GetRange", act = { rows = function(res)
+        if which == 1 then
+          res.rows[#res.rows + 1] = { primary_key = { { "id", outside } }, columns = { v = outside } }
+        else
+          res.next_start_primary_key = { { "id", outside } }
+        end
+        return res end } }
+      ok, _, code = c:get_range{ table = "t", start = { { "id", lo } }, stop = { { "id", hi } } }
+      if which == 2 and outside == hi then assert.truthy(ok)      -- a next key at stop ends the range
+      else assert.is_nil(ok); assert.equal("OTSResponseInvalid", code) end
+      forge = nil
+      local page = assert(c:get_range{ table = "t", start = { { "id", lo } }, stop = { { "id", hi } } })
+      assert.equal(hi - lo, #page.rows)
+    end
   end)
 
   it("stops at the retry budget", function()
@@ -264,6 +377,52 @@ describe("otskit.client pager", function()
     for row in client.Client.range(db, { table = "t", start = { 0 } }) do got[#got + 1] = row end
     assert.same({ "a", "b", "c" }, got)
     assert.same({ { 0 }, { 2 }, { 5 }, { 7 } }, starts)
+  end)
+
+  it("stops with NoProgress when the next key does not advance, after a few early-ended pages", function()
+    local r = helper.rng(7)
+    for _ = 1, helper.trials(40) do
+      -- k pages that end where they began, then the rest of the range
+      local k = r.int(0, 40)
+      local calls = 0
+      local db = { get_range = function(_, req)
+        calls = calls + 1
+        if calls <= k then return { rows = {}, next_start_primary_key = req.start } end
+        return { rows = { "x" } }
+      end }
+      local got, err = {}, nil
+      local it = client.Client.range(db, { table = "t", start = { { "id", 1 } } })
+      while true do
+        local row, msg, code = it()
+        if row == nil then err = code; break end
+        got[#got + 1] = row
+      end
+      if k < 32 then
+        assert.same({ "x" }, got); assert.is_nil(err); assert.equal(k + 1, calls)
+      else
+        assert.same({}, got); assert.equal("NoProgress", err); assert.equal(32, calls)
+      end
+    end
+  end)
+
+  it("bounds the whole read by the client's deadline, not only each page", function()
+    local db = assert(store.open{})
+    assert(db:create_table{ name = "t", primary_key = {{"id", "INTEGER"}} })
+    for i = 1, 50 do db:put_row{ table = "t", primary_key = { i } } end
+    local tr = fake.server(db, { script = function() backoff.sleep(0.02) end })
+    local c = client.new{ endpoint = "http://127.0.0.1:1", instance = "inst", access_key_id = "AK",
+      access_key_secret = "SK", transport = tr, wire = fake, budget = false, retry = { deadline = 0.2 } }
+    local t0 = backoff.now()
+    local it = c:range{ table = "t", start = {{"id", INF_MIN}}, stop = {{"id", INF_MAX}}, limit = 1 }
+    local m, last = 0, nil
+    while true do
+      local row, _, c3 = it()
+      if row == nil then last = c3; break end
+      m = m + 1
+    end
+    assert.equal("RequestTimeout", last)
+    assert.is_true(m < 50 and m >= 2, "read " .. m .. " rows")
+    assert.is_true(backoff.now() - t0 < 2)
   end)
 
   it("stops with nil, message, code on a failed page", function()

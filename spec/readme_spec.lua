@@ -152,6 +152,71 @@ describe("doc figures", function()
     end
   end)
 
+  -- the numbers of a text standing alone (not the 5 of md5)
+  local function numbers(text)
+    local t = {}
+    for n in text:gmatch("%f[%w]%d+%f[%W]") do t[#t + 1] = n end
+    return t
+  end
+
+  -- prose after `<!-- figures: ... -->`: every number it states is in
+  -- the output it describes -- the demo output quoted above it, or what
+  -- `otskit analyze` prints for the ```lua block above it
+  it("every figure a paragraph marked as figures states is in the output it describes", function()
+    local lua = rawget(_G, "jit") and "luajit" or "lua5.4"
+    local n = 0
+    for _, path in ipairs(PAGES) do
+      local lines = {}
+      for line in (read(path) .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+      for i, line in ipairs(lines) do
+        local what = line:match("^<!%-%- figures: (.-) %-%->%s*$")
+        if what then
+          n = n + 1
+          local para = {}
+          for j = i + 1, #lines do
+            if lines[j]:match("^%s*$") then break end
+            para[#para + 1] = lines[j]
+          end
+          para = table.concat(para, "\n")
+          -- the nearest fenced block above the marker
+          local stop = i - 1
+          while stop > 0 and not lines[stop]:match("^```%s*$") do stop = stop - 1 end
+          local start = stop - 1
+          while start > 0 and not lines[start]:match("^```") do start = start - 1 end
+          assert(start > 0, ("%s:%d: no block above the figures"):format(path, i))
+          local block = table.concat(lines, "\n", start + 1, stop - 1)
+          local out
+          if what == "the demo output above" then
+            assert(lines[start - 1] and lines[start - 1]:match("^<!%-%- otskit demo output %-%->"),
+              ("%s:%d: the block above is not a quoted demo output"):format(path, i))
+            out = block
+          elseif what == "otskit analyze of the block above" then
+            assert(lines[start]:match("^```lua%s*$"), ("%s:%d: the block above is not ```lua"):format(path, i))
+            local file = os.tmpname() .. ".lua"
+            local f = assert(io.open(file, "wb"))
+            f:write(block, "\n")
+            f:close()
+            local p = assert(io.popen(lua .. " bin/otskit analyze " .. file .. " -q --svg - 2>&1; echo \"rc=$?\""))
+            out = p:read("*a")
+            p:close()
+            os.remove(file)
+            assert(out:match("rc=0%s*$"), out)
+          else
+            error(("%s:%d: figures of what? (the demo output above | otskit analyze of the block above)"):format(path, i))
+          end
+          local have = {}
+          for _, x in ipairs(numbers(out)) do have[x] = true end
+          local nums = numbers(para)
+          assert(#nums > 0, ("%s:%d: a figures paragraph with no figure"):format(path, i))
+          for _, x in ipairs(nums) do
+            assert(have[x], ("%s:%d: %s is not in the output it describes:\n%s"):format(path, i, x, para))
+          end
+        end
+      end
+    end
+    assert(n >= 2, "README.md states the demo's and analyze's figures")
+  end)
+
   it("the checker fails on a figure the demo does not print", function()
     local out = run_demo()
     local line
@@ -220,4 +285,17 @@ describe("doc links", function()
       assert(#bad == 0, path .. ": " .. table.concat(bad, "; "))
     end)
   end
+end)
+
+describe("docs/serve.md", function()
+  it("names every API otskit serve answers, in its 'What it serves' section", function()
+    local text = read("docs/serve.md")
+    local section = assert(text:match("\n## What it serves\n(.-)\n## "), "docs/serve.md has no ## What it serves")
+    local missing = {}
+    for api in pairs(require("otskit.server.dispatch").APIS) do
+      if not section:find("%f[%w]" .. api .. "%f[^%w]") then missing[#missing + 1] = api end
+    end
+    table.sort(missing)
+    assert(#missing == 0, "docs/serve.md does not name " .. table.concat(missing, ", "))
+  end)
 end)

@@ -190,7 +190,7 @@ describe("retry.call understands every failure convention", function()
       return db:update_row { table = "t", primary_key = { 1 }, update = { INCREMENT = { c = 1 } } }
     end, opts(t, "UpdateRow"))
     assert.is_nil(ok)
-    assert.are.equal("OTSTimeout", code)
+    assert.are.equal("OTSOutcomeUnknown", code)
     assert.are.equal(1, attempts)
     db:inject(nil)
     -- applied once, not retried: no double increment

@@ -1,5 +1,7 @@
 -- The rockspec must list every C source and every Lua module, or
--- `luarocks make` builds a module that fails at require time.
+-- `luarocks make` builds a module that fails at require time; it lists
+-- nothing else (the bench tooling is not installed), and its license is
+-- the LICENSE file's.
 describe("rockspec", function()
   local spec = {}
   local chunk = assert(loadfile("rockspec/otskit-scm-1.rockspec", "t", spec))
@@ -39,5 +41,23 @@ describe("rockspec", function()
     end
     table.sort(want); table.sort(got)
     assert.same(want, got)
+  end)
+
+  it("installs library code only: the bench tooling stays in bench/", function()
+    for m, f in pairs(spec.build.modules) do
+      assert.is_nil(m:find("bench", 1, true), m)
+      if type(f) == "string" then assert.matches("^lua/otskit/", f) end
+    end
+    assert.same({}, lines("find lua -name '*bench*'"))
+  end)
+
+  it("says MIT, as the LICENSE file does", function()
+    assert.equal("MIT", spec.description.license)
+    local f = assert(io.open("LICENSE", "rb"))
+    local text = f:read("*a")
+    f:close()
+    assert.equal("MIT License", text:match("^[^\n]+"))
+    assert.matches("Copyright %(c%) 2026 the otskit authors", text)
+    assert.matches("Permission is hereby granted, free of charge, to any person obtaining a copy", text, 1, true)
   end)
 end)

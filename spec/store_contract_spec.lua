@@ -353,4 +353,109 @@ describe("the store interface (store and client through otskit serve)", function
     assert.is_true(rows > 0)
     assert.same({ "OTSParameterInvalid", "OTSParameterInvalid" }, { got[#got - 1].error, got[#got].error })
   end)
+  it("defined columns, secondary indexes, allow_update and local transactions", function()
+    -- the clients without retries: a conflict is answered at once
+    local saved = backends
+    backends = { saved[1] }
+    for i = 2, #saved do
+      local b = saved[i]
+      backends[i] = { name = b.name, new = function()
+        local c = b.new()
+        c.backoff = { max_attempts = 1 } -- what client.new{ retry = false } sets
+        return c
+      end }
+    end
+    local ok, got = pcall(same_everywhere, function(db, t)
+      local out = {}
+      local function add(...) out[#out + 1] = outcome(...) end
+      local gi, li = t .. "_g", t .. "_l"
+      local function strip(v) -- index names differ per backend
+        if type(v) == "string" then return (v:gsub("^" .. t, "<T>")) end
+        if type(v) ~= "table" then return v end
+        local o = {}
+        for k, x in pairs(v) do o[k] = strip(x) end
+        return o
+      end
+      local function addn(...) out[#out + 1] = strip(outcome(...)) end
+      local ALL3 = { INF_MIN, INF_MIN, INF_MIN }
+      local END3 = { INF_MAX, INF_MAX, INF_MAX }
+      add(db:create_table{ name = t, primary_key = { { "pk1", "INTEGER" }, { "pk2", "STRING" } },
+        defined_columns = { { "c1", "INTEGER" }, { "c2", "STRING" } },
+        index_metas = { { name = gi, primary_key = { "c1" }, defined_columns = { "c2" } } } })
+      local d = assert(db:describe_table{ name = t })
+      out[#out + 1] = strip({ d.table_meta.defined_columns, d.index_metas, d.options.allow_update })
+      add(db:put_row{ table = t, primary_key = { { "pk1", 1 }, { "pk2", "a" } }, columns = { c1 = 5, c2 = "x" } })
+      add(db:put_row{ table = t, primary_key = { { "pk1", 2 }, { "pk2", "b" } }, columns = { c1 = 3 } })
+      add(db:update_row{ table = t, primary_key = { { "pk1", 1 }, { "pk2", "a" } }, update = { PUT = { c1 = 1 } } })
+      add(db:put_row{ table = t, primary_key = { { "pk1", 3 }, { "pk2", "c" } }, columns = { c2 = "no c1" } })
+      addn(db:get_range{ table = gi, start = ALL3, stop = END3 })
+      addn(db:get_row{ table = gi, primary_key = { { "c1", 3 }, { "pk1", 2 }, { "pk2", "b" } } })
+      addn(db:batch_get_row{ tables = { { table = gi, primary_keys = { { { "c1", 1 }, { "pk1", 1 }, { "pk2", "a" } } } } } })
+      addn(db:put_row{ table = gi, primary_key = { { "c1", 9 }, { "pk1", 9 }, { "pk2", "z" } }, columns = {} })
+      add(db:put_row{ table = t, primary_key = { { "pk1", 4 }, { "pk2", "d" } }, columns = { c1 = "not an integer" } })
+      add(db:create_index{ table = t, include_base_data = true,
+        index_meta = { name = li, primary_key = { "pk1", "c2" }, index_type = "LOCAL" } })
+      addn(db:get_range{ table = li, start = ALL3, stop = END3 })
+      add(db:create_index{ table = t, index_meta = { name = li, primary_key = { "c2" } } })
+      add(db:drop_index{ table = t, index_name = li })
+      out[#out + 1] = #assert(db:describe_table{ name = t }).index_metas
+      add(db:add_defined_column{ table = t, columns = { { "c3", "DOUBLE" } } })
+      add(db:delete_defined_column{ table = t, columns = { "c1" } })
+      add(db:delete_defined_column{ table = t, columns = { "c3" } })
+      local function opts(res, m, c) out[#out + 1] = res and res.options or outcome(res, m, c) end
+      opts(db:update_table{ name = t, options = { allow_update = false } })
+      add(db:update_row{ table = t, primary_key = { { "pk1", 1 }, { "pk2", "a" } }, update = { PUT = { c2 = "y" } } })
+      opts(db:update_table{ name = t, options = { allow_update = true } })
+      add(db:batch_write_row{ tables = { { table = t, rows = {
+        { type = "PUT", primary_key = { { "pk1", 5 }, { "pk2", "e" } }, columns = { c1 = 1 } },
+        { type = "PUT", primary_key = { { "pk1", 5 }, { "pk2", "e" } }, columns = { c1 = 2 } } } } } })
+      -- a local transaction
+      local tx = assert(db:start_local_transaction{ table = t, key = { { "pk1", 1 } } }).transaction_id
+      add(db:put_row{ table = t, primary_key = { { "pk1", 1 }, { "pk2", "t" } }, columns = { c1 = 7 }, transaction_id = tx })
+      add(db:get_row{ table = t, primary_key = { { "pk1", 1 }, { "pk2", "t" } } })
+      add(db:get_row{ table = t, primary_key = { { "pk1", 1 }, { "pk2", "t" } }, transaction_id = tx })
+      add(db:get_range{ table = t, start = { { "pk1", 1 }, { "pk2", INF_MIN } }, stop = { { "pk1", 1 }, { "pk2", INF_MAX } },
+        transaction_id = tx })
+      add(db:put_row{ table = t, primary_key = { { "pk1", 2 }, { "pk2", "t" } }, columns = {}, transaction_id = tx })
+      add(db:batch_write_row{ transaction_id = tx, tables = { { table = t, rows = {
+        { type = "DELETE", primary_key = { { "pk1", 1 }, { "pk2", "a" } } } } } } })
+      add(db:start_local_transaction{ table = t, key = { { "pk1", 1 } } })
+      add(db:put_row{ table = t, primary_key = { { "pk1", 1 }, { "pk2", "u" } }, columns = {} })
+      add(db:commit_transaction{ transaction_id = tx })
+      add(db:commit_transaction{ transaction_id = tx })
+      add(db:abort_transaction{ transaction_id = "" })
+      addn(db:get_range{ table = gi, start = ALL3, stop = END3 })
+      local tx2 = assert(db:start_local_transaction{ table = t, key = { { "pk1", 3 } } }).transaction_id
+      add(db:delete_row{ table = t, primary_key = { { "pk1", 3 }, { "pk2", "c" } }, transaction_id = tx2 })
+      add(db:abort_transaction{ transaction_id = tx2 })
+      add(db:get_row{ table = t, primary_key = { { "pk1", 3 }, { "pk2", "c" } } })
+      add(db:delete_table{ name = t })
+      return out
+    end)
+    backends = saved
+    if not ok then error(got, 0) end
+    -- what was compared is what the interface promises
+    assert.same({ { { "c1", "INTEGER" }, { "c2", "STRING" } }, { { name = "<T>_g", primary_key = { "c1" },
+      defined_columns = { "c2" }, index_type = "GLOBAL", index_update_mode = "ASYNC", index_sync_phase = "INCR" } }, true }, got[2])
+    local rows = got[7].rows
+    assert.equal(2, #rows)
+    assert.same({ { "c1", 1 }, { "pk1", 1 }, { "pk2", "a" } }, rows[1].primary_key)
+    assert.same({ c2 = "x" }, rows[1].columns)
+    assert.same({}, got[8].row.columns)
+    assert.equal("OTSParameterInvalid", got[10].error)  -- write to an index
+    assert.equal("OTSParameterInvalid", got[11].error)  -- an indexed column's type
+    assert.equal(2, #got[13].rows)                      -- the back-fill (2, b has no c2)
+    assert.equal("OTSObjectAlreadyExist", got[14].error)
+    assert.equal(1, got[16])
+    assert.equal("OTSParameterInvalid", got[18].error)  -- an index uses c1
+    assert.equal("OTSParameterInvalid", got[21].error)  -- allow_update = false
+    assert.equal(0, got[23].failed)
+    assert.is_nil(got[25].row)
+    assert.same({ c1 = 7 }, got[26].row.columns)
+    assert.equal(2, #got[27].rows)
+    assert.same({ "OTSDataOutOfRange", "OTSRowOperationConflict", "OTSRowOperationConflict", "OTSSessionNotExist",
+      "OTSParameterInvalid" }, { got[28].error, got[30].error, got[31].error, got[33].error, got[34].error })
+    assert.equal(3, #got[35].rows)
+    assert.truthy(got[38].row)
+  end)
 end)

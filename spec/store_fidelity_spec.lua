@@ -190,7 +190,7 @@ describe("otskit.store fidelity", function()
       fails_with(P, db:put_row{ table = "t", primary_key = {1}, columns = {{"a", 1, -5}} })
       fails_with(P, db:create_table{ name = "u", primary_key = {{"id", "INTEGER"}}, options = { time_to_live = 3600 } })
       fails_with(P, db:create_table{ name = "u", primary_key = {{"id", "INTEGER"}}, options = { max_versions = 0 } })
-      fails_with(P, db:create_table{ name = "u", primary_key = {{"id", "INTEGER"}}, options = { allow_update = false } })
+      fails_with(P, db:create_table{ name = "u", primary_key = {{"id", "INTEGER"}}, options = { allow_update = "no" } })
       fails_with(P, db:get_row{ table = "t", primary_key = {1}, max_versions = 0 })
       fails_with(P, db:get_row{ table = "t", primary_key = {1}, time_range = { 5, 5 } })
       fails_with(P, db:get_row{ table = "t", primary_key = {1}, time_range = { specific = 5, 9 } })
@@ -200,10 +200,10 @@ describe("otskit.store fidelity", function()
       local db = clocked()
       assert(db:create_table{ name = "t", primary_key = {{"id", "INTEGER"}}, reserved = { read = 1, write = 2 } })
       local d = assert(db:describe_table{ name = "t" })
-      assert.same({ time_to_live = -1, max_versions = 1, max_time_deviation = 86400 }, d.options)
+      assert.same({ time_to_live = -1, max_versions = 1, max_time_deviation = 86400, allow_update = true }, d.options)
       assert.same({ read = 1, write = 2 }, d.reserved)
       local u = assert(db:update_table{ name = "t", options = { max_versions = 5, time_to_live = 2 * DAY } })
-      assert.same({ time_to_live = 2 * DAY, max_versions = 5, max_time_deviation = 86400 }, u.options)
+      assert.same({ time_to_live = 2 * DAY, max_versions = 5, max_time_deviation = 86400, allow_update = true }, u.options)
       assert.same({ read = 1, write = 2 }, u.reserved)
       assert.same(u.options, db:describe_table{ name = "t" }.options)
       fails_with(P, db:update_table{ name = "t" })
@@ -223,7 +223,7 @@ describe("otskit.store fidelity", function()
       db:close()
       db = assert(store.open{ path = path, clock = function() return c.now - 100 end }) -- clock went back
       local d = db:describe_table{ name = "t" }
-      assert.same({ time_to_live = DAY, max_versions = 4, max_time_deviation = 86400 }, d.options)
+      assert.same({ time_to_live = DAY, max_versions = 4, max_time_deviation = 86400, allow_update = true }, d.options)
       assert.same({ "n", "INTEGER", "AUTO_INCREMENT" }, d.table_meta.primary_key[2])
       local second = assert(db:put_row{ table = "t", primary_key = {"x", AUTO}, return_type = "RT_PK" }).row.primary_key[2][2]
       assert.is_true(second > first)
@@ -563,7 +563,7 @@ describe("otskit.store fidelity", function()
       local db = clocked()
       assert(db:create_table{ name = "t", primary_key = {{"id", "INTEGER"}} })
       local cases = {
-        { "put_row", { table = "t", primary_key = {1}, transaction_id = "x" } },
+        { "put_row", { table = "t", primary_key = {1}, trace_id = "x" } },
         { "update_row", { table = "t", primary_key = {1}, update = { PUT = { a = 1 } }, columnFilter = {} } },
         { "delete_row", { table = "t", primary_key = {1}, return_column_names = {"a"} } },
         { "get_row", { table = "t", primary_key = {1}, cache_blocks = true } },

@@ -551,8 +551,6 @@ describe("otskit.store", function()
       local rows = {}
       for i = 1, 201 do rows[i] = { type = "PUT", primary_key = { 100 + i } } end
       fails_with("OTSParameterInvalid", db:batch_write_row{ tables = {{ table = "t", rows = rows }} })
-      fails_with("OTSParameterInvalid", db:batch_write_row{ tables = {{ table = "t", rows = {
-        { type = "PUT", primary_key = {7} }, { type = "DELETE", primary_key = {7} } } }} })
       fails_with("OTSObjectNotExist", db:batch_write_row{ tables = {
         { table = "t", rows = {{ type = "PUT", primary_key = {8} }} }, { table = "nope", rows = {} } } })
       local big = ("b"):rep(1500000)

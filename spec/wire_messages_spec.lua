@@ -38,6 +38,26 @@ local REQUESTS = {
   { "DeleteTable", { name = "t" } },
   { "ListTable", {} },
   { "ComputeSplitPointsBySize", { table = "t", split_size = 1, split_size_unit_in_byte = 1000 } },
+  { "CreateTable", { name = "t", primary_key = { { "pk", "STRING" }, { "id", "INTEGER" } },
+      defined_columns = { { "a", "INTEGER" }, { "b", "DOUBLE" }, { "c", "BOOLEAN" }, { "d", "STRING" }, { "e", "BINARY" } },
+      index_metas = { { name = "i1", primary_key = { "d", "pk" }, defined_columns = { "a" }, index_type = "GLOBAL", index_update_mode = "ASYNC" },
+        { name = "i2", primary_key = { "pk", "a" }, defined_columns = {}, index_type = "LOCAL", index_update_mode = "SYNC" } },
+      enable_local_txn = false, options = { time_to_live = -1, max_versions = 1, max_time_deviation = 86400, allow_update = false },
+      reserved = { read = 0, write = 0 } } },
+  { "UpdateTable", { name = "t", options = { allow_update = true } } },
+  { "CreateIndex", { table = "t", include_base_data = true, index_meta = { name = "i", primary_key = { "d" },
+      defined_columns = { "a", "b" }, index_type = "GLOBAL", index_update_mode = "ASYNC" } } },
+  { "DropIndex", { table = "t", index_name = "i" } },
+  { "AddDefinedColumn", { table = "t", columns = { { "x", "STRING" } } } },
+  { "DeleteDefinedColumn", { table = "t", columns = { "x", "y" } } },
+  { "StartLocalTransaction", { table = "t", key = { { "pk", "chengdu" } } } },
+  { "CommitTransaction", { transaction_id = "abc" } },
+  { "AbortTransaction", { transaction_id = "abc" } },
+  { "PutRow", { table = "t", primary_key = { { "pk", "a" } }, columns = {}, condition = "IGNORE", transaction_id = "tx" } },
+  { "GetRange", { table = "t", start = { { "pk", wire.INF_MIN } }, stop = { { "pk", wire.INF_MAX } }, transaction_id = "tx",
+      direction = "FORWARD", max_versions = 1 } },
+  { "BatchWriteRow", { transaction_id = "tx", tables = { { table = "t", rows = {
+      { type = "DELETE", primary_key = { { "pk", "c" } }, condition = "IGNORE" } } } } } },
 }
 
 -- normal form for comparing: the update map's PUT as a list, columns as cells
@@ -77,11 +97,18 @@ describe("otskit.wire messages", function()
     { "BatchWriteRow", { tables = { { table = "t", rows = { { ok = true, consumed = cu },
         { ok = false, code = "OTSConditionCheckFail", message = "Condition check failed." } } } }, failed = 1 } },
     { "ListTable", { table_names = { "a", "b" } } },
-    { "DescribeTable", { table_meta = { table = "t", primary_key = { { "pk", "STRING" }, { "id", "INTEGER", "AUTO_INCREMENT" } } },
-        shard_splits = { "g", "p" }, options = { time_to_live = -1, max_versions = 1, max_time_deviation = 86400 },
+    { "DescribeTable", { table_meta = { table = "t", primary_key = { { "pk", "STRING" }, { "id", "INTEGER", "AUTO_INCREMENT" } },
+        defined_columns = {} }, index_metas = {},
+        shard_splits = { "g", "p" }, options = { time_to_live = -1, max_versions = 1, max_time_deviation = 86400, allow_update = true },
         reserved = { read = 0, write = 0, last_increase_time = 5 }, status = "ACTIVE" } },
-    { "UpdateTable", { options = { time_to_live = -1, max_versions = 2, max_time_deviation = 86400 },
+    { "DescribeTable", { table_meta = { table = "t", primary_key = { { "pk", "STRING" } }, defined_columns = { { "c", "STRING" } } },
+        index_metas = { { name = "i", primary_key = { "c" }, defined_columns = {}, index_type = "GLOBAL",
+          index_update_mode = "ASYNC", index_sync_phase = "INCR" } }, shard_splits = {},
+        options = { time_to_live = -1, max_versions = 1, max_time_deviation = 86400, allow_update = false },
+        reserved = { read = 0, write = 0, last_increase_time = 5 }, status = "ACTIVE" } },
+    { "UpdateTable", { options = { time_to_live = -1, max_versions = 2, max_time_deviation = 86400, allow_update = true },
         reserved = { read = 1, write = 1, last_increase_time = 5 } } },
+    { "StartLocalTransaction", { transaction_id = "abc" } },
     { "ComputeSplitPointsBySize", { consumed = cu, schema = { { "pk", "STRING" } }, split_points = { { { "pk", "m" } } },
         locations = { { location = "h1", ["repeat"] = 2 } } } },
   }
@@ -109,7 +136,8 @@ describe("otskit.wire messages", function()
           assert.same(r.row and r.row.cells, got[j].row and got[j].row.cells)
         end
         if res.failed then assert.equal(res.failed, back.failed) end
-      elseif api == "ListTable" or api == "DescribeTable" or api == "UpdateTable" or api == "ComputeSplitPointsBySize" then
+      elseif api == "ListTable" or api == "DescribeTable" or api == "UpdateTable" or api == "ComputeSplitPointsBySize"
+          or api == "StartLocalTransaction" then
         local r2 = {}
         for k, v in pairs(res) do r2[k] = v end
         assert.same(r2, back)
@@ -141,25 +169,29 @@ describe("otskit.wire messages", function()
   end)
 
   it("refuses options it cannot honour, on both sides", function()
-    local _, msg, code = wire.encode_request("PutRow", { table = "t", primary_key = { { "pk", "a" } }, transaction_id = "x" })
+    local _, msg, code = wire.encode_request("PutRow", { table = "t", primary_key = { { "pk", "a" } }, transaction_id = 5 })
     assert.equal("OTSParameterInvalid", code)
     assert.matches("transaction_id", msg)
     _, _, code = wire.encode_request("CreateTable", { name = "t", primary_key = { { "pk", "STRING" } }, partition = {} })
     assert.equal("OTSParameterInvalid", code)
     _, _, code = wire.encode_request("GetRange", { table = "t", start = {}, stop = {}, options = {} })
     assert.equal("OTSParameterInvalid", code)
-    -- a request with a transaction id (a field the proto knows)
-    local body = core.proto_encode("PutRowRequest", { table_name = "t", row = wire.encode_pk({ { "pk", "a" } }),
-      condition = { row_existence = "IGNORE" }, transaction_id = "tx" })
-    _, msg, code = wire.decode_request("PutRow", body)
-    assert.equal("OTSParameterInvalid", code)
-    assert.matches("transaction_id", msg)
-    -- a field the proto does not know (CreateTable index_metas = 7)
-    body = core.proto_encode("CreateTableRequest", { table_meta = { table_name = "t" },
-      reserved_throughput = { capacity_unit = {} } }) .. "\58\0"
+    -- a request with a field the proto knows and otskit cannot honour (an enabled stream)
+    local body = core.proto_encode("CreateTableRequest", { table_meta = { table_name = "t" },
+      reserved_throughput = { capacity_unit = {} }, stream_spec = { enable_stream = true } })
     _, msg, code = wire.decode_request("CreateTable", body)
     assert.equal("OTSParameterInvalid", code)
-    assert.matches("7", msg)
+    assert.matches("stream_spec", msg)
+    -- a disabled stream is what otskit does: accepted
+    body = core.proto_encode("CreateTableRequest", { table_meta = { table_name = "t", primary_key = { { name = "k", type = "STRING" } } },
+      reserved_throughput = { capacity_unit = {} }, stream_spec = { enable_stream = false } })
+    assert(wire.decode_request("CreateTable", body))
+    -- a field the proto does not know (CreateTable field 12)
+    body = core.proto_encode("CreateTableRequest", { table_meta = { table_name = "t" },
+      reserved_throughput = { capacity_unit = {} } }) .. "\98\0"
+    _, msg, code = wire.decode_request("CreateTable", body)
+    assert.equal("OTSParameterInvalid", code)
+    assert.matches("12", msg)
   end)
 
   it("carries CreateTable split points as the partition ranges the service takes", function()
@@ -301,7 +333,7 @@ describe("otskit.wire messages", function()
       return back, res
     end
     local now = os.time() * 1000
-    local opts = { time_to_live = -1, max_versions = 3, max_time_deviation = 86400 }
+    local opts = { time_to_live = -1, max_versions = 3, max_time_deviation = 86400, allow_update = true }
     assert(call("CreateTable", "create_table", { name = "v", primary_key = { { "k", "BINARY" }, { "id", "INTEGER", "AUTO_INCREMENT" } },
       options = opts, reserved = { read = 0, write = 0 } }))
     local d, direct = call("DescribeTable", "describe_table", { name = "v" })

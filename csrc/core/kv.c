@@ -33,6 +33,8 @@ struct kv_db {
   size_t cap;
   int errclass;
   char err[256];
+  void *ext;               /* one extension's state (kv_set_ext) */
+  void (*ext_free)(void *);
 };
 
 /* Records the failure of the last SQLite call; returns KV_ERR. */
@@ -221,11 +223,16 @@ int kv_close_db(kv_db *db) {
   sqlite3_finalize(db->commit);
   sqlite3_finalize(db->rollback);
   sqlite3_finalize(db->schema);
+  if (db->ext_free) db->ext_free(db->ext);
   rc = sqlite3_close(db->sql);
   free(db->buf);
   free(db);
   return rc == SQLITE_OK ? KV_OK : KV_ERR;
 }
+
+void *kv_sqlite(kv_db *db) { return db->sql; }
+void *kv_get_ext(kv_db *db) { return db->ext; }
+void kv_set_ext(kv_db *db, void *p, void (*fn)(void *)) { db->ext = p; db->ext_free = fn; }
 
 const char *kv_errmsg(kv_db *db) { return db->err[0] ? db->err : sqlite3_errmsg(db->sql); }
 int kv_errclass(kv_db *db) { return db->errclass; }

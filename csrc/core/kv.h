@@ -125,4 +125,13 @@ int kv_commit(kv_db *db);
 int kv_rollback(kv_db *db);
 int kv_in_txn(kv_db *db);
 
+/* The SQLite connection (a sqlite3 *), for a part that runs its own SQL
+ * on the same connection and so inside the same transactions (kvsql.c). */
+void *kv_sqlite(kv_db *db);
+
+/* One extension's state on db: kv_close_db calls fn(p) before it closes
+ * SQLite (finalize statements there). kv_get_ext: p, or NULL. */
+void kv_set_ext(kv_db *db, void *p, void (*fn)(void *));
+void *kv_get_ext(kv_db *db);
+
 #endif

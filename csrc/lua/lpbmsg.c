@@ -11,6 +11,7 @@
 #include "laux.h"
 #include "tablestore.pb-c.h"
 #include "tablestore_filter.pb-c.h"
+#include "search.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const messages[] = {
   &ots__error__descriptor,
@@ -28,9 +29,49 @@ static const ProtobufCMessageDescriptor *const messages[] = {
   &ots__get_range_request__descriptor, &ots__get_range_response__descriptor,
   &ots__compute_split_points_by_size_request__descriptor,
   &ots__compute_split_points_by_size_response__descriptor,
+  &ots__create_index_request__descriptor, &ots__create_index_response__descriptor,
+  &ots__drop_index_request__descriptor, &ots__drop_index_response__descriptor,
+  &ots__add_defined_column_request__descriptor, &ots__add_defined_column_response__descriptor,
+  &ots__delete_defined_column_request__descriptor, &ots__delete_defined_column_response__descriptor,
+  &ots__start_local_transaction_request__descriptor, &ots__start_local_transaction_response__descriptor,
+  &ots__commit_transaction_request__descriptor, &ots__commit_transaction_response__descriptor,
+  &ots__abort_transaction_request__descriptor, &ots__abort_transaction_response__descriptor,
   &ots__filter__filter__descriptor, &ots__filter__single_column_value_filter__descriptor,
   &ots__filter__composite_column_value_filter__descriptor,
   &ots__filter__column_pagination_filter__descriptor,
+  /* search.proto */
+  &ots__search__query__descriptor, &ots__search__match_all_query__descriptor,
+  &ots__search__match_query__descriptor, &ots__search__match_phrase_query__descriptor,
+  &ots__search__term_query__descriptor, &ots__search__terms_query__descriptor,
+  &ots__search__range_query__descriptor, &ots__search__prefix_query__descriptor,
+  &ots__search__wildcard_query__descriptor, &ots__search__exists_query__descriptor,
+  &ots__search__bool_query__descriptor, &ots__search__const_score_query__descriptor, &ots__search__field_value_factor__descriptor,
+  &ots__search__function_score_query__descriptor,
+  &ots__search__nested_query__descriptor, &ots__search__geo_bounding_box_query__descriptor,
+  &ots__search__geo_distance_query__descriptor, &ots__search__geo_polygon_query__descriptor,
+  &ots__search__nested_filter__descriptor, &ots__search__field_sort__descriptor,
+  &ots__search__geo_distance_sort__descriptor, &ots__search__score_sort__descriptor,
+  &ots__search__primary_key_sort__descriptor, &ots__search__doc_sort__descriptor,
+  &ots__search__sorter__descriptor, &ots__search__sort__descriptor, &ots__search__search_query__descriptor,
+  &ots__search__columns_to_get__descriptor, &ots__search__search_request__descriptor,
+  &ots__search__search_hit__descriptor, &ots__search__search_response__descriptor,
+  &ots__search__single_word_analyzer_parameter__descriptor,
+  &ots__search__split_analyzer_parameter__descriptor, &ots__search__fuzzy_analyzer_parameter__descriptor,
+  &ots__search__vector_options__descriptor, &ots__search__field_schema__descriptor,
+  &ots__search__index_setting__descriptor, &ots__search__index_schema__descriptor,
+  &ots__search__create_search_index_request__descriptor,
+  &ots__search__create_search_index_response__descriptor,
+  &ots__search__update_search_index_request__descriptor,
+  &ots__search__update_search_index_response__descriptor, &ots__search__index_info__descriptor,
+  &ots__search__list_search_index_request__descriptor, &ots__search__list_search_index_response__descriptor,
+  &ots__search__delete_search_index_request__descriptor,
+  &ots__search__delete_search_index_response__descriptor, &ots__search__sync_stat__descriptor,
+  &ots__search__metering_info__descriptor, &ots__search__index_status__descriptor,
+  &ots__search__describe_search_index_request__descriptor,
+  &ots__search__describe_search_index_response__descriptor,
+  &ots__search__search_index_splits_options__descriptor, &ots__search__compute_splits_request__descriptor,
+  &ots__search__compute_splits_response__descriptor, &ots__search__scan_query__descriptor,
+  &ots__search__parallel_scan_request__descriptor, &ots__search__parallel_scan_response__descriptor,
   NULL
 };
 

@@ -12,6 +12,7 @@
   X(chunk) \
   X(merge) \
   X(kv) \
+  X(sql) \
   X(row) \
   X(resume) \
   X(wire) \

@@ -12,6 +12,7 @@
 # in PREFIX/logs/serve.log) and stop stops it. The gateway's tables are
 # created (setup.lua) before nginx starts.
 # OTSKIT_BUILD picks the build (default build/, relative to the repo).
+# Everything it writes is in PREFIX; it says on stderr what it did.
 set -eu
 # make check preloads ASan for an ASan build of core.so: the gateway's
 # nginx loads that core.so and needs it; curl hangs under it, and otskit
@@ -33,6 +34,7 @@ stop_pid() {
   [ -f "$1" ] || return 0
   pid=$(cat "$1")
   kill "-$2" "$pid" 2>/dev/null || { rm -f "$1"; return 0; }
+  echo "run.sh: stopping $3 (pid $pid)" >&2
   i=0
   while kill -0 "$pid" 2>/dev/null; do
     i=$((i + 1))
@@ -47,11 +49,11 @@ stop_pid() {
 }
 
 stop_all() {
-  stop_pid "$prefix/logs/nginx.pid" QUIT
+  stop_pid "$prefix/logs/nginx.pid" QUIT "the gateway's nginx"
   # otskit serve stops its nginx on TERM; should its nginx outlive it, TERM
   # that too (a KILLed master would leave its workers running)
-  stop_pid "$prefix/serve.pid" TERM
-  stop_pid "$prefix/serve/logs/nginx.pid" TERM
+  stop_pid "$prefix/serve.pid" TERM "otskit serve"
+  stop_pid "$prefix/serve/logs/nginx.pid" TERM "otskit serve's nginx"
 }
 
 case $cmd in
@@ -61,7 +63,7 @@ start)
   build=${OTSKIT_BUILD:-build}
   case $build in /*) ;; *) build=$root/$build ;; esac
   plain=$build; [ -z "$preload" ] || plain=$root/build
-  mkdir -p "$prefix/conf" "$prefix/logs"
+  mkdir -p "$prefix/conf" "$prefix/logs" "$prefix/temp"
   # anything failing from here on leaves nothing running
   trap 'st=$?; [ $st -eq 0 ] || stop_all; exit $st' EXIT
   if [ -z "${OTSKIT_ENDPOINT:-}" ]; then
@@ -82,6 +84,7 @@ start)
       sleep 0.1
     done
     echo "$OTSKIT_ENDPOINT" > "$prefix/serve.url"
+    echo "run.sh: started otskit serve at $OTSKIT_ENDPOINT (pid $(cat "$prefix/serve.pid"), in memory; log $prefix/logs/serve.log)" >&2
   fi
   : "${OTSKIT_INSTANCE:?run.sh: set OTSKIT_INSTANCE with OTSKIT_ENDPOINT}"
   : "${OTSKIT_ACCESS_KEY_ID:?run.sh: set OTSKIT_ACCESS_KEY_ID with OTSKIT_ENDPOINT}"
@@ -115,14 +118,16 @@ start)
     cp "$build/jit/otskit/core.so" "$prefix/code/jit/otskit/"
     chmod -R a+rX "$prefix/code"
     croot=$prefix/code; cpath=$prefix/code/jit
+    echo "run.sh: copied lua/, the gateway and core.so to $prefix/code (readable by nobody, nginx's workers)" >&2
   fi
   sed -e "s|@ROOT@|$croot|g" -e "s|@CPATH@|$cpath|g" -e "s|@PORT@|$port|g" \
       -e "s|@WORKERS@|$workers|g" -e "s|@USER@|$user|g" -e "s|@ENDPOINT@|$OTSKIT_ENDPOINT|g" \
       -e "s|@INSTANCE@|$OTSKIT_INSTANCE|g" -e "s|@UPSTREAM@|$hostport|g" -e "s|@HOST@|$host|g" \
       -e "s|@SCHEME@|$scheme|g" -e "s|^@SSL@\$|$ssl|" \
       "$here/nginx.conf.in" > "$prefix/conf/nginx.conf"
+  echo "run.sh: wrote $prefix/conf/nginx.conf" >&2
   LUA_PATH="$root/lua/?.lua;$root/lua/?/init.lua;$here/?.lua;;" LUA_CPATH="$plain/jit/?.so;;" \
-    luajit "$here/setup.lua"
+    luajit "$here/setup.lua" >&2
   LD_PRELOAD="$preload" nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon on;" >"$prefix/logs/start.log" 2>&1 || {
     cat "$prefix/logs/start.log" "$prefix/logs/error.log" >&2 2>/dev/null; exit 1; }
   i=0
@@ -131,6 +136,7 @@ start)
     if [ $i -gt 50 ]; then echo "run.sh: nginx did not answer on port $port" >&2; cat "$prefix/logs/error.log" >&2; exit 1; fi
     sleep 0.1
   done
+  echo "run.sh: nginx on 127.0.0.1:$port ($workers workers, pid $(cat "$prefix/logs/nginx.pid"), logs in $prefix/logs); stop it: sh $0 stop $prefix" >&2
   echo "$port" ;;
 stop) stop_all ;;
 *) echo "usage: $0 start|stop PREFIX [PORT [WORKERS]]" >&2; exit 2 ;;

@@ -2,7 +2,8 @@
 -- service before nginx starts (existing tables are kept), through
 -- otskit.client. The service comes from the environment: OTSKIT_ENDPOINT,
 -- OTSKIT_INSTANCE, OTSKIT_ACCESS_KEY_ID, OTSKIT_ACCESS_KEY_SECRET.
--- On Tablestore a new table takes a few seconds before it serves.
+-- On Tablestore a new table takes a few seconds before it serves. It
+-- prints what it did: each table created, or found and kept.
 local client = require "otskit.client"
 local events = require "gateway.events"
 
@@ -19,9 +20,14 @@ local db = client.new { endpoint = env("OTSKIT_ENDPOINT"), instance = env("OTSKI
   access_key_id = env("OTSKIT_ACCESS_KEY_ID"), access_key_secret = env("OTSKIT_ACCESS_KEY_SECRET"),
   retry = { max_attempts = 5, deadline = 30 } }
 
-local function check(ok, msg, code)
-  if not ok and code ~= "OTSObjectAlreadyExist" then
-    io.stderr:write("setup.lua: ", tostring(msg), " (", tostring(code), ")\n")
+-- says what it did, one line a table, on stdout
+local function check(name, ok, msg, code)
+  if ok then
+    print(("setup.lua: created table %s on %s"):format(name, os.getenv("OTSKIT_ENDPOINT")))
+  elseif code == "OTSObjectAlreadyExist" then
+    print(("setup.lua: table %s exists on %s: kept as it is"):format(name, os.getenv("OTSKIT_ENDPOINT")))
+  else
+    io.stderr:write("setup.lua: table ", name, ": ", tostring(msg), " (", tostring(code), ")\n")
     os.exit(1)
   end
 end
@@ -31,8 +37,8 @@ for _, t in ipairs {
   { name = "blobs", primary_key = { { "id", "STRING" } } },
   { name = "counters", primary_key = { { "id", "STRING" } } },
 } do
-  check(db:create_table(t))
+  check(t.name, db:create_table(t))
 end
 -- the event stream of /events: otskit.patterns.timeseries's own table
-check(events.create(db))
+check(events.TABLE, events.create(db))
 db:close()

@@ -9,7 +9,6 @@ local commands = {
   { name = "demo", summary = "Run every access pattern beside its naive design: tables and a hot-spot picture." },
   { name = "analyze", summary = "Run your own scenario file (naive vs recommended designs) the same way." },
   { name = "keys", summary = "Show the key designs of the best practices on example data." },
-  { name = "bench", summary = "Bench results as data: compare two runs (exit 1 on a regression), plot, report." },
   { name = "serve", summary = "Run a local Tablestore-protocol server (nginx) the official SDKs can use." },
 }
 

@@ -70,6 +70,21 @@ errors.CODES = {
     message = "Request timeout." },
   OTSRequestBodyTooLarge = { side = S, status = 413, class = "never",
     message = "The size of POST data is too large." },
+  -- local transactions (otskit.store.localtxn), parallel scans and SQL:
+  -- the service documents these codes (none is retried by the SDKs) but
+  -- not their statuses
+  OTSDataOutOfRange = { side = S, status = 400, class = "never", documented = false,
+    message = "The primary key is out of the partition-key range of the transaction." },
+  OTSSessionNotExist = { side = S, status = 404, class = "never", exact = true, documented = false,
+    message = "Session not exist or may be timeout." },
+  OTSOutOfTransactionDataSizeLimit = { side = S, status = 400, class = "never", documented = false,
+    message = "The data size of the transaction exceeds the limit." },
+  OTSSessionBusy = { side = S, status = 400, class = "never", documented = false,
+    message = "The last request on the session is not complete." },
+  OTSSessionExpired = { side = S, status = 400, class = "never", documented = false,
+    message = "The session has expired." },
+  OTSUnsupportOperation = { side = S, status = 400, class = "never", documented = false,
+    message = "Operation not supported" },
   -- refused, nothing applied: retried for any operation
   OTSRowOperationConflict = { side = S, status = 409, class = "retry",
     message = "Data is being modified by the other request." },

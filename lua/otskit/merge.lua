@@ -264,13 +264,33 @@ end
 
 local function bad_cursor(msg) return nil, "otskit.merge: bad cursor (" .. msg .. ")", "BadCursor" end
 
+-- equal continuations: the same value, or tables equal member by member
+-- (a key {{name, value}, ...}); depth-bounded
+local function same(a, b, depth)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" or (depth or 0) > 8 then return false end
+  if getmetatable(a) ~= getmetatable(b) then return false end
+  for k, v in pairs(a) do
+    if not same(v, b[k], (depth or 0) + 1) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+
 --- merge.read{ sources = list | k, fetch = f, key = K, limit = n,
 -- order = "asc"|"desc", cursor = text, secret = s, dedup = bool,
 -- parallel = nil|false|"ngx"|function(jobs)|client, max_empty = 1000,
--- first_rows = n }
+-- first_rows = n, max_stall = 32, deadline = s, clock = f }
 --   -> rows, cursor   (cursor nil when everything was read)
 --   -> nil, message, code   (a fetch failed: its message and code; a bad
---      cursor: "BadCursor"; a source stuck on empty pages: "EmptyPages")
+--      cursor: "BadCursor"; a source stuck on empty pages: "EmptyPages";
+--      a source whose continuation does not advance -- fetch returned no
+--      rows and the `after` it was given max_stall times in a row --
+--      "NoProgress"; the whole read past
+--      `deadline` seconds (clock(): seconds, default otskit.backoff.now),
+--      checked between rounds of fetches: "RequestTimeout")
 -- One page of at most n rows of the merged sources. f(src, after, want, i)
 -- reads source i (src = sources[i]) in the read's order and returns
 -- rows, next: at most `want` rows (want = rows still needed for the page)
@@ -310,6 +330,18 @@ function merge.read(opts)
     fail("secret must be a string of at least 16 bytes", 2)
   end
   local max_empty = opts.max_empty or 1000
+  local max_stall = opts.max_stall
+  if type(max_stall) == "nil" then max_stall = 32 end
+  if not is_int(max_stall) or max_stall < 1 then fail("max_stall must be an integer >= 1", 2) end
+  local stalled = {}
+  local deadline = opts.deadline
+  -- (type(): a LuaJIT NULL cdata equals nil)
+  if type(deadline) ~= "nil" and (type(deadline) ~= "number" or not (deadline > 0)) then
+    fail("deadline must be a positive number of seconds", 2)
+  end
+  if type(opts.clock) ~= "nil" and type(opts.clock) ~= "function" then fail("clock must be a function", 2) end
+  local now = opts.clock or require("otskit.backoff").now
+  local t_end = deadline and now() + deadline
   -- rows asked of each source the first time in a page: about twice its
   -- share, so a page of 1000 over 64 buckets reads ~2000 rows, not 64 000;
   -- a source that runs dry is then asked for all the rows still needed
@@ -371,6 +403,19 @@ function merge.read(opts)
         m:close()
         fail("fetch of source " .. i .. " returned a " .. type(rows) .. ", not a table of rows", 2)
       end
+      -- a page may end before its first row (no rows, the next key where
+      -- it began); the same continuation max_stall times in a row is a
+      -- source that would never end
+      if nxt and after[i] ~= nil and #rows == 0 and same(nxt, after[i]) then
+        stalled[i] = (stalled[i] or 0) + 1
+        if stalled[i] >= max_stall then
+          m:close()
+          return nil, ("otskit.merge: source %d returned the continuation it was given %d times in a row "
+            .. "(its next key does not advance)"):format(i, stalled[i]), "NoProgress"
+        end
+      else
+        stalled[i] = 0
+      end
       if #rows == 0 and nxt then
         empty[i] = (empty[i] or 0) + 1
         if empty[i] > max_empty then
@@ -387,6 +432,10 @@ function merge.read(opts)
     local _, state = m:pull(want, out)
     n = #out
     if state == "done" then break end
+    if t_end and now() > t_end then
+      m:close()
+      return nil, ("otskit.merge: the read's deadline (%g s) passed"):format(deadline), "RequestTimeout"
+    end
     needs = m:needs()
   end
 

@@ -21,6 +21,12 @@ retry.max_extra_delay = 5
 
 -- The classes of codes and transport messages are otskit.errors'.
 
+--- The code of a write whose outcome is unknown: an attempt was sent and
+-- no trustworthy answer came back (a timeout, a dropped connection, a 5xx
+-- after the request was sent), so it may have been applied, and the write
+-- could not safely be repeated (otskit.errors: OTSOutcomeUnknown).
+retry.OUTCOME_UNKNOWN = "OTSOutcomeUnknown"
+
 -- Operations that change nothing: retried after ambiguous failures.
 local READ_OPS = {}
 for _, op in ipairs { "GetRow", "BatchGetRow", "GetRange", "ListTable",
@@ -44,6 +50,42 @@ local function parts(err)
   return nil, tostring(err), nil
 end
 
+--- retry.is_read(op) -> true when op ("GetRow", "get_range", ...) names
+-- an operation that changes nothing (nil and unknown names: false).
+function retry.is_read(op)
+  return READ_OPS[norm_op(op) or ""] == true
+end
+
+--- retry.ambiguous(err) -> true when err says a sent request got no
+-- trustworthy answer, so a write may have been applied: the codes and
+-- transport messages of class "idempotent" in otskit.errors (OTSTimeout,
+-- OTSInternalServerError, OTSServerUnavailable, RequestTimeout,
+-- NetworkError, OTSResponseCorrupted, timeout, closed, ...),
+-- OTSOutcomeUnknown itself, an HTTP 500/502/503/504 without a code
+-- otskit knows, or a table with network = true (and not not_sent).
+-- Throttling codes (the request was refused) and failures before sending
+-- are not ambiguous.
+function retry.ambiguous(err)
+  if type(err) == "table" and err.not_sent then return false end
+  local code, msg, status = parts(err)
+  if code == retry.OUTCOME_UNKNOWN then return true end
+  local class = code ~= nil and errors.class(code, msg) or nil
+  if class == "idempotent" then return true end
+  if class == nil and status and (status == 500 or status == 502 or status == 503 or status == 504) then
+    return true
+  end
+  if class == "throttle" or class == "retry" then return false end
+  return type(err) == "table" and err.network == true
+end
+
+local function no_conditional(opts)
+  if opts and opts.conditional ~= nil then
+    error("otskit.retry: opts.conditional is not supported: a conditional write that was applied and "
+      .. "is sent again fails its condition (or applies twice); pass idempotent = true only when "
+      .. "repeating the write is harmless", 3)
+  end
+end
+
 --- retry.tablestore(err, op [, opts]) -> "retry" | "throttle" | "fail".
 -- err: a code string ("OTSServerBusy", or a transport message such as
 -- "timeout") or a table { code, message, http_status }. op: the operation
@@ -52,13 +94,16 @@ end
 -- (retry with the longer throttle base); "retry" (not applied) gives
 -- "retry" for any op; "idempotent" (outcome unknown: timeouts, internal
 -- errors, a lost connection) gives "retry" for reads and for writes only
--- when opts.idempotent or opts.conditional is set; "never"
+-- when opts.idempotent is set (the caller promises that applying the
+-- write twice gives the same row and the same answer; a condition does
+-- not: opts.conditional is refused, it raises); "never"
 -- (OTSConditionCheckFail, OTSParameterInvalid, ...) gives "fail". An
 -- error without a code otskit knows goes by its HTTP status as the SDKs
 -- do: 429 throttles, 500/502/503/504 are "idempotent", others fail; a
 -- table with `network = true` (the answer was lost or unreadable) counts
 -- as "idempotent" whatever its code.
 function retry.tablestore(err, op, opts)
+  no_conditional(opts)
   local code, msg, status = parts(err)
   local class = code ~= nil and errors.class(code, msg) or nil
   if class == "throttle" then return "throttle" end
@@ -71,7 +116,7 @@ function retry.tablestore(err, op, opts)
   if type(err) == "table" and err.network then ambiguous = true end
   if not ambiguous then return "fail" end
   if READ_OPS[norm_op(op) or ""] then return "retry" end
-  if opts and (opts.idempotent or opts.conditional) then return "retry" end
+  if opts and opts.idempotent then return "retry" end
   return "fail"
 end
 
@@ -106,7 +151,7 @@ local function default_sleep()
 end
 
 local CALL_KEYS = {
-  op = true, idempotent = true, conditional = true, classify = true,
+  op = true, idempotent = true, classify = true,
   backoff = true, schedule = true, budget = true, sleep = true, clock = true,
 }
 
@@ -116,6 +161,10 @@ local function fail(fmt, ...) error("otskit.retry: " .. fmt:format(...), 3) end
 local function setup(opts, what)
   if opts == nil then opts = {} end
   if type(opts) ~= "table" then fail("%s: opts must be a table", what) end
+  if opts.conditional ~= nil then
+    fail("%s: option 'conditional' is not supported: a conditional write that was applied and is "
+      .. "sent again fails its condition; pass idempotent = true only when a repeat is harmless", what)
+  end
   for k in pairs(opts) do
     if not CALL_KEYS[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
   end
@@ -146,6 +195,10 @@ local function setup(opts, what)
   m.now = opts.clock and m.clock or nil
   m.classify = opts.classify or function(err) return retry.tablestore(err, opts.op, opts) end
   m.t0 = m.clock()
+  -- an explicit op that changes something: a failure after an ambiguous
+  -- attempt is reported as OTSOutcomeUnknown
+  m.write = opts.op ~= nil and not retry.is_read(opts.op)
+  m.op = opts.op
   return m
 end
 
@@ -171,6 +224,13 @@ end
 local function describe(err)
   local code, msg = parts(err)
   return tostring(msg or code), code
+end
+
+-- The final failure of a write one of whose attempts was ambiguous.
+local function unknown(m, msg, code)
+  if code == retry.OUTCOME_UNKNOWN then return msg, code end
+  return ("outcome unknown: the %s may have been applied (%s: %s)"):format(tostring(m.op), tostring(code), msg),
+    retry.OUTCOME_UNKNOWN
 end
 
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
@@ -224,8 +284,13 @@ local function failed(r) return not r[1] and (r[2] ~= nil or r[3] ~= nil) end
 -- (default retry.tablestore(err, opts.op, opts)) says "retry" or
 -- "throttle", until the schedule stops (message names "max_attempts" or
 -- "deadline", code is the last error's) or the budget refuses (message
--- "retry budget exhausted", code "RetryBudgetExhausted"). opts: op,
--- idempotent, conditional, classify, backoff (options for backoff.new,
+-- "retry budget exhausted", code "RetryBudgetExhausted"). When opts.op
+-- names a write (anything but a read, see retry.is_read) and an attempt
+-- failed ambiguously (retry.ambiguous), a final failure has code
+-- "OTSOutcomeUnknown" instead (the message names the write and the last
+-- error; last_error is that error): the write may have been applied.
+-- opts: op, idempotent (repeating the write is harmless: ambiguous
+-- failures are retried), classify, backoff (options for backoff.new,
 -- over retry.defaults) or schedule (a schedule object, reset first; do
 -- not share one between concurrent calls), budget (default retry.budget;
 -- false: none), sleep (default ngx.sleep where it may yield, else a
@@ -237,6 +302,7 @@ function retry.call(fn, opts)
   if m.budget then m.budget:acquire("request", m.now and m.now()) end
   m.kind = "request"
   local attempt = 0
+  local maybe = false -- a write attempt got no trustworthy answer
   while true do
     attempt = attempt + 1
     local r = attempt_call(fn, attempt)
@@ -246,18 +312,23 @@ function retry.call(fn, opts)
     end
     local err = failure_of(r)
     local msg, code = describe(err)
+    if m.write and not maybe and retry.ambiguous(err) then maybe = true end
     local verdict = m.classify(err, attempt)
     if verdict ~= "retry" and verdict ~= "throttle" then
+      if maybe then msg, code = unknown(m, msg, code) end
       return nil, msg, code, attempt, err
     end
     local delay, why = plan(m, err, verdict)
     if not delay then
       if why == "budget" then
         local _, bm, bc = errors.fail("RetryBudgetExhausted")
+        if maybe then bm, bc = unknown(m, bm, bc) end
         return nil, bm, bc, attempt, err
       end
-      return nil, ("%s (gave up after %d attempts: %s)"):format(msg, attempt,
-        why == "deadline" and "deadline reached" or "max_attempts reached"), code, attempt, err
+      msg = ("%s (gave up after %d attempts: %s)"):format(msg, attempt,
+        why == "deadline" and "deadline reached" or "max_attempts reached")
+      if maybe then msg, code = unknown(m, msg, code) end
+      return nil, msg, code, attempt, err
     end
     if delay > 0 then m.sleep(delay) end
   end
@@ -277,6 +348,9 @@ local function row_ok(r) return r == true or (type(r) == "table" and r.ok == tru
 -- for retry.call). results[i] is true or the final error of rows[i]; a
 -- row left unwritten because the budget refused holds { code =
 -- "RetryBudgetExhausted", message = "retry budget exhausted", last = err }.
+-- Unless op is a read, a row that failed in the end after an ambiguous
+-- attempt (retry.ambiguous: its write may have been applied) holds
+-- { code = "OTSOutcomeUnknown", message, last = its final error }.
 function retry.batch_write(send, rows, opts)
   if type(send) ~= "function" then fail("batch_write: send must be a function") end
   if type(rows) ~= "table" then fail("batch_write: rows must be a list") end
@@ -285,6 +359,7 @@ function retry.batch_write(send, rows, opts)
   local m = setup(opts, "batch_write")
   local classify = opts.classify or function(err) return retry.tablestore(err, op, opts) end
   local results, pending = {}, {}
+  local write, maybe = not retry.is_read(op), {} -- rows an ambiguous attempt may have written
   -- the length is a claim (__len may say 2^40): walk the rows that exist,
   -- so work and memory follow the real list
   local nrows = #rows
@@ -308,7 +383,11 @@ function retry.batch_write(send, rows, opts)
     local again, verdict, last = {}, nil, nil
     if res == nil then
       local v = classify(err, attempt)
-      for _, i in ipairs(pending) do results[i] = err end
+      local amb = write and retry.ambiguous(err)
+      for _, i in ipairs(pending) do
+        results[i] = err
+        if amb then maybe[i] = true end
+      end
       if v == "retry" or v == "throttle" then again, verdict, last = pending, v, err end
     else
       if type(res) ~= "table" then fail("batch_write: send must return a list of row results") end
@@ -319,6 +398,7 @@ function retry.batch_write(send, rows, opts)
           results[i] = true
         else
           results[i] = r
+          if write and retry.ambiguous(r) then maybe[i] = true end
           local v = classify(r, attempt)
           if v == "retry" or v == "throttle" then
             again[#again + 1] = i
@@ -345,7 +425,17 @@ function retry.batch_write(send, rows, opts)
   end
   local nfailed = 0
   for i = 1, nrows do
-    if results[i] ~= true then nfailed = nfailed + 1 end
+    if results[i] ~= true then
+      nfailed = nfailed + 1
+      if maybe[i] then
+        local r = results[i]
+        local c, msg = parts(r)
+        if r == nil or c ~= retry.OUTCOME_UNKNOWN then
+          results[i] = { code = retry.OUTCOME_UNKNOWN, last = r,
+            message = ("outcome unknown: the row may have been written (%s: %s)"):format(tostring(c), tostring(msg)) }
+        end
+      end
+    end
   end
   return results, nfailed, attempt
 end

@@ -89,21 +89,26 @@ end
 function fake.sign_request(secret, api, h) return "sig-" .. sum(secret .. canon("/" .. api, h, "")) end
 function fake.sign_response(secret, api, h) return "rsig-" .. sum(secret .. canon("", h, "/" .. api)) end
 function fake.date(ms) return ("D%d"):format(ms) end
+function fake.parse_date(d) return tonumber(type(d) == "string" and d:match("^D(%d+)$")) end
 function fake.equal(a, b) return a == b end
 
 --- fake.server(db, opts) -> transport function, log. opts.secret (the
 -- access key secret), opts.script = function(api, req, n) -> nil or an
 -- action: { status, code, message } (an error response), { failure =
 -- "connect" | "timeout" } (no response), { apply_then = action } (apply,
--- then answer with action), { corrupt = true } (bad MD5), { badsig = true }.
+-- then answer with action), { corrupt = true } (bad MD5), { badsig = true },
+-- { strip = {header names} } (removed from the answer), { date = "D<ms>" }
+-- (the answer dated so, or undated for "", signed), { rows = function(res) -> res' } (the
+-- answer replaced by a signed res').
 -- The log records every request: { api, date, req }.
 function fake.server(db, opts)
   opts = opts or {}
   local secret = opts.secret or "SK"
   local log, n = {}, 0
+  local date = "D0"
   local function reply(api, status, body, extra)
     local h = { ["x-ots-requestid"] = "rid-" .. n, ["x-ots-contentmd5"] = fake.content_md5(body),
-                ["x-ots-date"] = "D0" }
+                ["x-ots-date"] = date }
     for k, v in pairs(extra or {}) do h[k] = v end
     h["authorization"] = "OTS AK:" .. fake.sign_response(secret, api, h)
     return { status = status, headers = h, body = body }
@@ -116,6 +121,7 @@ function fake.server(db, opts)
     assert(h["x-ots-contentmd5"] == fake.content_md5(r.body), "bad request md5")
     local req = assert(fake.decode_request(api, r.body))
     log[#log + 1] = { api = api, date = h["x-ots-date"], req = req }
+    date = h["x-ots-date"] -- answered at the time it was asked
     local act = opts.script and opts.script(api, req, n)
     local apply_first = false
     if act and act.apply_then then apply_first, act = true, act.apply_then end
@@ -143,6 +149,13 @@ function fake.server(db, opts)
     if act and act.corrupt then out.headers["x-ots-contentmd5"] = "md5-0" end
     if act and act.badsig then out.headers.authorization = "OTS AK:nope" end
     if act and act.garbage then out = reply(api, 200, "garbage") end
+    if act and act.strip then for _, k in ipairs(act.strip) do out.headers[k] = nil end end
+    if act and act.date then
+      out.headers["x-ots-date"] = act.date ~= "" and act.date or nil
+      out.headers.authorization = "OTS AK:" .. fake.sign_response(secret, api, (function()
+        local hh = {}; for k, v in pairs(out.headers) do if k ~= "authorization" then hh[k] = v end end; return hh end)())
+    end
+    if act and act.rows then out = reply(api, 200, fake.encode_response(api, act.rows(res))) end
     return out
   end
   return transport, log

@@ -45,13 +45,19 @@
 -- metrics = { hottest_writes, hottest_share, mean_share and peak_share (of
 -- the hottest partition in each second with >= 10 rows written; nil when
 -- no second had that many), partitions_used,
--- partitions, requests_per_query, rows_per_query, bytes_per_query,
--- bytes_stored, retries, throttled, failed_ops, ops, rows_written,
--- seconds, extras = {...} }, heat = { windows, ids, load, born } }.
+-- partitions, requests_per_query, ranges_per_query, rows_per_query,
+-- results_per_query, bytes_per_query, bytes_stored, retries, throttled,
+-- failed_ops, failed_queries, ops, rows_written, seconds, extras = {...},
+-- tables = { { name, initial_partitions, partitions, rows_written,
+-- partition_keys, tail_share } } }, errors = { { code, message, count, op
+-- } } (every code the store answered), findings = { { cause, text,
+-- evidence } } (otskit.analyze.diagnose), heat = { windows, ids, load,
+-- born } }.
 -- Raises "otskit.analyze: ..." for a malformed scenario.
 local store = require "otskit.store"
 local backoff = require "otskit.backoff"
 local meter = require "otskit.analyze.meter"
+local diagnose = require "otskit.analyze.diagnose"
 
 local analyze = {}
 
@@ -295,58 +301,6 @@ local function seeded_schedule(r, base_opts)
   return sched
 end
 
--- A design is flagged when, in some second with >= 10 rows written, its
--- hottest partition took more than this share of them.
-analyze.HOT_SHARE = 0.5
-
-local function show(v)
-  if type(v) == "string" then return ("%q"):format(v) end
-  return ("%.17g"):format(v)
-end
-
---- analyze.hot_spot(meter, worst, ids) -> { second, partition, rows,
--- total, share, keys, cause }: the worst second of a design whose hottest
--- partition took most of that second's writes, and why: the partition-key
--- values that partition took (one value repeated: the first key column
--- does not differ between writers of one second; a run of values: keys
--- that grow with time land on the tail partition).
-function analyze.hot_spot(m, worst, ids)
-  local id = worst.id
-  local h = { second = worst.w * m.window, partition = id, rows = worst.rows, total = worst.total,
-              share = worst.rows / worst.total }
-  local tbl = id:match("^(.*)#[^#]*$") or id
-  local nparts = 0
-  for _, x in ipairs(ids) do if x:match("^(.*)#[^#]*$") == tbl then nparts = nparts + 1 end end
-  local kp = m.keys[worst.w] and m.keys[worst.w][id]
-  local vals = {}
-  if kp then
-    for v in pairs(kp.vals) do vals[#vals + 1] = v end
-    table.sort(vals, function(a, b)
-      if type(a) ~= type(b) then return type(a) == "number" end
-      return a < b
-    end)
-  end
-  h.keys = #vals
-  if #vals == 1 and not kp.more then
-    h.cause = ("all %d rows had the same partition key, %s: every writer of that second wrote under one "
-      .. "first-key value (a hot seller or counter row, or ts mod N buckets when many writers share one "
-      .. "timestamp); start the key with something that differs between writers, e.g. hash(device) mod N "
-      .. "(patterns.timeseries: by = \"id\")"):format(worst.rows, show(vals[1]))
-  elseif #vals > 1 and nparts == 1 then
-    h.cause = ("%s%d partition keys (%s .. %s) on the table's only partition: pre-split the table "
-      .. "(create_table splits) or spread the first key column over a hash prefix"):format(
-      kp.more and "over " or "", #vals, show(vals[1]), show(vals[#vals]))
-  elseif #vals > 1 then
-    h.cause = ("%s%d neighbouring partition keys (%s .. %s) in one partition: a first key column that "
-      .. "grows with time (a timestamp or a sequence) sends every write to the tail of the key range; "
-      .. "prefix it with a hash or a bucket (ts mod N, hash(id) mod N)"):format(
-      kp.more and "over " or "", #vals, show(vals[1]), show(vals[#vals]))
-  else
-    h.cause = "one partition took most of the writes"
-  end
-  return h
-end
-
 local function run_design(sc, d, items, qitems, progress, client)
   local now = 0
   local db = assert(store.open { clock = function() return now end,
@@ -399,10 +353,29 @@ local function run_design(sc, d, items, qitems, progress, client)
   local what = ("scenario %s, design %s, "):format(sc.name, d.name)
   local state = user_call(what .. "setup", d.setup, env)
   local failed, last = 0, 0
+  local failures, by_code = {}, {}
+  -- an operation (or query) that failed for good: which error made it
+  -- fail (its own code, else the last the store answered during it);
+  -- throttling is the partition diagnosis's, not an error
+  local function failure(kind, msg, code, seq0, throttled0)
+    if type(msg) == "table" then msg, code = msg.message or msg.code, code or msg.code end
+    if code == nil and m.err_seq > seq0 then code, msg = m.last_error.code, m.last_error.message end
+    if code == "OTSServerBusy" or (code == nil and m.writes.throttled > throttled0) then return end
+    code = code or "(no code)"
+    local f = by_code[code]
+    if not f then
+      f = { code = code, message = msg ~= nil and tostring(msg) or "(no message)", operations = 0, queries = 0 }
+      by_code[code] = f
+      failures[#failures + 1] = f
+    end
+    f[kind] = f[kind] + 1
+  end
   for i = 1, sc.ops do
     now = (i - 1) / sc.rate
-    local ok = user_call(what .. "write (operation " .. i .. ")", d.write, state, items[i], env)
-    if not ok then failed = failed + 1 end
+    m:begin_op()
+    local seq0, th0 = m.err_seq, m.writes.throttled
+    local ok, msg, code = user_call(what .. "write (operation " .. i .. ")", d.write, state, items[i], env)
+    if not ok then failed = failed + 1; failure("operations", msg, code, seq0, th0) end
     if now > last then last = now end
     if progress and (i % 100 == 0 or i == sc.ops) then progress(i, sc.ops) end
   end
@@ -411,12 +384,17 @@ local function run_design(sc, d, items, qitems, progress, client)
   local qrows, nq, qfailed = 0, 0, 0
   if d.query then
     for q = 1, sc.queries do
-      local rows = user_call(what .. "query " .. q, d.query, state, qitems[q], env)
+      local seq0, th0 = m.err_seq, m.writes.throttled
+      local rows, msg, code = user_call(what .. "query " .. q, d.query, state, qitems[q], env)
       nq = nq + 1
-      if rows == nil then qfailed = qfailed + 1
+      if rows == nil then qfailed = qfailed + 1; failure("queries", msg, code, seq0, th0)
       elseif type(rows) == "table" then qrows = qrows + #rows
       elseif type(rows) == "number" then qrows = qrows + rows end
     end
+  end
+  for _, f in ipairs(failures) do
+    local e = m.err_by_code[f.code]
+    f.store_answers = e and e.count or 0
   end
   local extras = d.report and user_call(what .. "report", d.report, state, env) or {}
   if type(extras) ~= "table" then
@@ -434,21 +412,17 @@ local function run_design(sc, d, items, qitems, progress, client)
     if n > 0 then used = used + 1 end
   end
   local peak, sum_share, nwin = 0, 0, 0
-  local hot
   for w = 0, m.max_window do
     local l = m.load[w]
     if l then
-      local tot, top, top_id = 0, 0, nil
+      local tot, top = 0, 0
       for _, id in ipairs(ids) do
         local n = l[id]
-        if n then tot = tot + n; if n > top then top, top_id = n, id end end
+        if n then tot = tot + n; if n > top then top = n end end
       end
       if tot >= 10 then
         local s = top / tot
-        if s > peak then
-          peak = s
-          if s > analyze.HOT_SHARE then hot = { w = w, id = top_id, rows = top, total = tot } end
-        end
+        if s > peak then peak = s end
         sum_share, nwin = sum_share + s, nwin + 1
       end
     end
@@ -463,18 +437,35 @@ local function run_design(sc, d, items, qitems, progress, client)
     requests_per_query = nq > 0 and qr.requests / nq or 0,
     rows_per_query = nq > 0 and qr.rows / nq or 0,
     bytes_per_query = nq > 0 and qr.bytes / nq or 0,
+    ranges_per_query = nq > 0 and qr.ranges / nq or 0,
     results_per_query = nq > 0 and qrows / nq or 0,
     bytes_stored = m:bytes_stored(),
     retries = budget.retries, throttled = m.writes.throttled,
     write_requests = m.writes.requests,
     seconds = last,
     extras = extras,
-    hot = hot and analyze.hot_spot(m, hot, ids) or nil,
+    tables = {},
   }
+  local tnames = {}
+  for name in pairs(m.tstats) do tnames[#tnames + 1] = name end
+  table.sort(tnames)
+  for _, name in ipairs(tnames) do
+    local ts, parts = m.tstats[name], 0
+    for _, id in ipairs(ids) do if id:sub(1, #name + 1) == name .. "#" then parts = parts + 1 end end
+    metrics.tables[#metrics.tables + 1] = { name = name, initial_partitions = ts.initial or 1, partitions = parts,
+      rows_written = ts.rows, partition_keys = ts.nvals,
+      tail_share = ts.first > 1 and ts.tail / (ts.first - 1) or 0 }
+  end
+  local errors = {}
+  for i, e in ipairs(m.errors) do errors[i] = { code = e.code, message = e.message, count = e.count, op = e.op } end
+  local findings = diagnose.partitions(m, sc.capacity)
+  for _, f in ipairs(diagnose.errors(failures, sc.ops, nq)) do findings[#findings + 1] = f end
+  for _, f in ipairs(diagnose.reads(metrics)) do findings[#findings + 1] = f end
   local heat = { windows = m.max_window + 1, ids = ids, load = m.load, born = m.born,
                  capacity = sc.capacity, window = sc.window or 1 }
   db:close()
-  return { name = d.name, label = d.label or d.name, metrics = metrics, heat = heat }
+  return { name = d.name, label = d.label or d.name, metrics = metrics, errors = errors, findings = findings,
+           heat = heat }
 end
 
 --- analyze.run(scenario, opts) -> result (see the header). opts.progress:

@@ -8,7 +8,23 @@
 -- partition takes at most `capacity` rows per second: beyond that a
 -- single-row write fails with OTSServerBusy (nothing applied) and the
 -- rows of a batch fail one by one, as Tablestore throttles a hot
--- partition. Reads are counted (requests, rows, bytes) per phase.
+-- partition. Reads are counted (requests, rows, bytes, ranges) per phase.
+--
+-- What the diagnosis (otskit.analyze.diagnose) reads from it:
+--   demand[second]["table#id"] = { n, refused, vals = { [pk1] = attempts },
+--     nv, other (rows without a plain partition key), fn, fvals, fnv (the
+--     same for first attempts only) }: every row attempted on a partition
+--     in a second of the simulated clock (admitted or throttled)
+--   tstats[table] = { initial (partitions at create), rows (written),
+--     first (first attempts: the rows the workload writes, retries aside),
+--     tail (first attempts whose partition key was >= every one attempted
+--     before: the write landed at the table's current end), vals = { [pk1]
+--     = { rows, secs, last, packed } } (first attempts per value, and in
+--     how many distinct seconds), nsecs (seconds with first attempts),
+--     offered = { [second] = first attempts } }
+--   errors: { code, message (the first), count, op } per code the store
+--     answered (the meter's own throttling is counted in writes.throttled)
+--   err_seq: errors recorded so far (to tell which operation met which)
 local key = require "otskit.key"
 
 local meter = {}
@@ -35,11 +51,16 @@ function meter.new(db, opts)
     load = {},        -- window index -> { ["table#id"] = rows }
     born = {},        -- "table#id" -> first window seen
     totals = {},      -- "table#id" -> rows
-    keys = {},        -- window index -> { ["table#id"] = { n, vals = { [partition-key value] = rows }, more } }
     sec = {},         -- second -> { ["table#id"] = rows } for throttling
     reads = { write = { requests = 0, rows = 0, bytes = 0 }, query = { requests = 0, rows = 0, bytes = 0 } },
     writes = { requests = 0, rows = 0, throttled = 0 },
+    demand = {},      -- second -> { ["table#id"] = { n, refused, vals, nv, other } }
+    tstats = {},      -- table -> key-shape statistics (see the header)
+    errors = {}, err_by_code = {}, err_seq = 0, last_error = nil,
+    op_seen = {},     -- packed primary keys attempted by the current operation
+    pending = {},     -- table -> { [packed next start key] = true }: pages to continue
     max_window = 0 }, M)
+  for _, r in pairs(self.reads) do r.ranges = 0 end
   return self
 end
 
@@ -84,6 +105,17 @@ local function first_of(pk)
   return first
 end
 
+-- a primary key (values, or { name, value } cells) packed as a tuple;
+-- false when it holds something else (INF_MIN, INF_MAX)
+local function pack_pk(pk)
+  local vals = {}
+  for i, c in ipairs(type(pk) == "table" and pk or {}) do
+    if type(c) == "table" and getmetatable(c) == nil then c = c[2] end
+    vals[i] = c
+  end
+  return pcall(key.pack, vals)
+end
+
 -- the partition id ("table#id") holding a row with this primary key
 function M:_locate(name, pk)
   local t = self.tables[name] or self:_refresh(name)
@@ -96,7 +128,7 @@ function M:_locate(name, pk)
     local mid = math.floor((lo + hi + 1) / 2)
     if key.compare(t.lows[mid], k) <= 0 then lo = mid else hi = mid - 1 end
   end
-  return name .. "#" .. t.parts[lo].id
+  return name .. "#" .. t.parts[lo].id, k
 end
 
 -- may this row be written now? (takes its share of the partition's
@@ -120,13 +152,83 @@ function M:_admit(id)
   return true
 end
 
--- how many distinct partition-key values are remembered per partition
--- and window (enough to tell "one value" from "a run of values")
-local MAX_KEYS = 64
+local function tstat(self, name)
+  local ts = self.tstats[name]
+  if not ts then
+    ts = { rows = 0, first = 0, tail = 0, vals = {}, nvals = 0, secs = {}, nsecs = 0, offered = {} }
+    self.tstats[name] = ts
+  end
+  return ts
+end
 
--- counts a row the store accepted on partition id; pk: its primary key
--- (the partition-key values each partition took, per window, name the
--- cause of a hot spot)
+--- store:begin_op(): a new write operation starts (rows it attempts again
+-- are retries, not new writes).
+function M:begin_op() self.op_seen = {} end
+
+-- one row attempted on partition id (packed partition key pk1) of table
+-- name: its demand this second (all attempts, and first attempts: the
+-- rows the workload asks for, retries aside), by partition-key value;
+-- for a first attempt, the table's key statistics (did it land at the
+-- table's current end?)
+function M:_attempt(name, id, pk, pk1, refused)
+  local s = math.floor(self.clock())
+  local first = first_of(pk)
+  local ok, full = pack_pk(pk)
+  local fresh = false
+  if ok and pk1 ~= nil then
+    local k = name .. "\0" .. full
+    fresh = not self.op_seen[k]   -- else a retry of a row this operation attempted
+    self.op_seen[k] = true
+  end
+  local d = self.demand[s]
+  if not d then d = {}; self.demand[s] = d end
+  local c = d[id]
+  if not c then c = { n = 0, refused = 0, vals = {}, nv = 0, other = 0, fn = 0, fvals = {}, fnv = 0 }; d[id] = c end
+  c.n = c.n + 1
+  if refused then c.refused = c.refused + 1 end
+  if first == nil then c.other = c.other + 1
+  elseif c.vals[first] then c.vals[first] = c.vals[first] + 1
+  else c.nv = c.nv + 1; c.vals[first] = 1 end
+  if not fresh then return end
+  c.fn = c.fn + 1
+  if c.fvals[first] then c.fvals[first] = c.fvals[first] + 1 else c.fnv = c.fnv + 1; c.fvals[first] = 1 end
+  local ts = tstat(self, name)
+  ts.first = ts.first + 1
+  ts.offered[s] = (ts.offered[s] or 0) + 1
+  if not ts.secs[s] then ts.secs[s] = true; ts.nsecs = ts.nsecs + 1 end
+  local tf = type(first)
+  if tf == "string" or tf == "number" then
+    local v = ts.vals[first]
+    if not v then
+      local okp, packed = pcall(key.pack, { first })
+      v = { rows = 0, secs = 0, last = nil, packed = okp and packed or "" }
+      ts.vals[first] = v
+      ts.nvals = ts.nvals + 1
+    end
+    v.rows = v.rows + 1
+    if v.last ~= s then v.last = s; v.secs = v.secs + 1 end
+  end
+  if ts.max == nil or key.compare(pk1, ts.max) >= 0 then
+    if ts.max ~= nil then ts.tail = ts.tail + 1 end
+    ts.max = pk1
+  end
+end
+
+-- an error the store answered (not the meter's own throttling)
+function M:_error(op, msg, code)
+  code = type(code) == "string" and code or "(no code)"
+  local e = self.err_by_code[code]
+  if not e then
+    e = { code = code, message = tostring(msg), count = 0, op = op }
+    self.err_by_code[code] = e
+    self.errors[#self.errors + 1] = e
+  end
+  e.count = e.count + 1
+  self.err_seq = self.err_seq + 1
+  self.last_error = e
+end
+
+-- counts a row the store accepted on partition id (pk: its primary key)
 function M:_record(id, pk)
   if id == nil then return end
   local w = math.floor(self.clock() / self.window)
@@ -134,19 +236,10 @@ function M:_record(id, pk)
   local l = self.load[w]
   if not l then l = {}; self.load[w] = l end
   l[id] = (l[id] or 0) + 1
-  local first = first_of(pk)
-  local tf = type(first)
-  if tf == "string" or tf == "number" then
-    local kw = self.keys[w]
-    if not kw then kw = {}; self.keys[w] = kw end
-    local kp = kw[id]
-    if not kp then kp = { n = 0, vals = {} }; kw[id] = kp end
-    if kp.vals[first] then kp.vals[first] = kp.vals[first] + 1
-    elseif kp.n < MAX_KEYS then kp.n = kp.n + 1; kp.vals[first] = 1
-    else kp.more = true end
-  end
   self.totals[id] = (self.totals[id] or 0) + 1
   self.writes.rows = self.writes.rows + 1
+  local ts = tstat(self, id:match("^(.*)#[^#]*$"))
+  ts.rows = ts.rows + 1
 end
 
 local BUSY = "Partition is throttled: too many writes per second."
@@ -154,13 +247,17 @@ local BUSY = "Partition is throttled: too many writes per second."
 function M:_single(method, req)
   self.writes.requests = self.writes.requests + 1
   if type(req) == "table" and type(req.table) == "string" then
-    local id = self:_locate(req.table, req.primary_key)
-    if not self:_admit(id) then return nil, BUSY, "OTSServerBusy" end
+    local id, pk1 = self:_locate(req.table, req.primary_key)
+    local admit = self:_admit(id)
+    if id then self:_attempt(req.table, id, req.primary_key, pk1, not admit) end
+    if not admit then return nil, BUSY, "OTSServerBusy" end
   end
   local res, msg, code = self.db[method](self.db, req)
   if res and type(req) == "table" then
     self:_record(self:_locate(req.table, req.primary_key), req.primary_key)
     self:_refresh(req.table)
+  elseif not res then
+    self:_error(method, msg, code)
   end
   return res, msg, code
 end
@@ -178,8 +275,11 @@ function M:batch_write_row(req)
     refused[i] = {}
     if type(spec) == "table" and type(spec.rows) == "table" and type(spec.table) == "string" then
       for j, r in ipairs(spec.rows) do
-        local id = type(r) == "table" and self:_locate(spec.table, r.primary_key) or nil
-        if self:_admit(id) then rows[#rows + 1] = r; keep[#rows] = { id, r.primary_key }
+        local id, pk1
+        if type(r) == "table" then id, pk1 = self:_locate(spec.table, r.primary_key) end
+        local admit = self:_admit(id)
+        if id then self:_attempt(spec.table, id, r.primary_key, pk1, not admit) end
+        if admit then rows[#rows + 1] = r; keep[#rows] = { id, r.primary_key }
         else refused[i][j] = true end
       end
     else
@@ -195,13 +295,14 @@ function M:batch_write_row(req)
       if #s.rows > 0 then send.tables[#send.tables + 1] = { table = s.table, rows = s.rows } end
     end
     res, msg, code = self.db:batch_write_row(send)
-    if not res then return nil, msg, code end
+    if not res then self:_error("batch_write_row", msg, code); return nil, msg, code end
     local k = 0
     for _, s in ipairs(sub.tables) do
       if #s.rows > 0 then
         k = k + 1
         for j, rr in ipairs(res.tables[k].rows) do
-          if rr.ok then self:_record(s.keep[j][1], s.keep[j][2]) end
+          if rr.ok then self:_record(s.keep[j][1], s.keep[j][2])
+          else self:_error("batch_write_row", rr.message, rr.code) end
         end
       end
     end
@@ -230,10 +331,30 @@ function M:batch_write_row(req)
   return out
 end
 
+-- a get_range whose start is a page the store handed back continues
+-- that range; any other read request opens a new one (fan-out)
+function M:_range_start(method, req)
+  if method ~= "get_range" or type(req) ~= "table" or type(req.table) ~= "string" then return true end
+  local ok, start = pack_pk(req.start)
+  local p = self.pending[req.table]
+  if ok and p and p[start] then p[start] = nil; return false end
+  return true
+end
+
 function M:_read(method, req)
   local r = self.reads[self.phase] or self.reads.write
   r.requests = r.requests + 1
+  if self:_range_start(method, req) then r.ranges = r.ranges + 1 end
   local res, msg, code = self.db[method](self.db, req)
+  if not res then self:_error(method, msg, code) end
+  if res and method == "get_range" and res.next_start_primary_key then
+    local ok, nxt = pack_pk(res.next_start_primary_key)
+    if ok then
+      local p = self.pending[req.table]
+      if not p then p = {}; self.pending[req.table] = p end
+      p[nxt] = true
+    end
+  end
   if res then
     if res.rows then
       r.rows = r.rows + #res.rows
@@ -258,7 +379,13 @@ function M:batch_get_row(req) return self:_read("batch_get_row", req) end
 
 function M:create_table(req)
   local res, msg, code = self.db:create_table(req)
-  if res then self:_refresh(req.name) end
+  if res then
+    local t = self:_refresh(req.name)
+    local ts = tstat(self, req.name)
+    ts.initial = t and t.n or 1
+  else
+    self:_error("create_table", msg, code)
+  end
   return res, msg, code
 end
 

@@ -35,13 +35,34 @@ local LINES = {
       local s = ("%d of %d"):format(m.failed_ops, m.ops)
       if m.failed_queries > 0 then s = s .. (", %d queries"):format(m.failed_queries) end
       return s end },
+  { "errors (code x count)", function(_, d)
+      local parts = {}
+      for _, e in ipairs(d.errors or {}) do parts[#parts + 1] = ("%s x %d"):format(e.code, e.count) end
+      return #parts > 0 and table.concat(parts, ", ") or "-" end },
 }
-
-local function pad(s, n) return s .. (" "):rep(math.max(0, n - #s)) end
 
 -- display width of UTF-8 text (counts code points, not bytes)
 local function width(s) return #(s:gsub("[\128-\191]", "")) end
 local function padu(s, n) return s .. (" "):rep(math.max(0, n - width(s))) end
+
+-- text wrapped at `cols` columns: the first line as is, the others
+-- indented by `indent` spaces
+local function wrap(text, cols, indent)
+  local lead = text:match("^%s*")
+  local lines, cur = {}, ""
+  for word in text:gmatch("%S+") do
+    if cur == "" and #lines == 0 then word = lead .. word end
+    if cur ~= "" and width(cur) + 1 + width(word) > cols then
+      lines[#lines + 1] = cur
+      cur = (" "):rep(indent) .. word
+    else
+      cur = cur == "" and word or (cur .. " " .. word)
+    end
+  end
+  if cur ~= "" then lines[#lines + 1] = cur end
+  return lines
+end
+report.wrap = wrap
 
 --- report.text(result, index) -> the table of one scenario (lines of text)
 function report.text(r, index)
@@ -50,14 +71,16 @@ function report.text(r, index)
   out[#out + 1] = head
   out[#out + 1] = ("="):rep(width(head))
   if r.note then out[#out + 1] = r.note end
+  local nw = 0
+  for _, d in ipairs(r.designs) do if width(d.name) > nw then nw = width(d.name) end end
   for _, d in ipairs(r.designs) do
-    out[#out + 1] = ("  %-12s %s"):format(d.name, d.label)
+    out[#out + 1] = "  " .. padu(d.name, nw) .. "  " .. d.label
   end
   out[#out + 1] = ""
   local cols = {}
   for j, d in ipairs(r.designs) do
     local c = { d.name }
-    for i, l in ipairs(LINES) do c[i + 1] = l[2](d.metrics) end
+    for i, l in ipairs(LINES) do c[i + 1] = l[2](d.metrics, d) end
     cols[j] = c
     cols[j].extras = d.metrics.extras
   end
@@ -78,7 +101,7 @@ function report.text(r, index)
     end
   end
   local lw = 0
-  for _, l in ipairs(labels) do if #l > lw then lw = #l end end
+  for _, l in ipairs(labels) do if width(l) > lw then lw = width(l) end end
   local widths = {}
   for j, c in ipairs(cols) do
     local w = 11
@@ -86,7 +109,7 @@ function report.text(r, index)
     widths[j] = w
   end
   for i = 1, #labels do
-    local cells = { "  " .. pad(labels[i], lw) }
+    local cells = { "  " .. padu(labels[i], lw) }
     for j, c in ipairs(cols) do cells[#cells + 1] = padu(c[i] or "", widths[j]) end
     out[#out + 1] = (table.concat(cells, "   "):gsub("%s+$", ""))
     if i == 1 then
@@ -95,13 +118,17 @@ function report.text(r, index)
       out[#out + 1] = table.concat(rule, "   ")
     end
   end
-  -- designs whose hottest partition took most of some second's writes
+  -- each design's errors (first message per code) and findings
   for _, d in ipairs(r.designs) do
-    local h = d.metrics.hot
-    if h then
-      out[#out + 1] = ("  ! %s: hot partition: in second %d, partition %s took %s of the writes (%d of %d rows)")
-        :format(d.name, h.second, h.partition, pct(h.share), h.rows, h.total)
-      out[#out + 1] = "    cause: " .. h.cause
+    for _, e in ipairs(d.errors or {}) do
+      for _, l in ipairs(wrap(("  %s: %s x %d (%s), first: %s"):format(d.name, e.code, e.count, e.op, e.message), 100, 4)) do
+        out[#out + 1] = l
+      end
+    end
+  end
+  for _, d in ipairs(r.designs) do
+    for _, f in ipairs(d.findings or {}) do
+      for _, l in ipairs(wrap(("  ! %s: %s: %s"):format(d.name, f.cause, f.text), 100, 4)) do out[#out + 1] = l end
     end
   end
   return out
@@ -119,12 +146,13 @@ local DIGEST = {
 }
 
 --- report.digest(results) -> lines: per scenario, what changed from its
--- first design to its second (only the measures that differ).
+-- first design to each other one (only the measures that differ).
 function report.digest(results)
   local out = {}
   for i, r in ipairs(results) do
-    local a, b = r.designs[1], r.designs[2]
-    if a and b then
+    local a = r.designs[1]
+    for j = 2, #r.designs do
+      local b = r.designs[j]
       local parts = {}
       for _, d in ipairs(DIGEST) do
         local x, y = d[2](a.metrics), d[2](b.metrics)

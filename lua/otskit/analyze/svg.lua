@@ -30,7 +30,7 @@ end
 local function pct(x) return ("%d%%"):format(math.floor(100 * x + 0.5)) end
 
 local PANEL_W, PANEL_H, GAP, LEFT, TOP = 470, 190, 60, 60, 118
-local ROW_H = PANEL_H + 118
+local ROW_H = PANEL_H + 132
 
 -- one heat map at (x, y): columns = seconds, rows = partitions in key order
 local function panel(out, x, y, d, scale, windows)
@@ -73,16 +73,35 @@ local function panel(out, x, y, d, scale, windows)
   local warn = m.failed_ops > 0 and (" · %d of %d operations failed"):format(m.failed_ops, m.ops) or ""
   out[#out + 1] = ('<text x="%.1f" y="%.1f" class="stat%s">%d writes refused by throttling · %d retries%s</text>')
     :format(x, y + PANEL_H + 32, (m.throttled > 0 or m.failed_ops > 0) and " bad" or "", m.throttled, m.retries, esc(warn))
+  local causes = {}
+  for _, f in ipairs(d.findings or {}) do causes[#causes + 1] = f.cause end
+  out[#out + 1] = ('<text x="%.1f" y="%.1f" class="stat%s">%s</text>'):format(x, y + PANEL_H + 47,
+    #causes > 0 and " bad" or "", #causes > 0 and esc("findings: " .. table.concat(causes, ", ")) or "no finding")
 end
 
---- svg.render(results, opts) -> SVG text. results: analyze.run results
--- (scenarios with .picture ~= false). opts.title.
+local COLS = 2                          -- heat maps side by side; more designs wrap
+local PANEL_ROW = PANEL_H + 94          -- height of each further line of heat maps
+
+local function scenario_height(r)
+  return ROW_H + (math.ceil(#r.designs / COLS) - 1) * PANEL_ROW
+end
+
+--- svg.render(results, opts) -> SVG text. results: analyze.run results;
+-- every design of every scenario is drawn (COLS heat maps a line), except
+-- the scenarios with .picture == false, which a closing line names.
+-- Scenarios are numbered as the text report numbers them (their index in
+-- results; no number when there is one scenario). opts.title.
 function svg.render(results, opts)
   opts = opts or {}
-  local rows = {}
-  for _, r in ipairs(results) do if r.picture ~= false then rows[#rows + 1] = r end end
-  local W = LEFT + 2 * PANEL_W + GAP + 70
-  local H = TOP + #rows * ROW_H + 30
+  local rows, left_out = {}, {}
+  for i, r in ipairs(results) do
+    local label = #results > 1 and (i .. ". " .. r.title) or r.title
+    if r.picture ~= false then rows[#rows + 1] = { r = r, label = label }
+    else left_out[#left_out + 1] = label end
+  end
+  local W = LEFT + COLS * PANEL_W + (COLS - 1) * GAP + 70
+  local H = TOP + 30 + (#left_out > 0 and 40 or 0)
+  for _, row in ipairs(rows) do H = H + scenario_height(row.r) end
   local out = {}
   out[#out + 1] = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">')
     :format(W, H, W, H)
@@ -110,10 +129,13 @@ function svg.render(results, opts)
   out[#out + 1] = ('<text x="%d" y="%d" class="axis">no writes</text>'):format(lx + 350, ly + 10)
   out[#out + 1] = ('<rect x="%d" y="%d" width="14" height="12" fill="url(#unborn)" stroke="#999" stroke-width="0.5"/>'):format(lx + 420, ly)
   out[#out + 1] = ('<text x="%d" y="%d" class="axis">partition not split off yet</text>'):format(lx + 440, ly + 10)
-  for i, r in ipairs(rows) do
-    local y0 = TOP + (i - 1) * ROW_H + 22
+  local ytop = TOP
+  for _, row in ipairs(rows) do
+    local r = row.r
+    local y0 = ytop + 22
+    ytop = ytop + scenario_height(r)
     out[#out + 1] = ('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#ddd"/>'):format(LEFT - 30, y0 - 6, W - 20, y0 - 6)
-    out[#out + 1] = ('<text x="%d" y="%d" class="scen">%d. %s</text>'):format(LEFT - 30, y0 + 14, i, esc(r.title))
+    out[#out + 1] = ('<text x="%d" y="%d" class="scen">%s</text>'):format(LEFT - 30, y0 + 14, esc(row.label))
     if r.note then out[#out + 1] = ('<text x="%d" y="%d" class="note">%s</text>'):format(LEFT - 30, y0 + 31, esc(r.note)) end
     local windows, peak = 1, 1
     for _, d in ipairs(r.designs) do
@@ -121,14 +143,23 @@ function svg.render(results, opts)
       for _, l in pairs(d.heat.load) do for _, n in pairs(l) do if n > peak then peak = n end end end
     end
     local scale = r.capacity or peak
-    local py = y0 + 72
     for j, d in ipairs(r.designs) do
-      if j > 2 then break end
-      panel(out, LEFT + (j - 1) * (PANEL_W + GAP), py, d, scale, windows)
+      local line, col = math.floor((j - 1) / COLS), (j - 1) % COLS
+      local py = y0 + 72 + line * PANEL_ROW
+      panel(out, LEFT + col * (PANEL_W + GAP), py, d, scale, windows)
+      if col == 0 then
+        out[#out + 1] = ('<text transform="translate(%d,%d) rotate(-90)" class="axis" text-anchor="middle">partitions</text>')
+          :format(LEFT - 12, py + PANEL_H / 2)
+      end
+      if col == COLS - 1 or j == #r.designs then
+        out[#out + 1] = ('<text x="%d" y="%d" class="axis">seconds</text>')
+          :format(LEFT + (col + 1) * PANEL_W + col * GAP + 10, py + PANEL_H + 15)
+      end
     end
-    out[#out + 1] = ('<text transform="translate(%d,%d) rotate(-90)" class="axis" text-anchor="middle">partitions</text>')
-      :format(LEFT - 12, py + PANEL_H / 2)
-    out[#out + 1] = ('<text x="%d" y="%d" class="axis">seconds</text>'):format(LEFT + 2 * PANEL_W + GAP + 10, py + PANEL_H + 15)
+  end
+  if #left_out > 0 then
+    out[#out + 1] = ('<text x="%d" y="%d" class="note">Not drawn (the scenario sets picture = false: no partition story to show): %s</text>')
+      :format(LEFT - 30, ytop + 20, esc(table.concat(left_out, "; ")))
   end
   out[#out + 1] = "</svg>"
   return table.concat(out, "\n") .. "\n"

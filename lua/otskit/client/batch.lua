@@ -35,7 +35,7 @@ function batch.run(self, api, req)
     if type(spec) ~= "table" or type(spec[field]) ~= "table" then return self:_call(api, req) end
     for ri, row in ipairs(spec[field]) do
       items[#items + 1] = { ti = ti, ri = ri, row = row,
-        conditional = field == "rows" and type(row) == "table" and client.is_conditional(row) or nil }
+        idempotent = field == "rows" and client.is_idempotent(api, row) or nil }
     end
   end
   if #items == 0 then return self:_call(api, req) end
@@ -103,25 +103,42 @@ function batch.run(self, api, req)
       if r.ok then
         results[j] = true
       else
-        results[j] = { code = r.code, message = r.message, conditional = it.conditional }
+        results[j] = { code = r.code, message = r.message, idempotent = it.idempotent }
       end
     end
     self.last_request_id = res.request_id
     return results
   end
 
+  -- a row's own error says whether it may be repeated; a whole-request
+  -- failure is retried only when every row of the request is idempotent
+  local all_idem = true
+  for _, it in ipairs(items) do
+    if field == "rows" and not it.idempotent then all_idem = false; break end
+  end
   local opts = self:_retry_opts(api, nil, function(err)
-    return client.classify(err, api, type(err) == "table" and err.conditional)
+    local idem = all_idem
+    if type(err) == "table" and err.idempotent ~= nil then idem = err.idempotent end
+    return client.classify(err, api, idem)
   end)
   local results, nfailed = retry.batch_write(send, items, opts)
   if not answered then
     if first_encode_err then return nil, first_encode_err[1], first_encode_err[2] end
     local e = last_err or results[1]
-    if type(e) == "table" and e.code == "RetryBudgetExhausted" then e = e.last or e end
+    if type(e) == "table" and (e.code == "RetryBudgetExhausted" or e.code == retry.OUTCOME_UNKNOWN) then e = e.last or e end
     local msg = type(e) == "table" and (e.message or e.code) or tostring(e)
     local code = type(e) == "table" and e.code or nil
     if type(results[1]) == "table" and results[1].code == "RetryBudgetExhausted" then
       return nil, "retry budget exhausted", "RetryBudgetExhausted", e.request_id, e.http_status
+    end
+    -- a write request that got no trustworthy answer: some rows may be written
+    for _, r in ipairs(results) do
+      if type(r) == "table" and r.code == retry.OUTCOME_UNKNOWN then
+        local le = type(r.last) == "table" and r.last or {}
+        return nil, "outcome unknown: the BatchWriteRow may have been applied (" ..
+          tostring(le.code or code) .. ": " .. tostring(le.message or msg) .. ")", retry.OUTCOME_UNKNOWN,
+          le.request_id, le.http_status
+      end
     end
     return client.failure(msg, code, e)
   end

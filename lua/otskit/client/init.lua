@@ -15,6 +15,7 @@ local parallel = require "otskit.client.parallel"
 local batch = require "otskit.client.batch"
 local pager = require "otskit.client.pager"
 local keys = require "otskit.client.keys"
+local verify = require "otskit.client.verify"
 
 local client = {}
 
@@ -33,6 +34,14 @@ client.APIS = {
   batch_get_row = "BatchGetRow", batch_write_row = "BatchWriteRow",
   get_range = "GetRange",
   compute_split_points_by_size = "ComputeSplitPointsBySize",
+  create_search_index = "CreateSearchIndex", describe_search_index = "DescribeSearchIndex",
+  list_search_index = "ListSearchIndex", update_search_index = "UpdateSearchIndex",
+  delete_search_index = "DeleteSearchIndex", search = "Search", compute_splits = "ComputeSplits",
+  parallel_scan = "ParallelScan",
+  create_index = "CreateIndex", drop_index = "DropIndex",
+  add_defined_column = "AddDefinedColumn", delete_defined_column = "DeleteDefinedColumn",
+  start_local_transaction = "StartLocalTransaction", commit_transaction = "CommitTransaction",
+  abort_transaction = "AbortTransaction",
 }
 
 local NEW_KEYS = {
@@ -40,6 +49,7 @@ local NEW_KEYS = {
   access_key_secret = true, sts_token = true, timeout = true,
   connect_timeout = true, retry = true, budget = true, transport = true,
   location = true, verify = true, ca_file = true, wire = true,
+  unsigned = true, skew = true,
 }
 
 local function in_nginx()
@@ -69,7 +79,8 @@ end
 
 --- client.new{ endpoint, instance, access_key_id, access_key_secret,
 -- sts_token, timeout = 10, connect_timeout, retry, budget, transport,
--- location = "/_otskit", verify = true, ca_file } -> client.
+-- location = "/_otskit", verify = true, ca_file, unsigned = false,
+-- skew = 900 } -> client.
 -- endpoint: "https://<instance>.<region>.ots.aliyuncs.com" (any path is
 -- ignored: requests go to /<Api>). timeout: seconds per attempt (curl and
 -- function transports; nginx takes its proxy timeouts from nginx.conf).
@@ -80,7 +91,13 @@ end
 -- for retry.budget (per process). transport: "curl" (default outside
 -- nginx), "nginx" (default inside; location names the internal location)
 -- or a function(req) -> { status, headers, body } | nil, message,
--- failure. Raises "otskit.client: ..." on a bad option.
+-- failure. Every answer is verified (docs/reliability.md): its
+-- x-ots-contentmd5 and signature are required and checked (unsigned =
+-- true: a server that does not sign; headers present are still checked),
+-- its x-ots-date must be within skew seconds (default 900, false: not
+-- checked) of this clock, and rows must belong to the key or range asked;
+-- a failed check is OTSResponseSignatureMismatch, OTSResponseCorrupted or
+-- OTSResponseInvalid. Raises "otskit.client: ..." on a bad option.
 function client.new(opts)
   if type(opts) ~= "table" then fail("new expects a table of options") end
   for k in pairs(opts) do
@@ -102,7 +119,14 @@ function client.new(opts)
   if ct ~= nil and (type(ct) ~= "number" or not (ct > 0) or ct == math.huge) then
     fail("new: connect_timeout must be a positive number of seconds")
   end
+  if opts.unsigned ~= nil and type(opts.unsigned) ~= "boolean" then fail("new: unsigned must be a boolean") end
+  local skew = opts.skew
+  if skew ~= nil and skew ~= false and (type(skew) ~= "number" or not (skew > 0) or skew == math.huge) then
+    fail("new: skew must be a positive number of seconds or false")
+  end
+  if skew == nil then skew = verify.SKEW end
   local self = setmetatable({
+    unsigned = opts.unsigned == true, skew = skew or nil, now_ms = wall_ms,
     base = scheme .. "://" .. hostport, instance = opts.instance,
     ak = opts.access_key_id, secret = opts.access_key_secret, sts = opts.sts_token,
     timeout = timeout or 10, budget = opts.budget, _jobs = setmetatable({}, { __mode = "k" }),
@@ -195,23 +219,9 @@ function C:_sleep(d)
   return default_sleep(d)
 end
 
--- Checks the response's MD5 and signature when present. nil or an error.
+-- Checks the response's MD5, signature and date (otskit.client.verify).
 function C:_verify(api, res, code)
-  local w, h = self.wire, res.headers
-  local md5 = h["x-ots-contentmd5"]
-  if md5 and not w.equal(md5, w.content_md5(res.body)) then
-    -- corrupted on the way: the outcome is unknown, like a lost connection
-    return { code = "OTSResponseCorrupted", message = errors.message("OTSResponseCorrupted"), network = true }
-  end
-  local auth = h["authorization"]
-  -- a 403 OTSAuthFailed may come from a front end that cannot sign
-  if auth and not (res.status == 403 and code == "OTSAuthFailed") then
-    local ak, sig = auth:match("^OTS ([^:]+):(.+)$")
-    if not ak or ak ~= self.ak or not w.equal(sig, w.sign_response(self.secret, api, h)) then
-      return { code = "OTSResponseSignatureMismatch", message = errors.message("OTSResponseSignatureMismatch") }
-    end
-  end
-  return nil
+  return verify.headers(self, api, res, code)
 end
 
 local FAILURE_CODE = { timeout = "RequestTimeout" }
@@ -253,6 +263,8 @@ function C:_exchange(api, body, t_end, req)
     return nil, { code = code or "OTSResponseInvalid", message = "cannot decode the " .. api .. " response: " .. tostring(msg),
                   http_status = r.status, request_id = rid, network = true }
   end
+  bad = verify.rows(api, req, out)
+  if bad then bad.http_status, bad.request_id = r.status, rid; return nil, bad end
   out.request_id = rid
   return out
 end
@@ -260,27 +272,28 @@ end
 ---------------------------------------------------------------------------
 -- Retries
 
---- client.classify(err, api, conditional) -> "retry" | "throttle" | "fail".
+--- client.classify(err, api, idempotent) -> "retry" | "throttle" | "fail".
 -- Never sent (refused connection, TLS handshake): retry for any API.
 -- An HTTP error without a Tablestore code: by status (5xx ambiguous,
 -- 429 throttle). Otherwise retry.tablestore's rules: a write is retried
--- after an ambiguous failure only when it is conditional.
-function client.classify(err, api, conditional)
+-- after an ambiguous failure only when it is idempotent
+-- (client.is_idempotent).
+function client.classify(err, api, idempotent)
   if type(err) ~= "table" then return retry.tablestore(err, api) end
   if err.not_sent then return "retry" end
-  local opts = conditional and { conditional = true } or nil
+  local opts = idempotent and { idempotent = true } or nil
   if err.bare then
     return retry.tablestore({ http_status = err.http_status, network = err.network }, api, opts)
   end
   return retry.tablestore(err, api, opts)
 end
 
-function C:_retry_opts(api, conditional, classify)
+function C:_retry_opts(api, idempotent, classify)
   local me = self
   return {
     op = api, backoff = self.backoff, budget = self.budget,
     sleep = function(d) return me:_sleep(d) end,
-    classify = classify or function(err) return client.classify(err, api, conditional) end,
+    classify = classify or function(err) return client.classify(err, api, idempotent) end,
   }
 end
 
@@ -300,18 +313,55 @@ local function failure(msg, code, err)
 end
 client.failure = failure
 
--- a write whose condition makes a repeat harmless
-local function is_conditional(req)
-  local c = req.condition
-  if c == nil then return false end
-  if type(c) == "string" then return c ~= "IGNORE" end
+-- IGNORE, or no condition at all
+local function unconditional(c)
+  if c == nil or c == "IGNORE" then return true end
   if type(c) ~= "table" then return false end
-  return (c.row_existence ~= nil and c.row_existence ~= "IGNORE") or c.column_condition ~= nil
+  return (c.row_existence == nil or c.row_existence == "IGNORE") and c.column_condition == nil
 end
-client.is_conditional = is_conditional
 
---- C:_call(api, req): encode once, then attempts under retry.call.
-function C:_call(api, req)
+local function has_auto_increment(pk)
+  if type(pk) ~= "table" then return false end
+  local auto = require("otskit.values").AUTO_INCREMENT
+  for k, v in pairs(pk) do
+    if v == auto or (type(v) == "table" and (v[2] == auto or v.value == auto)) or k == auto then return true end
+  end
+  return false
+end
+
+local function has_increment(up)
+  if type(up) ~= "table" then return false end
+  if up.INCREMENT ~= nil then return true end
+  for _, op in ipairs(up) do
+    if type(op) == "table" and op[1] == "INCREMENT" then return true end
+  end
+  return false
+end
+
+--- client.is_idempotent(api, req) -> true when sending the row write
+-- again after it was applied gives the same row and the same answer:
+-- PutRow, UpdateRow and DeleteRow (req, or a BatchWriteRow row with its
+-- type) with no condition or IGNORE (a row_existence or column condition
+-- may no longer hold once the write applied: EXPECT_NOT_EXIST then fails
+-- with OTSConditionCheckFail, a version check with the version it wrote),
+-- no INCREMENT and no AUTO_INCREMENT key column (each repeat would add
+-- again / create another row). Table operations are not (CreateTable
+-- repeated answers OTSObjectAlreadyExist). Only these are retried after
+-- an ambiguous failure; the others end with OTSOutcomeUnknown.
+function client.is_idempotent(api, req)
+  if type(req) ~= "table" then return false end
+  if api == "BatchWriteRow" then
+    api = ({ PUT = "PutRow", UPDATE = "UpdateRow", DELETE = "DeleteRow" })[req.type]
+  end
+  if api ~= "PutRow" and api ~= "UpdateRow" and api ~= "DeleteRow" then return false end
+  if not unconditional(req.condition) or has_auto_increment(req.primary_key) then return false end
+  if api == "UpdateRow" and has_increment(req.update) then return false end
+  return true
+end
+
+--- C:_call(api, req [, t_end]): encode once, then attempts under
+-- retry.call; t_end (backoff.now() scale) cuts the call's deadline.
+function C:_call(api, req, until_)
   if api == "CreateTable" or api == "DeleteTable" then keys.forget(self, req.name) end
   local named, m0, c0, r0, s0 = keys.name(self, api, req)
   if not named then return nil, m0, c0, r0, s0 end
@@ -320,10 +370,11 @@ function C:_call(api, req)
   if body == nil then return nil, msg, code or "OTSParameterInvalid" end
   self.stats.calls = self.stats.calls + 1
   local t_end = self:_deadline()
+  if until_ and (t_end == nil or until_ < t_end) then t_end = until_ end
   local me = self
   local res, m, c, _, last = retry.call(function()
     return me:_exchange(api, body, t_end, req)
-  end, self:_retry_opts(api, is_conditional(req)))
+  end, self:_retry_opts(api, client.is_idempotent(api, req)))
   if res == nil then return failure(m, c, last) end
   return res
 end
@@ -367,8 +418,15 @@ end
 
 --- client:range(req) -> iterator over the rows of get_range(req), page
 -- after page (following next_start_primary_key through empty pages);
--- on failure the iterator returns nil, message, code.
-C.range = pager.range
+-- on failure the iterator returns nil, message, code: a next key that
+-- does not advance is "NoProgress", and the client's retry deadline
+-- (retry.deadline, default retry.defaults.deadline) bounds the whole
+-- read ("RequestTimeout"), not only each page.
+function C:range(req)
+  -- (any store works too: client.Client.range(db, req))
+  local t_end = type(self) == "table" and getmetatable(self) == C and self:_deadline() or nil
+  return pager.range(self, req, { t_end = t_end })
+end
 
 client.INF_MIN, client.INF_MAX = pager.sentinels()
 

@@ -77,6 +77,13 @@ function keys.name(client, api, req)
     if positional(req.start) then o.start = name_pk(req.start, names) end
     if positional(req.stop) then o.stop = name_pk(req.stop, names) end
     return o
+  elseif api == "StartLocalTransaction" then
+    if not positional(req.key) or type(req.table) ~= "string" then return req end
+    local names, m, c, r, s = names_of(client, req.table)
+    if not names then return nil, m, c, r, s end
+    local o = shallow(req)
+    o.key = name_pk(req.key, names)
+    return o
   elseif api == "BatchGetRow" or api == "BatchWriteRow" then
     if type(req.tables) ~= "table" then return req end
     local o

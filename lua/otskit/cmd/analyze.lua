@@ -6,6 +6,7 @@
 local analyze = require "otskit.analyze"
 local report = require "otskit.analyze.report"
 local svg = require "otskit.analyze.svg"
+local json = require "otskit.analyze.json"
 
 local cmd = {}
 
@@ -30,6 +31,7 @@ function cmd.configure(p)
   p:argument("file", "A Lua file returning a scenario (or a list of them).")
   p:option("--svg", "Write the picture to this file (default: <scenario name>.svg; '-' for none).")
   p:flag("-q --quiet", "No progress on stderr.")
+  p:flag("--json", "Print one JSON document (every scenario and design: measures, errors, findings) instead of the tables.")
   cmd.endpoint_options(p)
   p:epilog([[The file returns a scenario table:
   { name, title, ops, rate, queries, capacity, split_rows, seed,
@@ -71,7 +73,8 @@ local function progress_fn(quiet, i, n, name, tty)
 end
 
 --- cmd.run_all(list, opts) -> results: runs the scenarios, prints their
--- tables, writes the SVG (opts.svg: path or false). opts.quiet, opts.prog,
+-- tables (opts.json: the JSON document instead, nothing else on stdout),
+-- writes the SVG (opts.svg: path or false). opts.quiet, opts.prog,
 -- opts.client (an otskit.client: the data on its server).
 function cmd.run_all(list, opts)
   cmd.prog = opts.prog
@@ -81,23 +84,28 @@ function cmd.run_all(list, opts)
   for i, sc in ipairs(list) do
     results[i] = analyze.run(sc, { progress = progress_fn(opts.quiet, i, #list, sc.name, tty), client = opts.client })
   end
-  for i, r in ipairs(results) do
+  local say = opts.json and function() end or print
+  if opts.json then
+    io.stdout:write(json.encode(json.document(results, { tool = opts.prog })), "\n")
+  else
+    for i, r in ipairs(results) do
+      print()
+      for _, line in ipairs(report.text(r, #list > 1 and i or nil)) do print(line) end
+    end
     print()
-    for _, line in ipairs(report.text(r, #list > 1 and i or nil)) do print(line) end
-  end
-  print()
-  if #list > 1 or opts.digest then
-    print("In short")
-    print("--------")
-    for _, line in ipairs(report.digest(results)) do print(line) end
-    print()
+    if #list > 1 or opts.digest then
+      print("In short")
+      print("--------")
+      for _, line in ipairs(report.digest(results)) do print(line) end
+      print()
+    end
   end
   if opts.svg then
     local f, err = io.open(opts.svg, "wb")
     if not f then io.stderr:write(("otskit: cannot write %s: %s\n"):format(opts.svg, err)); return nil end
     f:write(svg.render(results, { title = opts.title }))
     f:close()
-    print(("The picture of write load per partition over time: %s"):format(opts.svg))
+    say(("The picture of write load per partition over time: %s"):format(opts.svg))
   end
   if not opts.quiet then
     io.stderr:write(("%s: %d scenarios in %.1f s of CPU\n"):format(opts.prog or "otskit", #list, os.clock() - clock0))
@@ -110,12 +118,15 @@ function cmd.run(args)
   if not list then io.stderr:write("otskit analyze: " .. tostring(err) .. "\n"); return 2 end
   local out = args.svg
   if out == nil then out = list[1].name .. ".svg" elseif out == "-" then out = false end
-  print(("otskit analyze %s: %d scenario%s, each design on a fresh embedded store (simulated time)")
-    :format(args.file, #list, #list == 1 and "" or "s"))
+  if not args.json then
+    print(("otskit analyze %s: %d scenario%s, each design on a fresh embedded store (simulated time)")
+      :format(args.file, #list, #list == 1 and "" or "s"))
+  end
   local ok, client = pcall(cmd.client_of, args)
   if not ok then io.stderr:write("otskit analyze: " .. tostring(client) .. "\n"); return 2 end
   local res
-  ok, res = pcall(cmd.run_all, list, { svg = out, quiet = args.quiet, prog = "otskit analyze", client = client })
+  ok, res = pcall(cmd.run_all, list, { svg = out, quiet = args.quiet, prog = "otskit analyze", client = client,
+                                       json = args.json })
   if not ok then io.stderr:write("otskit analyze: " .. tostring(res):gsub("^otskit%.analyze: ", "") .. "\n"); return 1 end
   return res and 0 or 1
 end

@@ -14,6 +14,7 @@ function demo.configure(p)
   p:flag("--list", "List the scenarios and exit.")
   p:flag("--keys", "Also print the key designs first (as `otskit keys`).")
   p:flag("-q --quiet", "No progress on stderr.")
+  p:flag("--json", "Print one JSON document (every scenario and design: measures, errors, findings) instead of the tables.")
   analyze_cmd.endpoint_options(p)
 end
 
@@ -32,16 +33,22 @@ function demo.run(args)
   else
     for i, s in ipairs(scenarios) do list[i] = s end
   end
+  if args.keys and args.json then
+    io.stderr:write("otskit demo: --keys and --json do not go together (the JSON document is all stdout holds)\n")
+    return 2
+  end
   if args.keys then require("otskit.cmd.keys").run(); print() end
   local ok, client = pcall(analyze_cmd.client_of, args)
   if not ok then io.stderr:write("otskit demo: " .. tostring(client) .. "\n"); return 2 end
-  print(("otskit demo: naive table designs beside the recommended ones, same workload, %s")
+  local say = args.json and function() end or print
+  say(("otskit demo: naive table designs beside the recommended ones, same workload, %s")
     :format(client and ("data on " .. args.endpoint .. " (partitions simulated locally)") or "embedded store"))
-  print("(simulated time; a partition takes at most 25 rows per second, then throttles with")
-  print(" OTSServerBusy; every client retries through otskit.retry with the Tablestore classification)")
+  say("(simulated time; a partition takes at most 25 rows per second, then throttles with")
+  say(" OTSServerBusy; every client retries through otskit.retry with the Tablestore classification)")
   local out = args.svg ~= "-" and args.svg or false
-  local res = analyze_cmd.run_all(list, { svg = out, quiet = args.quiet, prog = "otskit demo", client = client })
-  print("The key designs themselves (spliced keys, hash prefixes, buckets, packed tuples): otskit keys")
+  local res = analyze_cmd.run_all(list, { svg = out, quiet = args.quiet, prog = "otskit demo", client = client,
+                                          json = args.json })
+  say("The key designs themselves (spliced keys, hash prefixes, buckets, packed tuples): otskit keys")
   return res and 0 or 1
 end
 

@@ -30,6 +30,7 @@
 -- (DigestMismatch, StaleGeneration, CorruptFrame, ...) and the store's.
 local blob = require "otskit.blob"
 local common = require "otskit.patterns.common"
+local retry = require "otskit.retry"
 
 local M = {}
 local MOD = "otskit.patterns.chunked"
@@ -42,10 +43,8 @@ local function raise(msg) error(MOD .. ": " .. msg, 3) end
 
 --- chunked.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new", options = { "chunk_size", "max_value", "codec", "level" } })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
-  if opts.store == nil then raise("store is required") end
   local cs = opts.chunk_size or MB
   if not (common.is_int(cs) and cs >= 1 and cs <= 2 * MB - 1024) then
     raise("chunk_size must be an integer 1..2 MiB - 1024 (a compressed chunk must fit a 2 MB cell)")
@@ -101,6 +100,16 @@ function P:_drop_gen(k, gen, count)
   return common.write_batches(self.acc, rows, { idempotent = true })
 end
 
+-- The manifest commit is resent after an ambiguous failure: a repeat of
+-- a commit that landed fails its condition, and the read-back after any
+-- failure finds our generation; a lost race (the condition fails) is not.
+local function commit_classify(err)
+  local c = type(err) == "table" and err.code or err
+  if c == "OTSConditionCheckFail" then return "fail" end
+  if retry.ambiguous(err) then return "retry" end
+  return retry.tablestore(err, "PutRow")
+end
+
 --- p:put(key, value) -> { gen, count, length, stored } | nil, msg, code
 -- Replaces the value of key. Nothing is visible until the manifest is
 -- committed; on any failure the previous value stays readable.
@@ -135,7 +144,7 @@ function P:put(k, value)
   local okm, m2, c2 = self.acc:store("put_row", { table = self.table,
     primary_key = { { "key", k }, { "gen", "" }, { "n", 0 } },
     columns = { manifest = values.binary(parts.manifest), live = gen, length = #value, count = parts.count },
-    condition = cond }, "PutRow", { conditional = true })
+    condition = cond }, "PutRow", { classify = commit_classify })
   if not okm then
     -- did an attempt land after all (a timeout after apply)? read back
     local now, m3, c3 = self:_manifest(k)
@@ -144,8 +153,16 @@ function P:put(k, value)
       return nil, ("%s (and the manifest could not be read back: %s)"):format(m2, m3), c3 or c2
     end
     if not (now and now.gen == gen) then
+      -- the manifest names another generation than the one read before:
+      -- ours can never land now (its condition names the old one)
+      local moved = (now and now.gen) ~= (old and old.gen)
+      if not moved and c2 == retry.OUTCOME_UNKNOWN then
+        -- an attempt may still be on its way: keep our chunks (the manifest
+        -- may yet name them); sweep() removes them if it never lands
+        return nil, m2, c2
+      end
       self:_drop_gen(k, gen, parts.count)
-      if c2 == "OTSConditionCheckFail" then
+      if moved then
         return common.bad(MOD, "Conflict", "another writer replaced %q first", k)
       end
       return nil, m2, c2
@@ -181,7 +198,7 @@ function P:get(k)
   local info, mi, ci = blob.manifest(m.manifest)
   if not info then return nil, mi, ci end
   local values = require "otskit.values"
-  local chunks, start = {}, { k, m.gen, values.INF_MIN }
+  local chunks, start, stalled = {}, { k, m.gen, values.INF_MIN }, 0
   repeat
     local page, m1, c1 = self.acc:store("get_range", { table = self.table, start = start,
       stop = { k, m.gen, values.INF_MAX }, direction = "FORWARD" }, "GetRange")
@@ -192,7 +209,9 @@ function P:get(k)
       chunks[#chunks + 1] = c
     end
     self.stats.rows_read = self.stats.rows_read + #page.rows
-    start = page.next_start_primary_key
+    local nx, st, cx = common.next_start(MOD, start, page, stalled)
+    if nx == false then return nil, st, cx end
+    start, stalled = nx, st
   until start == nil
   local v, m3, c3 = blob.join(m.manifest, chunks, { max_size = math.max(self.max_value, 1) })
   if not v then return nil, MOD .. ": " .. m3, c3 end
@@ -243,7 +262,7 @@ function P:sweep(k)
   local m, m0, c0 = self:_manifest(k)
   if m == nil then return nil, m0, c0 end
   local live = m and m.gen or nil
-  local stale, start = {}, { k, values.INF_MIN, values.INF_MIN }
+  local stale, start, stalled = {}, { k, values.INF_MIN, values.INF_MIN }, 0
   repeat
     -- columns_to_get skips a row with none of them (as the service does):
     -- chunk rows carry the small "size" column so keys are read without data
@@ -256,7 +275,9 @@ function P:sweep(k)
         stale[#stale + 1] = { table = self.table, row = { type = "DELETE", primary_key = r.primary_key } }
       end
     end
-    start = page.next_start_primary_key
+    local nx, st, cx = common.next_start(MOD, start, page, stalled)
+    if nx == false then return nil, st, cx end
+    start, stalled = nx, st
   until start == nil
   local ok, m2, c2 = common.write_batches(self.acc, stale, { idempotent = true })
   if not ok then return nil, m2, c2 end

@@ -35,10 +35,9 @@ local function raise(msg) error(MOD .. ": " .. msg, 3) end
 
 --- colsplit.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  -- the tables are name .. "_hot" and name .. "_cold"
+  common.preamble(MOD, opts, { call = "new", suffix = "_cold", options = { "primary_key", "hot" } })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") or #name > 250 then raise("table must be a table name") end
-  if opts.store == nil then raise("store is required") end
   local pk = opts.primary_key
   if type(pk) ~= "table" or #pk < 1 or #pk > 4 then raise("primary_key must list 1..4 {name, type} columns") end
   for _, c in ipairs(pk) do

@@ -3,8 +3,48 @@
 -- counted (requests, retries, rows), pattern-tagged cursors, and checks.
 -- Internal to otskit.patterns; its shape may change.
 local retry = require "otskit.retry"
+local names = require "otskit.names"
 
 local common = {}
+
+--- common.preamble(mod, opts, p) -> opts: the checks every pattern
+-- constructor starts with, raising "<mod>: ..." (a programming mistake):
+-- opts is a table; it holds no option the constructor does not read
+-- (never accepted and ignored); the table name is one by the store's rule
+-- (otskit.names), still with the bytes the pattern appends to it; a store
+-- is given. p: call ("new" | "run"), options (the constructor's own option
+-- names; store and retry are everyone's), name (the option naming the
+-- table, default "table"; p.name = false: no table name), suffix (the
+-- longest text the pattern appends to that name to make its tables),
+-- parallel (also accepts opts.parallel), get_range (a get_range function
+-- may stand in for the store).
+function common.preamble(mod, opts, p)
+  if type(opts) ~= "table" then error(mod .. ": " .. p.call .. " expects an options table", 3) end
+  local known = { store = true, retry = true }
+  for _, k in ipairs(p.options or {}) do known[k] = true end
+  local key = p.name == nil and "table" or p.name
+  if key then known[key] = true end
+  if p.parallel then known.parallel = true end
+  if p.get_range then known.get_range = true end
+  for k in pairs(opts) do
+    if not known[k] then error(mod .. ": unknown option '" .. tostring(k) .. "'", 3) end
+  end
+  local v = key and opts[key]
+  if key and not (type(v) == "string" and names.valid(v .. (p.suffix or ""))) then
+    local what = key == "table" and "a table name" or "a table name prefix"
+    local with = p.suffix and (", with \"" .. p.suffix .. "\" appended") or ""
+    error(("%s: %s must be %s (%s%s)"):format(mod, key, what, names.RULE, with), 3)
+  end
+  if p.get_range then
+    if opts.get_range ~= nil and type(opts.get_range) ~= "function" then
+      error(mod .. ": get_range must be a function", 3)
+    end
+    if opts.store == nil and opts.get_range == nil then error(mod .. ": store or get_range is required", 3) end
+  elseif opts.store == nil then
+    error(mod .. ": store is required", 3)
+  end
+  return opts
+end
 
 local floor = math.floor
 
@@ -296,6 +336,27 @@ function common.range_read(acc, r)
   if not rows then return nil, cursor, code end
   for i = 1, #rows do rows[i].k = nil end
   return rows, cursor
+end
+
+--- common.next_start(modname, start, page, stalled) -> the next start key
+-- (nil: the range is done), stalled | false, message, "NoProgress". For
+-- the get_range loops of the patterns: a page may end before its first
+-- row (no rows, next_start_primary_key where it began); the 32nd such
+-- page in a row (otskit.client.pager.MAX_STALL) is a read that would
+-- never end. stalled: the count so far (0 to begin with).
+function common.next_start(modname, start, page, stalled)
+  local pager = require "otskit.client.pager"
+  local nx = page.next_start_primary_key
+  if nx ~= nil and #(page.rows or {}) == 0 and pager.same(nx, start) then
+    stalled = stalled + 1
+    if stalled >= pager.MAX_STALL then
+      return false, ("%s: next_start_primary_key did not advance in %d pages in a row: the read would never end")
+        :format(modname, stalled), "NoProgress"
+    end
+  else
+    stalled = 0
+  end
+  return nx, stalled
 end
 
 --- common.check_limit(modname, limit) -> limit | nil, msg, "BadRange"

@@ -18,13 +18,13 @@
 --   c:incr(name [, by = 1]) -> new value, attempts | nil, msg, code
 --   c:get(name)             -> value (0 when missing) | nil, msg, code
 --   c.stats                 -> requests, retries, conflicts, ...
--- by: an integer within +-2^53. Codes: BadKey, BadValue, Ambiguous (a
--- write that may have landed could not be confirmed: more than 32 other
--- increments came in between), the store's; after the retry schedule
--- runs out, the last error's code (usually OTSConditionCheckFail).
+-- by: an integer within +-2^53. Codes: BadKey, BadValue, OTSOutcomeUnknown
+-- (a write that may have landed could not be confirmed: more than 32
+-- other increments came in between, or the retry schedule ran out after
+-- an ambiguous attempt), the store's; after the retry schedule runs out,
+-- the last error's code (usually OTSConditionCheckFail).
 local common = require "otskit.patterns.common"
 local retry = require "otskit.retry"
-local errors = require "otskit.errors"
 
 local M = {}
 local MOD = "otskit.patterns.counter"
@@ -56,10 +56,8 @@ end
 -- opts.retry.budget to false (conflicts are not a failing service; pass
 -- a budget, e.g. retry.budget, to count them).
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new" })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
-  if opts.store == nil then raise("store is required") end
   if type(opts.retry) ~= "nil" and type(opts.retry) ~= "table" then raise("retry must be a table of retry.call options") end
   local ropts = {}
   for k, v in pairs(opts.retry or {}) do ropts[k] = v end
@@ -105,7 +103,6 @@ local function push_op(ops, token, value)
   return table.concat(list)
 end
 
-
 --- c:incr(name [, by]) -> new value, attempts | nil, msg, code
 function P:incr(name, by)
   local n, msg, code = check_name(name)
@@ -118,10 +115,12 @@ function P:incr(name, by)
   local unsure = false  -- an earlier attempt may have landed
   local amb_ver         -- the version that attempt read
   local attempts = 0
+  -- a lost race and an ambiguous failure are both retried: the next
+  -- attempt re-reads, and after an ambiguous one looks for its token first
   local classify = function(err)
     local c = type(err) == "table" and err.code or err
-    if c == "OTSConditionCheckFail" then return "retry" end
-    return retry.tablestore(err, "UpdateRow", { conditional = true })
+    if c == "OTSConditionCheckFail" or retry.ambiguous(err) then return "retry" end
+    return retry.tablestore(err, "UpdateRow")
   end
   local value, m, c = self.acc:call("UpdateRow", function(attempt)
     attempts = attempt
@@ -133,7 +132,8 @@ function P:incr(name, by)
       if done then return done end
       -- not in the ring: either it never landed, or 32+ writes came after
       if row and row.ver and row.ver - amb_ver > RING then
-        return nil, { code = "Ambiguous", message = MOD .. ": increment may have been applied; not confirmed" }
+        return nil, { code = retry.OUTCOME_UNKNOWN,
+                      message = MOD .. ": increment may have been applied; not confirmed" }
       end
     end
     local cur, ver = row and row.value or 0, row and row.ver or 0
@@ -145,8 +145,7 @@ function P:incr(name, by)
       update = { PUT = { value = new, ver = ver + 1, ops = push_op(row and row.ops, token, new) } } }
     if ok then return new end
     if uc == "OTSConditionCheckFail" then st.conflicts = st.conflicts + 1 end
-    -- outcome unknown (otskit.errors class "idempotent"): it may have landed
-    if errors.class(uc) == "idempotent" and not unsure then unsure, amb_ver = true, ver end
+    if not unsure and retry.ambiguous({ code = uc, message = um }) then unsure, amb_ver = true, ver end
     return nil, { code = uc, message = um }
   end, { classify = classify })
   if value == nil then return nil, m, c end

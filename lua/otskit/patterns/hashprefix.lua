@@ -32,10 +32,8 @@ local function raise(msg) error(MOD .. ": " .. msg, 3) end
 
 --- hashprefix.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new", options = { "width", "algo", "len", "pk_name" } })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
-  if opts.store == nil then raise("store is required") end
   local width = opts.width or 10
   if not (common.is_int(width) and width >= 1 and width <= 15) then raise("width must be 1..15") end
   local self = setmetatable({

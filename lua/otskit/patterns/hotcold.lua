@@ -84,16 +84,14 @@ end
 
 --- hotcold.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  -- the month tables are prefix .. "_YYYYMM"
+  common.preamble(MOD, opts, { call = "new", name = "prefix", suffix = "_202601", parallel = true,
+    options = { "first", "last", "secret", "splits" } })
   local prefix = opts.prefix
-  if type(prefix) ~= "string" or not prefix:match("^[%a_][%w_]*$") or #prefix > 240 then
-    raise("prefix must be a table name prefix")
-  end
   local first, last = month_num(opts.first), month_num(opts.last)
   if not first or not last then raise("first and last must be months \"YYYY-MM\"") end
   if last < first then raise("last must not be before first") end
   if last - first >= 1024 then raise("at most 1024 months") end
-  if opts.store == nil then raise("store is required") end
   if opts.secret ~= nil and (type(opts.secret) ~= "string" or #opts.secret < 16) then
     raise("secret must be a string of at least 16 bytes")
   end

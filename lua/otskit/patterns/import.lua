@@ -70,15 +70,14 @@ end
 
 --- import.run(opts) -> report | nil, msg, code (see the header)
 function M.run(opts)
-  if type(opts) ~= "table" then raise("run expects an options table") end
+  common.preamble(MOD, opts, { call = "run", parallel = true,
+    options = { "rows", "workers", "shuffle", "seed", "max_rows", "max_bytes", "progress" } })
   local tname = opts.table
-  if type(tname) ~= "string" then raise("table must be a table name") end
   if type(opts.rows) ~= "table" then raise("rows must be a list of {pk, columns}") end
   local workers = opts.workers or 4
   if not (common.is_int(workers) and workers >= 1 and workers <= 256) then raise("workers must be 1..256") end
   local acc = common.access(opts, MOD)
   local db = acc.db
-  if db == nil then raise("store is required") end
   local schema
   if db.describe_table then
     local d, msg, code = acc:store("describe_table", { name = tname }, "DescribeTable")

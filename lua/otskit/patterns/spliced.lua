@@ -38,9 +38,9 @@ local TYPES = { INTEGER = true, STRING = true, BINARY = true }
 
 --- spliced.new(opts) -> pattern (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new", options = { "splice", "rest", "secret", "pk_name" },
+    parallel = true, get_range = true })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
   local sp = opts.splice
   if type(sp) ~= "table" or #sp < 1 then raise("splice must be a key.splice spec") end
   local rest = opts.rest or {}
@@ -50,7 +50,6 @@ function M.new(opts)
       raise("rest columns must be {name, \"INTEGER\"|\"STRING\"|\"BINARY\"}")
     end
   end
-  if opts.store == nil and opts.get_range == nil then raise("store or get_range is required") end
   if opts.secret ~= nil and (type(opts.secret) ~= "string" or #opts.secret < 16) then
     raise("secret must be a string of at least 16 bytes")
   end

@@ -52,13 +52,10 @@ local function raise(msg) error(MOD .. ": " .. msg, 3) end
 
 --- timeseries.new(opts) -> series (see the header). Raises on bad options.
 function M.new(opts)
-  if type(opts) ~= "table" then raise("new expects an options table") end
+  common.preamble(MOD, opts, { call = "new", options = { "buckets", "by", "secret" }, parallel = true, get_range = true })
   local name = opts.table
-  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then raise("table must be a table name") end
   local n = opts.buckets or 16
   if not (common.is_int(n) and n >= 1 and n <= 1024) then raise("buckets must be an integer 1..1024") end
-  if opts.get_range ~= nil and type(opts.get_range) ~= "function" then raise("get_range must be a function") end
-  if opts.store == nil and opts.get_range == nil then raise("store or get_range is required") end
   local secret = opts.secret
   if secret ~= nil and (type(secret) ~= "string" or #secret < 16) then
     raise("secret must be a string of at least 16 bytes")

@@ -25,6 +25,21 @@ dispatch.APIS = {
   BatchWriteRow = { method = "batch_write_row", write = true },
   GetRange = { method = "get_range" },
   ComputeSplitPointsBySize = { method = "compute_split_points_by_size" },
+  CreateSearchIndex = { method = "create_search_index", schema = true, write = true },
+  UpdateSearchIndex = { method = "update_search_index", schema = true, write = true },
+  DeleteSearchIndex = { method = "delete_search_index", schema = true, write = true },
+  ListSearchIndex = { method = "list_search_index" },
+  DescribeSearchIndex = { method = "describe_search_index" },
+  Search = { method = "search" },
+  ComputeSplits = { method = "compute_splits" },
+  ParallelScan = { method = "parallel_scan" },
+  CreateIndex = { method = "create_index", schema = true, write = true },
+  DropIndex = { method = "drop_index", schema = true, write = true },
+  AddDefinedColumn = { method = "add_defined_column", schema = true, write = true },
+  DeleteDefinedColumn = { method = "delete_defined_column", schema = true, write = true },
+  StartLocalTransaction = { method = "start_local_transaction", write = true },
+  CommitTransaction = { method = "commit_transaction", write = true },
+  AbortTransaction = { method = "abort_transaction", write = true },
 }
 
 -- The service's message for a code whose message never varies (an

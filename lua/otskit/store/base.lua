@@ -1,6 +1,7 @@
 --- otskit.store.base -- what every part of the store shares: the db
 -- class, the service's limits, the key sentinels and small helpers.
 local values = require "otskit.store.values"
+local names = require "otskit.names"
 
 local base = {}
 
@@ -15,9 +16,8 @@ base.LIMITS = {
   pk_columns = 4, pk_cell = values.MAX_PK_CELL, cell = values.MAX_CELL,
   columns_per_row = 1024, columns_to_get = 128, row_bytes = 4194304,
   batch_write_rows = 200, batch_get_rows = 100, request_bytes = 4194304,
-  range_rows = 5000, range_bytes = 4194304, name_bytes = 255,
+  range_rows = 5000, range_bytes = 4194304, name_bytes = names.MAX_BYTES,
 }
-local L = base.LIMITS
 
 local DB = {}
 DB.__index = DB
@@ -29,9 +29,9 @@ function base.check_req(req, op)
   if type(req) ~= "table" then error("otskit.store: " .. op .. " takes a request table", 3) end
 end
 
-function base.valid_name(s)
-  return type(s) == "string" and #s >= 1 and #s <= L.name_bytes and s:match("^[A-Za-z_][A-Za-z0-9_]*$") ~= nil
-end
+--- base.valid_name(s): a table or column name by the service's rule
+-- (otskit.names, which the pattern constructors check against too)
+base.valid_name = names.valid
 
 function base.ceil_cu(bytes)
   local n = math.ceil(bytes / 4096)

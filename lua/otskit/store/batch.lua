@@ -111,7 +111,7 @@ function DB:batch_write_row(req)
     if #spec.rows == 0 then return invalid("No operation is specified for table: '" .. t.name .. "'.") end
     total = total + #spec.rows
     if total > L.batch_write_rows then return invalid("Rows count exceeds the upper limit: " .. L.batch_write_rows) end
-    local plans, seen = {}, {}
+    local plans = {}
     for j, row in ipairs(spec.rows) do
       if type(row) ~= "table" then return invalid(("tables[%d].rows[%d] must be a table"):format(i, j)) end
       local mk = PLAN[row.type]
@@ -120,10 +120,6 @@ function DB:batch_write_row(req)
         m, c = "row type must be PUT, UPDATE or DELETE, got " .. tostring(row.type), "OTSParameterInvalid"
       else
         plan, m, c = mk(self, t, row, true)
-      end
-      if plan and plan.key then
-        if seen[plan.key] then return invalid(("tables[%d]: the same row appears twice (rows %d and %d)"):format(i, seen[plan.key], j)) end
-        seen[plan.key] = j
       end
       if plan then size = size + plan.size end
       plans[j] = plan or { err = m, code = c }

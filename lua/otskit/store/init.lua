@@ -19,6 +19,8 @@ require "otskit.store.write"
 require "otskit.store.read"
 require "otskit.store.batch"
 require "otskit.store.splits"
+require "otskit.store.search"
+local localtxn = require "otskit.store.localtxn"
 
 local kv = core.kv
 local DB = base.DB
@@ -95,6 +97,7 @@ function store.open(opts)
   if ok then
     ok, err, ecode = h:create("meta")
     if ok then ok, err, ecode = h:create("autoinc") end
+    if ok then ok, err, ecode = h:create("ltxn") end
     if ok then ok, err, ecode = h:commit() end
     if not ok then h:rollback() end
   end
@@ -153,6 +156,9 @@ function DB:fault_stats()
   return self.faults and self.faults.stats or nil
 end
 
+localtxn.before_wrap()
+localtxn.capture()
 txn.wrap()
+localtxn.after_wrap()
 
 return store

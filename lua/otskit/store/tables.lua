@@ -3,9 +3,11 @@ local base = require "otskit.store.base"
 local errors = require "otskit.errors"
 local core = require "otskit.core"
 local keycodec = require "otskit.key"
+local names = require "otskit.names"
 local partitions = require "otskit.store.partitions"
 local purge = require "otskit.store.purge"
 local txn = require "otskit.store.txn"
+local indexes = require "otskit.store.indexes"
 local dberr, check = txn.dberr, txn.check
 local kv = core.kv
 local pack, unpack = keycodec.pack, keycodec.unpack
@@ -16,7 +18,9 @@ local invalid, check_req, valid_name, ceil_cu, consumed =
 local tables = {}
 
 local OPTIONS = { "time_to_live", "max_versions", "max_time_deviation" }
-local CREATE_FIELDS = base.set{ "name", "table", "primary_key", "options", "reserved", "splits", "partition" }
+local OPTION_SET = base.set{ "time_to_live", "max_versions", "max_time_deviation", "allow_update" }
+local CREATE_FIELDS = base.set{ "name", "table", "primary_key", "options", "reserved", "splits", "partition",
+  "defined_columns", "index_metas", "enable_local_txn" }
 local UPDATE_FIELDS = base.set{ "name", "table", "options", "reserved" }
 local NAME_FIELDS = base.set{ "name", "table" }
 
@@ -26,10 +30,15 @@ local function is_int(v) return type(v) == "number" and v == math.floor(v) and v
 local function parse_options(o, cur)
   local out = {}
   for _, k in ipairs(OPTIONS) do out[k] = cur and cur[k] or base.OPTION_DEFAULTS[k] end
+  out.allow_update = not (cur and cur.allow_update == false)
   if o == nil then return out end
   if type(o) ~= "table" then return invalid("options must be a table") end
-  local ok, m, c = base.known(o, base.set(OPTIONS), "options")
+  local ok, m, c = base.known(o, OPTION_SET, "options")
   if not ok then return nil, m, c end
+  if o.allow_update ~= nil then
+    if type(o.allow_update) ~= "boolean" then return invalid("allow_update must be a boolean") end
+    out.allow_update = o.allow_update
+  end
   local ttl, mv, dev = o.time_to_live, o.max_versions, o.max_time_deviation
   if ttl ~= nil then
     -- the service: -1 (never expire) or at least one day
@@ -107,8 +116,12 @@ local function meta_text(t)
   for _, k in ipairs({ "split_rows", "split_bytes", "split_load", "window", "history" }) do
     if t.popts[k] then out[#out + 1] = "opt " .. k .. " " .. ("%.17g"):format(t.popts[k]) end
   end
+  indexes.meta_lines(t, out) -- defined columns, flags, indexes
   return table.concat(out, "\n")
 end
+
+--- db:_meta_text(t) -> the metadata row of table t
+function DB:_meta_text(t) return meta_text(t) end
 
 -- derived per-table settings the hot paths read
 local function settle(t)
@@ -118,7 +131,7 @@ local function settle(t)
   t.dev_ms = o.max_time_deviation * 1000
 end
 
-function DB:_attach(name, pk, bounds, popts, options, reserved)
+function DB:_attach(name, pk, bounds, popts, options, reserved, meta)
   local t = { name = name, kv = "t_" .. name, pk = pk, npk = #pk, pknames = {}, bounds = bounds, popts = popts,
               options = parse_options(options), reserved = parse_reserved(reserved) }
   for i, c in ipairs(pk) do
@@ -126,6 +139,7 @@ function DB:_attach(name, pk, bounds, popts, options, reserved)
     if c.auto then t.auto = i end
   end
   settle(t)
+  indexes.attach(self, t, meta)
   if self.accounting then
     local h = self.h
     t.parts = partitions.new({ bounds = bounds, split_rows = popts.split_rows, split_bytes = popts.split_bytes,
@@ -196,7 +210,7 @@ function DB:create_table(req)
   local okf, mf, cf = base.known(req, CREATE_FIELDS, "create_table")
   if not okf then return nil, mf, cf end
   local name = req.name or req.table
-  if not valid_name(name) then return invalid("table name must be 1-255 bytes of [A-Za-z0-9_], not starting with a digit: " .. tostring(name)) end
+  if not valid_name(name) then return invalid("table name must be " .. names.RULE .. ": " .. tostring(name)) end
   if self.tables[name] then return errors.fail("OTSObjectAlreadyExist") end
   local options, mo, co = parse_options(req.options)
   if not options then return nil, mo, co end
@@ -239,7 +253,9 @@ function DB:create_table(req)
     if bounds[i] == bounds[i - 1] then return invalid("duplicate split point") end
   end
   local popts = part_opts(self.popts, req.partition)
-  local t = { pk = pk, bounds = bounds, popts = popts, options = options, reserved = reserved }
+  local ext, me, ce = indexes.parse_create(self, t0, req, options)
+  if not ext then return nil, me, ce end
+  local t = { pk = pk, bounds = bounds, popts = popts, options = options, reserved = reserved, ext = ext }
   -- inside the write transaction self.tables is what is on disk (synced
   -- under the write lock), so two connections creating one name cannot
   -- both succeed; a data table left without metadata is replaced
@@ -248,10 +264,14 @@ function DB:create_table(req)
   local ok, msg, ecode = h:drop("t_" .. name)
   if ok then ok, msg, ecode = h:create("t_" .. name) end
   if ok then ok, msg, ecode = h:put("meta", name, text) end
+  for _, ix in ipairs(ext.indexes) do
+    if ok then ok, msg, ecode = h:drop("t_" .. ix.name) end
+    if ok then ok, msg, ecode = h:create("t_" .. ix.name) end
+  end
   if not ok then return dberr(msg, ecode) end
   ok, msg, ecode = self:_bump()
   if not ok then return nil, msg, ecode end
-  self:_attach(name, pk, bounds, popts, options, reserved).meta = text
+  self:_attach(name, pk, bounds, popts, options, reserved, ext).meta = text
   return { table = name }
 end
 
@@ -294,6 +314,9 @@ function DB:update_table(req)
   if not options then return nil, mo, co end
   local reserved, mr, cr = parse_reserved(req.reserved, t.reserved)
   if not reserved then return nil, mr, cr end
+  if t.base then return invalid("update_table on an index table: '" .. t.name .. "'") end
+  local oki, mi, ci = indexes.check_options(t, options)
+  if not oki then return nil, mi, ci end
   local old_o, old_r = t.options, t.reserved
   t.options, t.reserved = options, reserved
   local text = meta_text(t)
@@ -313,6 +336,7 @@ function DB:update_table(req)
   end
   t.meta = text
   settle(t)
+  indexes.settle(t)
   if sizes then purge.account(t, sizes) end
   return { options = copy(options), reserved = copy(reserved) }
 end
@@ -325,20 +349,23 @@ function DB:delete_table(req)
   local name = req.name or req.table
   local t, msg, code = self:_table(name)
   if not t then return nil, msg, code end
+  if t.base then return invalid("Cannot delete an index table with delete_table, use drop_index: '" .. name .. "'.") end
   local h = self.h
   local ok, err, ecode = h:drop(t.kv)
   if ok then ok, err, ecode = h:delete("meta", name) end
+  if ok then ok, err, ecode = indexes.drop_all(self, t) end
   if ok == nil then return dberr(err, ecode) end
   ok, err, ecode = self:_bump()
   if not ok then return nil, err, ecode end
   self.tables[name] = nil
+  for _, ix in ipairs(t.indexes or {}) do self.tables[ix.name] = nil end
   return {}
 end
 
 --- db:list_table() -> { table_names = {...} } (sorted)
 function DB:list_table()
   local names = {}
-  for n in pairs(self.tables) do names[#names + 1] = n end
+  for n, t in pairs(self.tables) do if not t.base then names[#names + 1] = n end end
   table.sort(names, function(a, b) return kv.cmp(a, b) < 0 end)
   return { table_names = names }
 end
@@ -358,8 +385,10 @@ function DB:describe_table(req)
     local v = unpack(b)[1]
     splits[i] = type(v) == "table" and tostring(v) or v
   end
-  return { table_meta = { table = t.name, primary_key = pk }, options = copy(t.options),
+  local res = { table_meta = { table = t.name, primary_key = pk }, options = copy(t.options),
            reserved = copy(t.reserved), shard_splits = splits }
+  indexes.describe(t, res)
+  return res
 end
 
 tables.part_opts, tables.unhex = part_opts, unhex

@@ -87,13 +87,17 @@ function txn.parse_meta(name, text)
     elseif (a == "tab" and TAB_KEYS[b]) or (a == "res" and RES_KEYS[b]) then
       if not num or num ~= math.floor(num) or math.abs(num) >= 2 ^ 53 then return bad("bad " .. a .. " " .. b) end
       if a == "tab" then m.options[b] = num else m.reserved[b] = num end
-    else
+    elseif not (txn.meta_ext and txn.meta_ext(m, a, b, c)) then
       return bad("unknown line")
     end
   end
   if #m.pk < 1 or #m.pk > L.pk_columns then return bad("needs 1 to 4 primary key columns, has " .. #m.pk) end
   for n in pairs(auto) do
     if not seen[n] then return bad("auto names no key column") end
+  end
+  if txn.meta_check then
+    local okx, whyx = txn.meta_check(m)
+    if not okx then return bad(whyx) end
   end
   for i, col in ipairs(m.pk) do
     col.auto = auto[col.name]
@@ -162,9 +166,10 @@ function DB:_sync()
         if has == nil then return dberr(e2, c2) end
         if not has then return damaged(("table %s has metadata but no data table"):format(name)) end
         seen[name] = true
+        for _, ix in ipairs(meta.ext and meta.ext.indexes or {}) do seen[ix.name] = true end
         local old = self.tables[name]
         if not (old and old.meta == text) then
-          local ok, r = pcall(self._attach, self, name, meta.pk, meta.bounds, meta.popts, meta.options, meta.reserved)
+          local ok, r = pcall(self._attach, self, name, meta.pk, meta.bounds, meta.popts, meta.options, meta.reserved, meta.ext)
           if not ok then
             if getmetatable(r) == DBFAIL then return dberr(r.msg, r.code) end
             error(r, 0)

@@ -47,7 +47,8 @@ wire.content_md5, wire.equal = sign.content_md5, sign.equal
 wire.date, wire.parse_date = sign.date, sign.parse_date
 
 -- the modules whose OPS make up the operations wire knows
-local OP_MODULES = { "otskit.wire.rows", "otskit.wire.batch", "otskit.wire.tables" }
+local OP_MODULES = { "otskit.wire.rows", "otskit.wire.batch", "otskit.wire.tables", "otskit.wire.indexes",
+  "otskit.wire.localtxn", "otskit.wire.search" }
 
 local OPS = {}
 for _, name in ipairs(OP_MODULES) do
@@ -55,6 +56,10 @@ for _, name in ipairs(OP_MODULES) do
     if OPS[api] then error("otskit.wire: api " .. api .. " defined twice (" .. name .. ")") end
     OPS[api] = op
   end
+end
+-- a module's EXTEND[api](op) -> op: fields it adds to another module's operation
+for _, name in ipairs(OP_MODULES) do
+  for api, extend in pairs(require(name).EXTEND or {}) do OPS[api] = extend(OPS[api]) end
 end
 
 --- The api names wire knows, sorted.

@@ -1,12 +1,14 @@
---- otskit bench -- the bench results as data (README "Benchmarks"):
---   otskit bench compare BASE.json NEW.json   verdict per measure; exit 1
---                                             on a significant regression
---   otskit bench plot RUN.json...             SVG of every measure across runs
---   otskit bench report RUN.json              RESULTS.md sections from a run
---   otskit bench collect -o RUN.json PART...  (bench/run.sh) one run document
--- The runs themselves: `make bench` (bench/run.sh).
-local stats = require "otskit.cmd.bench_stats"
-local report = require "otskit.cmd.bench_report"
+--- bench_cmd -- the bench results as data (docs/bench.md), the commands
+-- of bench/runs.lua (lua5.4 or luajit bench/runs.lua ...):
+--   compare BASE.json NEW.json   verdict per measure; exit 1 on a
+--                                significant regression (make bench-compare)
+--   plot RUN.json...             SVG of every measure across runs
+--   report RUN.json              RESULTS.md sections from a run
+--   collect -o RUN.json PART...  (bench/run.sh) one run document
+-- The runs themselves: `make bench` (bench/run.sh). Tooling of the
+-- repository, not of the library: never installed.
+local stats = require "bench_stats"
+local report = require "bench_report"
 
 local cmd = {}
 
@@ -39,7 +41,7 @@ end
 local function num(s, what, lo, hi)
   local n = tonumber(s)
   if not n or n < lo or n > hi then
-    io.stderr:write(("otskit bench: %s must be a number in [%g, %g], got %q\n"):format(what, lo, hi, tostring(s)))
+    io.stderr:write(("bench: %s must be a number in [%g, %g], got %q\n"):format(what, lo, hi, tostring(s)))
     return nil
   end
   return n
@@ -104,9 +106,9 @@ local function run_compare(a)
   local me = num(a.min_effect, "--min-effect", 0, 1000)
   if not th or not alpha or not me then return 2 end
   local base, err = report.load(a.base)
-  if not base then io.stderr:write("otskit bench compare: ", err, "\n"); return 2 end
+  if not base then io.stderr:write("bench compare: ", err, "\n"); return 2 end
   local new, err2 = report.load(a.new)
-  if not new then io.stderr:write("otskit bench compare: ", err2, "\n"); return 2 end
+  if not new then io.stderr:write("bench compare: ", err2, "\n"); return 2 end
   local rows, s = cmd.compare(base, new, { threshold = th / 100, alpha = alpha, min_effect = me / 100, only = a.only, kind = a.kind })
   local bf, nf = base.facts or {}, new.facts or {}
   print(("base: %s (%s%s, %s run %s)"):format(a.base, bf.git_short or "?", bf.git_dirty and ", dirty" or "",
@@ -184,7 +186,7 @@ end
 
 local function write(path, text)
   local f, err = io.open(path, "w")
-  if not f then io.stderr:write("otskit bench: ", err, "\n"); return false end
+  if not f then io.stderr:write("bench: ", err, "\n"); return false end
   f:write(text)
   f:close()
   return true
@@ -194,18 +196,18 @@ local function run_plot(a)
   local docs = {}
   for _, p in ipairs(a.runs) do
     local d, err = report.load(p)
-    if not d then io.stderr:write("otskit bench plot: ", err, "\n"); return 2 end
+    if not d then io.stderr:write("bench plot: ", err, "\n"); return 2 end
     docs[#docs + 1] = d
   end
-  local svg = require("otskit.cmd.bench_plot").render(docs, { only = a.only })
+  local svg = require("bench_plot").render(docs, { only = a.only })
   if not write(a.output, svg) then return 1 end
-  io.stderr:write(("otskit bench plot: wrote %s (%d runs)\n"):format(a.output, #docs))
+  io.stderr:write(("bench plot: wrote %s (%d runs)\n"):format(a.output, #docs))
   return 0
 end
 
 local function run_report(a)
   local d, err = report.load(a.run)
-  if not d then io.stderr:write("otskit bench report: ", err, "\n"); return 2 end
+  if not d then io.stderr:write("bench report: ", err, "\n"); return 2 end
   if a.output == "-" then
     io.write(report.merge(nil, d))
     return 0
@@ -214,7 +216,7 @@ local function run_report(a)
   local old = f and f:read("*a")
   if f then f:close() end
   if not write(a.output, report.merge(old, d)) then return 1 end
-  io.stderr:write(("otskit bench report: updated %s\n"):format(a.output))
+  io.stderr:write(("bench report: updated %s\n"):format(a.output))
   return 0
 end
 
@@ -222,15 +224,15 @@ local function run_collect(a)
   local parts = {}
   for _, p in ipairs(a.parts) do
     local f, err = io.open(p, "r")
-    if not f then io.stderr:write("otskit bench collect: ", err, "\n"); return 2 end
+    if not f then io.stderr:write("bench collect: ", err, "\n"); return 2 end
     parts[#parts + 1] = f:read("*a")
     f:close()
   end
   local facts = report.facts { cflags = os.getenv("OTSKIT_BENCH_CFLAGS"), pin = os.getenv("OTSKIT_BENCH_PIN"),
     load_start = os.getenv("OTSKIT_BENCH_LOAD_START") }
   local doc, err = report.collect(parts, { mode = a.mode, facts = facts })
-  if not doc then io.stderr:write("otskit bench collect: ", err, "\n"); return 2 end
-  if not write(a.output, require("otskit.cmd.bench_json").encode(doc, " ") .. "\n") then return 1 end
+  if not doc then io.stderr:write("bench collect: ", err, "\n"); return 2 end
+  if not write(a.output, require("bench_json").encode(doc, " ") .. "\n") then return 1 end
   return 0
 end
 
@@ -240,7 +242,7 @@ function cmd.run(a)
   elseif sub == "plot" then return run_plot(a)
   elseif sub == "report" then return run_report(a)
   elseif sub == "collect" then return run_collect(a) end
-  io.stderr:write("otskit bench: compare, plot, report or collect (see otskit bench --help)\n")
+  io.stderr:write("bench: compare, plot, report or collect (see bench/runs.lua --help)\n")
   return 2
 end
 

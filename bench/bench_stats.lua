@@ -1,6 +1,6 @@
---- otskit.cmd.bench_stats -- the statistics of the bench results: summaries
+--- bench_stats -- the statistics of the bench results: summaries
 -- (median, quartiles, IQR), the Mann-Whitney U test, a bootstrap interval
--- of the ratio of medians, and the verdict `otskit bench compare` prints.
+-- of the ratio of medians, and the verdict `bench/runs.lua compare` prints.
 -- Pure Lua, deterministic (the bootstrap has its own seeded generator), so
 -- the same inputs give the same verdict on Lua 5.4 and LuaJIT.
 local stats = {}
@@ -9,7 +9,7 @@ local function sorted(xs)
   local t = {}
   for i = 1, #xs do
     local v = xs[i]
-    if type(v) ~= "number" or v ~= v then error("otskit.bench_stats: values must be numbers", 3) end
+    if type(v) ~= "number" or v ~= v then error("bench_stats: values must be numbers", 3) end
     t[i] = v
   end
   table.sort(t)
@@ -32,7 +32,7 @@ function stats.median(xs) return quantile(sorted(xs), 0.5) end
 
 --- stats.summary(xs) -> { n, median, min, max, q1, q3, iqr } of a non-empty list
 function stats.summary(xs)
-  if #xs == 0 then error("otskit.bench_stats: no values", 2) end
+  if #xs == 0 then error("bench_stats: no values", 2) end
   local t = sorted(xs)
   local q1, q3 = quantile(t, 0.25), quantile(t, 0.75)
   return { n = #t, median = quantile(t, 0.5), min = t[1], max = t[#t], q1 = q1, q3 = q3, iqr = q3 - q1 }
@@ -66,7 +66,7 @@ stats.normal_cdf = normal_cdf
 -- normal approximation with the tie correction and a continuity correction.
 function stats.mann_whitney(x, y)
   local n1, n2 = #x, #y
-  if n1 == 0 or n2 == 0 then error("otskit.bench_stats: empty sample", 2) end
+  if n1 == 0 or n2 == 0 then error("bench_stats: empty sample", 2) end
   local all = {}
   for i = 1, n1 do all[#all + 1] = { x[i], 1 } end
   for i = 1, n2 do all[#all + 1] = { y[i], 2 } end
@@ -156,7 +156,7 @@ local tq_cache = {}
 --- stats.t_quantile(p, df) -> the p-quantile (p in [0.5, 1)) of Student's
 -- t with df > 0 degrees of freedom (t_quantile(0.975, 2) = 4.303).
 function stats.t_quantile(p, df)
-  if not (p >= 0.5 and p < 1) or not (df > 0) then error("otskit.bench_stats: t_quantile needs 0.5 <= p < 1, df > 0", 2) end
+  if not (p >= 0.5 and p < 1) or not (df > 0) then error("bench_stats: t_quantile needs 0.5 <= p < 1, df > 0", 2) end
   local key = p .. "/" .. df
   if tq_cache[key] then return tq_cache[key] end
   local lo, hi = 0, 1
@@ -174,7 +174,7 @@ end
 -- values; nil: all one process).
 function stats.process_medians(values, tags)
   if not tags then return { stats.median(values) } end
-  if #tags ~= #values then error("otskit.bench_stats: one process tag per value", 2) end
+  if #tags ~= #values then error("bench_stats: one process tag per value", 2) end
   local by, order = {}, {}
   for i, v in ipairs(values) do
     local p = tags[i]
@@ -250,7 +250,7 @@ function stats.compare(base, new, opts)
   opts = opts or {}
   local dir = opts.direction or "lower"
   if dir ~= "lower" and dir ~= "higher" then
-    error("otskit.bench_stats: direction must be 'lower' or 'higher'", 2)
+    error("bench_stats: direction must be 'lower' or 'higher'", 2)
   end
   local alpha = opts.alpha or stats.defaults.alpha
   local threshold = opts.threshold or stats.defaults.threshold

@@ -1,9 +1,9 @@
---- otskit.cmd.bench_plot -- the trend picture of `otskit bench plot`: one
+--- bench_plot -- the trend picture of `bench/runs.lua plot`: one
 -- small panel per measure, the runs along x in git order (commit time,
 -- then run time), the median as a line with the interquartile range as a
 -- band and min..max as whiskers. Hand-written SVG 1.1 in the style of the
 -- demo's picture (otskit.analyze.svg): no dependency, opens in a browser.
-local report = require "otskit.cmd.bench_report"
+local report = require "bench_report"
 
 local plot = {}
 

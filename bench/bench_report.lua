@@ -1,4 +1,4 @@
---- otskit.cmd.bench_report -- the run document of `make bench`: the facts
+--- bench_report -- the run document of `make bench`: the facts
 -- of the machine and the tree, the benches' recorded data gathered into one
 -- JSON document, and bench/RESULTS.md rendered from it.
 --
@@ -15,8 +15,8 @@
 -- process_medians (one per process) and process_spread (the largest
 -- process median / the smallest - 1). Format 1 (one process, no tags)
 -- is still read.
-local json = require "otskit.cmd.bench_json"
-local stats = require "otskit.cmd.bench_stats"
+local json = require "bench_json"
+local stats = require "bench_stats"
 
 local report = {}
 
@@ -260,7 +260,7 @@ local function header(doc)
   return table.concat({
     "# otskit benchmark results",
     "",
-    "Generated from the JSON run documents by `otskit bench report` (`make bench FULL=1`,",
+    "Generated from the JSON run documents by `bench/runs.lua report` (`make bench FULL=1`,",
     "or `RESULTS=` with any run, rewrites the sections it ran; do not edit by hand). Each",
     "section says which run (quick or full, revision, load average). Every figure is the",
     "median of interleaved repetitions (CPU time) with ±half the interquartile range;",

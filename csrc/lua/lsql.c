@@ -1,0 +1,125 @@
+/* lsql.c -- Lua binding of kvsql.c: otskit.core.sql. SQL on a kv db's own
+ * connection (the first argument is an otskit.core.kv db), inside its
+ * transactions:
+ *   sql.exec(db, text) -> true | nil, msg, code
+ *   sql.rows(db, text [, binds [, nbinds]]) -> rows, n | nil, msg, code
+ *     binds: a list of parameter values (?1, ?2, ...): integers bind as
+ *     INTEGER, other numbers as REAL, strings as TEXT (CAST(? AS BLOB) in
+ *     the text for a BLOB), booleans as 0/1, sql.NULL as NULL; nbinds
+ *     (default #binds) lets a list end in NULLs. rows: a list of rows, each
+ *     a list of the result columns (NULL -> nil, INTEGER -> an integer as
+ *     otskit pushes int64s, REAL -> number, TEXT/BLOB -> string).
+ *   sql.NULL: the NULL parameter.
+ * Failure codes are the kv ones: "KVBusy", "KVCorrupt", "KVFull",
+ * "KVError". */
+#include <math.h>
+#include <string.h>
+
+#include "compat.h"
+#include "kvsql.h"
+#include "laux.h"
+#include "parts.h"
+
+static kv_db *checkdb(lua_State *L) {
+  kv_db **u = (kv_db **)luaL_checkudata(L, 1, "otskit.kv.db");
+  if (*u == NULL) otsk_error(L, "sql", "db is closed");
+  return *u;
+}
+
+static int fail(lua_State *L, kv_db *db, int rc) {
+  int c = rc & 0xff;
+  const char *code = c == SQLITE_BUSY || c == SQLITE_LOCKED ? "KVBusy"
+                   : c == SQLITE_CORRUPT || c == SQLITE_NOTADB ? "KVCorrupt"
+                   : c == SQLITE_FULL ? "KVFull" : "KVError";
+  return otsk_fail(L, code, "sqlite: %s", kvsql_errmsg(db));
+}
+
+static int l_exec(lua_State *L) {
+  kv_db *db = checkdb(L);
+  const char *text = luaL_checkstring(L, 2);
+  int rc = kvsql_exec(db, text);
+  if (rc != SQLITE_OK) return fail(L, db, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static void push_col(lua_State *L, sqlite3_stmt *st, int i) {
+  switch (sqlite3_column_type(st, i)) {
+  case SQLITE_INTEGER: otsk_pushint64(L, (int64_t)sqlite3_column_int64(st, i)); break;
+  case SQLITE_FLOAT: lua_pushnumber(L, sqlite3_column_double(st, i)); break;
+  case SQLITE_NULL: lua_pushnil(L); break;
+  default: {
+    const void *p = sqlite3_column_blob(st, i);
+    lua_pushlstring(L, p ? (const char *)p : "", (size_t)sqlite3_column_bytes(st, i));
+  }
+  }
+}
+
+static int l_rows(lua_State *L) {
+  kv_db *db = checkdb(L);
+  size_t len;
+  const char *text = luaL_checklstring(L, 2, &len);
+  sqlite3_stmt *st;
+  int nb, i, rc, ncol, n = 0;
+  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+  nb = lua_isnoneornil(L, 3) ? 0 : (lua_isnoneornil(L, 4) ? (int)lua_rawlen(L, 3) : (int)luaL_checkinteger(L, 4));
+  st = kvsql_prepare(db, text, len);
+  if (st == NULL) return fail(L, db, sqlite3_errcode((sqlite3 *)kv_sqlite(db)));
+  if (nb > sqlite3_bind_parameter_count(st)) {
+    sqlite3_reset(st);
+    return otsk_error(L, "sql", "%d values for %d parameters", nb, sqlite3_bind_parameter_count(st));
+  }
+  for (i = 1; i <= nb; i++) {
+    lua_rawgeti(L, 3, i);
+    switch (lua_type(L, -1)) {
+    case LUA_TNUMBER: {
+      lua_Number d = lua_tonumber(L, -1);
+#if LUA_VERSION_NUM >= 503
+      if (lua_isinteger(L, -1)) sqlite3_bind_int64(st, i, (sqlite3_int64)lua_tointeger(L, -1));
+      else sqlite3_bind_double(st, i, d);
+#else
+      if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18) sqlite3_bind_int64(st, i, (sqlite3_int64)d);
+      else sqlite3_bind_double(st, i, d);
+#endif
+      break;
+    }
+    case LUA_TSTRING: {
+      size_t sl;
+      const char *s = lua_tolstring(L, -1, &sl);
+      sqlite3_bind_text(st, i, s, (int)sl, SQLITE_TRANSIENT);
+      break;
+    }
+    case LUA_TBOOLEAN: sqlite3_bind_int(st, i, lua_toboolean(L, -1)); break;
+    case LUA_TLIGHTUSERDATA: case LUA_TNIL: sqlite3_bind_null(st, i); break;
+    default:
+      sqlite3_reset(st);
+      return otsk_error(L, "sql", "parameter %d: cannot bind a %s", i, luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  ncol = sqlite3_column_count(st);
+  lua_newtable(L);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    lua_createtable(L, ncol, 0);
+    for (i = 0; i < ncol; i++) {
+      push_col(L, st, i);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_rawseti(L, -2, ++n);
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return fail(L, db, rc);
+  lua_pushinteger(L, n);
+  return 2;
+}
+
+static const char null_marker = 0;
+
+int otsk_open_sql(lua_State *L) {
+  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {NULL, NULL}};
+  lua_newtable(L);
+  otsk_setfuncs(L, fns);
+  lua_pushlightuserdata(L, (void *)&null_marker);
+  lua_setfield(L, -2, "NULL");
+  return 1;
+}

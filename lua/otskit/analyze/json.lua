@@ -1,0 +1,105 @@
+--- otskit.analyze.json -- the results of `otskit analyze --json` and
+-- `otskit demo --json` as one JSON document (docs/analyze.md describes
+-- it). Strings and numbers are encoded by lua-cjson; objects get their
+-- keys sorted (the same document on Lua 5.4 and LuaJIT, run after run);
+-- lists stay lists when empty ("errors": []), which cjson 2.1 cannot
+-- tell from objects.
+local cjson = require "cjson"
+
+local json = {}
+
+local ARRAY = {}
+--- json.array(t) -> t, encoded as a JSON array even when empty.
+function json.array(t) return setmetatable(t or {}, ARRAY) end
+
+local function is_array(t)
+  if getmetatable(t) == ARRAY then return true end
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n > 0 and n == #t
+end
+
+local function encode(v, out)
+  local tv = type(v)
+  if tv == "table" then
+    if is_array(v) then
+      out[#out + 1] = "["
+      for i = 1, #v do
+        if i > 1 then out[#out + 1] = "," end
+        encode(v[i], out)
+      end
+      out[#out + 1] = "]"
+    else
+      local keys = {}
+      for k in pairs(v) do
+        if type(k) ~= "string" then error("otskit.analyze.json: object keys must be strings, got " .. type(k), 0) end
+        keys[#keys + 1] = k
+      end
+      table.sort(keys)
+      out[#out + 1] = "{"
+      for i, k in ipairs(keys) do
+        if i > 1 then out[#out + 1] = "," end
+        out[#out + 1] = cjson.encode(k)
+        out[#out + 1] = ":"
+        encode(v[k], out)
+      end
+      out[#out + 1] = "}"
+    end
+  elseif tv == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then out[#out + 1] = "null"
+    elseif v == math.floor(v) and math.abs(v) < 2^53 then out[#out + 1] = ("%d"):format(v)
+    else out[#out + 1] = ("%.17g"):format(v) end
+  elseif tv == "string" or tv == "boolean" then
+    out[#out + 1] = cjson.encode(v)
+  elseif v == nil then
+    out[#out + 1] = "null"
+  else
+    error("otskit.analyze.json: cannot encode a " .. tv, 0)
+  end
+end
+
+--- json.encode(v) -> JSON text (see the header).
+function json.encode(v)
+  local out = {}
+  encode(v, out)
+  return table.concat(out)
+end
+
+local function copy(t, skip)
+  local o = {}
+  for k, v in pairs(t) do if not (skip and skip[k]) then o[k] = v end end
+  return o
+end
+
+--- json.document(results, opts) -> the document as a Lua table: { tool,
+-- scenarios = { { index, name, title, note, capacity, rate, designs = { {
+-- name, label, measures, errors, findings } } } } }. opts.tool: "otskit
+-- demo" or "otskit analyze".
+function json.document(results, opts)
+  local doc = { tool = (opts or {}).tool or "otskit analyze", scenarios = json.array() }
+  for i, r in ipairs(results) do
+    local sc = { index = i, name = r.name, title = r.title, note = r.note, capacity = r.capacity,
+                 rate = r.rate, designs = json.array() }
+    for _, d in ipairs(r.designs) do
+      local m = d.metrics
+      local measures = copy(m, { extras = true, tables = true })
+      measures.extras = copy(m.extras)
+      local tables = json.array()
+      for j, t in ipairs(m.tables or {}) do tables[j] = copy(t) end
+      measures.tables = tables
+      local errors, findings = json.array(), json.array()
+      for j, e in ipairs(d.errors or {}) do errors[j] = copy(e) end
+      for j, f in ipairs(d.findings or {}) do
+        local ev = copy(f.evidence)
+        if ev.split_points then ev.split_points = json.array(copy(ev.split_points)) end
+        findings[j] = { cause = f.cause, text = f.text, evidence = ev }
+      end
+      sc.designs[#sc.designs + 1] = { name = d.name, label = d.label, measures = measures,
+                                      errors = errors, findings = findings }
+    end
+    doc.scenarios[i] = sc
+  end
+  return doc
+end
+
+return json

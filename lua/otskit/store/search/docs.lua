@@ -1,0 +1,345 @@
+--- otskit.store.search.docs -- a search index's SQLite tables and how a
+-- row becomes a document in them.
+--
+-- Per index (prefix p = "s<id>_"):
+--   p.."doc"  (id INTEGER PRIMARY KEY, pk BLOB, parent, path, route, ts):
+--             one document per row (pk: the row key, parent NULL) and one
+--             per object of a NESTED field (parent: the enclosing doc, path:
+--             the nested field's name);
+--   p.."num"  (f, v, doc): LONG, DOUBLE, BOOLEAN (0/1) and DATE (ms) values,
+--             B-tree on (f, v, doc) and (doc, f, v);
+--   p.."kw"   (f, v, doc): KEYWORD values, the same two B-trees;
+--   p.."has"  (f, doc): which fields a document has (exists);
+--   p.."gpt"  (doc, f, lat, lon) and p.."geo" (an R*Tree over the points);
+--   p.."fts"  an FTS5 table, one column per TEXT field: each value's tokens
+--             (analysed in Lua) hex-encoded, the values of an array
+--             separated by "x" so a phrase never spans two values.
+-- f is the field's id in the definition. Values a field's type does not
+-- take (a STRING in a LONG field, a malformed "lat,lon") are not indexed:
+-- the row stays in the index without that field.
+local cjson = require "cjson.safe"
+local analyzers = require "otskit.store.search.analyzers"
+local sql = require("otskit.core").sql
+
+local docs = {}
+
+local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+docs.hex = hex
+
+--- docs.fts_text(tokens) -> the FTS5 column text of one value's tokens
+function docs.fts_text(tokens)
+  local t = {}
+  for i, tok in ipairs(tokens) do t[i] = hex(tok) end
+  return table.concat(t, " ")
+end
+
+--- docs.ddl(p, def) -> SQL creating the index's tables
+function docs.ddl(p, def)
+  local s = {
+    ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER)"):format(p),
+    ("CREATE UNIQUE INDEX %sdoc_pk ON %sdoc(pk) WHERE parent IS NULL"):format(p, p),
+    ("CREATE INDEX %sdoc_parent ON %sdoc(parent) WHERE parent IS NOT NULL"):format(p, p),
+    ("CREATE TABLE %snum (f INTEGER, v, doc INTEGER, PRIMARY KEY (f, v, doc)) WITHOUT ROWID"):format(p),
+    ("CREATE INDEX %snum_doc ON %snum(doc, f, v)"):format(p, p),
+    ("CREATE TABLE %skw (f INTEGER, v TEXT, doc INTEGER, PRIMARY KEY (f, v, doc)) WITHOUT ROWID"):format(p),
+    ("CREATE INDEX %skw_doc ON %skw(doc, f, v)"):format(p, p),
+    ("CREATE TABLE %shas (f INTEGER, doc INTEGER, PRIMARY KEY (f, doc)) WITHOUT ROWID"):format(p),
+    ("CREATE INDEX %shas_doc ON %shas(doc)"):format(p, p),
+    ("CREATE TABLE %sgpt (id INTEGER PRIMARY KEY, doc INTEGER, f INTEGER, lat REAL, lon REAL)"):format(p),
+    ("CREATE INDEX %sgpt_doc ON %sgpt(doc)"):format(p, p),
+    ("CREATE VIRTUAL TABLE %sgeo USING rtree(id, lat0, lat1, lon0, lon1)"):format(p),
+  }
+  local cols = {}
+  for _, d in ipairs(def.fields) do
+    if d.type == "TEXT" then cols[#cols + 1] = "c" .. d.id end
+  end
+  if #cols > 0 then
+    s[#s + 1] = ("CREATE VIRTUAL TABLE %sfts USING fts5(%s, tokenize = 'ascii')"):format(p, table.concat(cols, ", "))
+  end
+  return table.concat(s, ";\n") .. ";"
+end
+
+--- docs.drop(p, def) -> SQL dropping the index's tables
+function docs.drop(p, def)
+  local s = {}
+  for _, n in ipairs({ "doc", "num", "kw", "has", "gpt", "geo" }) do s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. n end
+  s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. "fts"
+  return table.concat(s, ";\n") .. ";"
+end
+
+----------------------------------------------------------------------
+-- values
+
+local INT_MAX = 9223372036854775807
+
+local function as_long(v)
+  if type(v) == "number" and v == math.floor(v) and v >= -2^63 and v < 2^63 then return v end
+  return nil
+end
+
+--- "lat,lon" -> lat, lon | nil
+function docs.geo(s)
+  if type(s) ~= "string" then return nil end
+  local a, b = s:match("^%s*([-+%d.eE]+)%s*,%s*([-+%d.eE]+)%s*$")
+  local lat, lon = tonumber(a), tonumber(b)
+  if not lat or not lon or lat < -90 or lat > 90 or lon < -180 or lon > 180 then return nil end
+  return lat, lon
+end
+
+-- days since 1970-01-01 of a civil date (Howard Hinnant's algorithm)
+local function days(y, m, d)
+  local fl = math.floor
+  y = m <= 2 and y - 1 or y
+  local era = fl((y >= 0 and y or y - 399) / 400)
+  local yoe = y - era * 400
+  local doy = fl((153 * (m + (m > 2 and -3 or 9)) + 2) / 5) + d - 1
+  local doe = yoe * 365 + fl(yoe / 4) - fl(yoe / 100) + doy
+  return era * 146097 + doe - 719468
+end
+
+-- a Java date pattern (yyyy MM dd HH mm ss SSS, quoted literals) -> a Lua
+-- pattern and the order of its captures
+local function date_pattern(f)
+  local pat, order, i = { "^" }, {}, 1
+  while i <= #f do
+    local c = f:sub(i, i)
+    local run = f:match("^" .. (c:match("%w") and c or "%" .. c) .. "+", i)
+    if c == "'" then
+      local j = f:find("'", i + 1, true) or #f + 1
+      pat[#pat + 1] = (f:sub(i + 1, j - 1):gsub("%p", "%%%0"))
+      i = j + 1
+    elseif c:match("[yMdHmsS]") then
+      local n = #run
+      if c == "y" and n ~= 4 then return nil end
+      pat[#pat + 1] = "(" .. string.rep("%d", n) .. ")"
+      order[#order + 1] = c
+      i = i + n
+    elseif c:match("%a") then
+      return nil -- a letter the parser does not know (time zones, names)
+    else
+      pat[#pat + 1] = "%" .. c
+      i = i + 1
+    end
+  end
+  pat[#pat + 1] = "$"
+  return table.concat(pat), order
+end
+
+--- docs.date(s, formats) -> milliseconds since the epoch (UTC) | nil
+function docs.date(s, formats)
+  for _, f in ipairs(formats or {}) do
+    local pat, order = date_pattern(f)
+    if pat then
+      local caps = { s:match(pat) }
+      if caps[1] then
+        local v = { y = 1970, M = 1, d = 1, H = 0, m = 0, s = 0, S = 0 }
+        for i, k in ipairs(order) do
+          if k == "S" then -- a fraction of a second of any precision -> ms
+            v.S = math.floor(tonumber(caps[i]) * 1000 / 10 ^ #caps[i])
+          else
+            v[k] = tonumber(caps[i])
+          end
+        end
+        if v.M >= 1 and v.M <= 12 and v.d >= 1 and v.d <= 31 and v.H < 24 and v.m < 60 and v.s < 60 then
+          return ((days(v.y, v.M, v.d) * 24 + v.H) * 60 + v.m) * 60000 + v.s * 1000 + v.S
+        end
+      end
+    end
+  end
+  return nil
+end
+
+--- docs.value(d, v) -> the value to index for field d (a number, a string,
+-- {lat, lon}, a token list) | nil when the value does not fit the type
+function docs.value(d, v)
+  local ty = d.type
+  if ty == "LONG" then return as_long(v)
+  elseif ty == "DOUBLE" then return type(v) == "number" and v + 0.0 or nil
+  elseif ty == "BOOLEAN" then
+    if type(v) == "boolean" then return v and 1 or 0 end
+    return nil
+  elseif ty == "DATE" then
+    if type(v) == "number" then return as_long(v) end
+    if type(v) == "string" then return docs.date(v, d.date_formats) end
+    return nil
+  elseif ty == "KEYWORD" then return type(v) == "string" and v or nil
+  elseif ty == "TEXT" then
+    if type(v) ~= "string" then return nil end
+    return analyzers.tokens(d.analyzer, d.params, v)
+  elseif ty == "GEO_POINT" then
+    local lat, lon = docs.geo(v)
+    return lat and { lat, lon } or nil
+  elseif ty == "VECTOR" then
+    if type(v) ~= "string" then return nil end
+    local t = cjson.decode(v)
+    if type(t) ~= "table" or #t ~= d.vector.dimension then return nil end
+    for _, x in ipairs(t) do if type(x) ~= "number" then return nil end end
+    return t
+  end
+  return nil
+end
+
+-- the values of field d in a cell or JSON value v: a list (is_array: a JSON
+-- array string, or an already decoded list inside a nested object)
+local function values_of(d, v)
+  if d.array then
+    local list = v
+    if type(v) == "string" then list = cjson.decode(v) end
+    if type(list) ~= "table" then return {} end
+    local out = {}
+    for _, x in ipairs(list) do
+      local y = docs.value(d, x)
+      if y ~= nil then out[#out + 1] = y end
+    end
+    return out
+  end
+  local y = docs.value(d, v)
+  return y ~= nil and { y } or {}
+end
+
+----------------------------------------------------------------------
+-- writing documents
+
+local INS = {}
+local function ins(p, what)
+  local k = p .. what
+  local s = INS[k]
+  if not s then
+    if what == "num" or what == "kw" then s = ("INSERT OR IGNORE INTO %s%s (f, v, doc) VALUES (?1, ?2, ?3)"):format(p, what)
+    elseif what == "has" then s = ("INSERT OR IGNORE INTO %shas (f, doc) VALUES (?1, ?2)"):format(p)
+    elseif what == "gpt" then s = ("INSERT INTO %sgpt (doc, f, lat, lon) VALUES (?1, ?2, ?3, ?4) RETURNING id"):format(p)
+    elseif what == "geo" then s = ("INSERT INTO %sgeo VALUES (?1, ?2, ?2, ?3, ?3)"):format(p)
+    elseif what == "doc" then s = ("INSERT INTO %sdoc (pk, parent, path, route, ts) VALUES (CAST(?1 AS BLOB), ?2, ?3, CAST(?4 AS BLOB), ?5) RETURNING id"):format(p)
+    end
+    INS[k] = s
+  end
+  return s
+end
+
+local function run(h, text, binds, n)
+  local rows, err, code = sql.rows(h, text, binds, n)
+  if not rows then error(setmetatable({ msg = err, code = code }, docs.FAIL), 0) end
+  return rows
+end
+docs.FAIL = {}
+docs.run = run
+
+--- docs.guarded(fn, ...) -> fn's results, a docs.FAIL raise turned into
+-- nil, msg, code (other errors re-raised)
+function docs.guarded(fn, ...)
+  local ok, r1, r2, r3 = pcall(fn, ...)
+  if ok then return r1, r2, r3 end
+  if getmetatable(r1) == docs.FAIL then return require("otskit.store.txn").dberr(r1.msg, r1.code) end
+  error(r1, 0)
+end
+
+-- indexes the fields `fields` of one document `id` from get(name) -> value
+local function index_fields(h, p, def, id, fields, get, fts)
+  for _, d in ipairs(fields) do
+    local raw = get(d.name:match("([^.]+)$"))
+    if raw ~= nil and (d.index ~= false or d.type == "NESTED") then
+      local ty = d.type
+      if ty == "NESTED" then
+        local list = raw
+        if type(raw) == "string" then list = cjson.decode(raw) end
+        if type(list) == "table" and list[1] == nil and next(list) ~= nil then list = { list } end
+        if type(list) == "table" then
+          local any = false
+          for _, obj in ipairs(list) do
+            if type(obj) == "table" then
+              any = true
+              local kid = run(h, ins(p, "doc"), { sql.NULL, id, d.name, sql.NULL, sql.NULL }, 5)[1][1]
+              index_fields(h, p, def, kid, d.kids, function(n)
+                local x = obj[n]
+                if x == cjson.null then return nil end
+                return x
+              end, fts)
+            end
+          end
+          if any then run(h, ins(p, "has"), { d.id, id }) end
+        end
+      else
+        local vals = values_of(d, raw)
+        if #vals > 0 then
+          run(h, ins(p, "has"), { d.id, id })
+          local where = def.store_of[ty]
+          if where == "num" or where == "kw" then
+            local s = ins(p, where)
+            for _, v in ipairs(vals) do run(h, s, { d.id, v, id }) end
+          elseif where == "geo" then
+            for _, v in ipairs(vals) do
+              local gid = run(h, ins(p, "gpt"), { id, d.id, v[1], v[2] })[1][1]
+              run(h, ins(p, "geo"), { gid, v[1], v[2] })
+            end
+          elseif where == "fts" then
+            local parts = {}
+            for i, toks in ipairs(vals) do parts[i] = docs.fts_text(toks) end
+            local col = fts[id]
+            if not col then col = {}; fts[id] = col end
+            col["c" .. d.id] = table.concat(parts, " x ")
+          end
+        end
+      end
+    end
+  end
+end
+
+--- docs.put(h, p, def, key, route, ts, cols): (re)indexes the row with key
+-- `key` whose columns are cols (name -> value); ts: its newest cell's
+-- timestamp (ms). Raises docs.FAIL on a SQLite failure.
+function docs.put(h, p, def, key, route, ts, cols)
+  docs.remove(h, p, def, key)
+  local id = run(h, ins(p, "doc"), { key, sql.NULL, sql.NULL, route or sql.NULL, ts }, 5)[1][1]
+  local fts = {}
+  index_fields(h, p, def, id, def.top, function(n) return cols[n] end, fts)
+  if def.fts_cols then
+    for doc, col in pairs(fts) do
+      local b, q = { doc }, { "?1" }
+      for i, c in ipairs(def.fts_cols) do
+        b[i + 1] = col[c] or ""
+        q[i + 1] = "?" .. (i + 1)
+      end
+      run(h, ("INSERT INTO %sfts (rowid, %s) VALUES (%s)"):format(p, table.concat(def.fts_cols, ", "), table.concat(q, ", ")), b)
+    end
+  end
+end
+
+-- the ids of a document and all its nested documents
+local function tree(h, p, id, out)
+  out[#out + 1] = id
+  local kids = run(h, ("SELECT id FROM %sdoc WHERE parent = ?1"):format(p), { id })
+  for _, r in ipairs(kids) do tree(h, p, r[1], out) end
+  return out
+end
+
+--- docs.remove(h, p, def, key): drops the row's document (and its nested
+-- documents) from the index, if there
+function docs.remove(h, p, def, key)
+  local r = run(h, ("SELECT id FROM %sdoc WHERE pk = CAST(?1 AS BLOB) AND parent IS NULL"):format(p), { key })
+  if not r[1] then return end
+  for _, id in ipairs(tree(h, p, r[1][1], {})) do
+    local b = { id }
+    run(h, ("DELETE FROM %snum WHERE doc = ?1"):format(p), b)
+    run(h, ("DELETE FROM %skw WHERE doc = ?1"):format(p), b)
+    run(h, ("DELETE FROM %shas WHERE doc = ?1"):format(p), b)
+    run(h, ("DELETE FROM %sgeo WHERE id IN (SELECT id FROM %sgpt WHERE doc = ?1)"):format(p, p), b)
+    run(h, ("DELETE FROM %sgpt WHERE doc = ?1"):format(p), b)
+    if def.fts_cols then run(h, ("DELETE FROM %sfts WHERE rowid = ?1"):format(p), b) end
+    run(h, ("DELETE FROM %sdoc WHERE id = ?1"):format(p), b)
+  end
+end
+
+--- docs.prepare(def): adds what indexing needs to a checked definition
+function docs.prepare(def)
+  def.store_of = { LONG = "num", DOUBLE = "num", BOOLEAN = "num", DATE = "num", KEYWORD = "kw", TEXT = "fts",
+    GEO_POINT = "geo" }
+  local cols = {}
+  for _, d in ipairs(def.fields) do
+    if d.type == "TEXT" then cols[#cols + 1] = "c" .. d.id end
+  end
+  def.fts_cols = #cols > 0 and cols or nil
+  return def
+end
+
+docs.INT_MAX = INT_MAX
+return docs

@@ -1,0 +1,459 @@
+--- otskit.store.search.query -- a search query (a Lua table with one
+-- key naming its kind) checked and compiled into a SQL condition on a
+-- document alias, with its score expression. Parameters are numbered
+-- (?N) in ctx.binds.
+--
+-- Kinds and fields (as the service's Query messages):
+--   match_all = {}
+--   match = { field_name, text, operator = "OR"|"AND", minimum_should_match }
+--   match_phrase = { field_name, text }
+--   term = { field_name, term }        terms = { field_name, terms = {...} }
+--   range = { field_name, from, to, include_lower, include_upper }
+--   prefix = { field_name, prefix }    wildcard = { field_name, value }
+--   exists = { field_name }
+--   bool = { must, must_not, filter, should = { queries }, minimum_should_match }
+--   nested = { path, query, score_mode = "NONE"|"AVG"|"MAX"|"TOTAL"|"MIN" }
+--   geo_distance = { field_name, center_point = "lat,lon", distance (m) }
+--   geo_bounding_box = { field_name, top_left = "lat,lon", bottom_right = "lat,lon" }
+--   geo_polygon = { field_name, points = { "lat,lon", ... } }
+--   const_score = { filter = query }
+--   function_score = { query, field_value_factor = { field_name } }: the
+--     query's rows, scored by its score times the field's value (1 when
+--     the row has none)
+-- Scores: match and match_phrase score with FTS5's bm25 (negated, higher
+-- is better); term, terms, range, prefix, wildcard, exists, geo queries,
+-- match_all, const_score and nested score 1; bool sums its must and
+-- matching should clauses.
+local analyzers = require "otskit.store.search.analyzers"
+local docs = require "otskit.store.search.docs"
+
+local query = {}
+
+query.LIMITS = { terms = 1024, wildcard = 32, bool_clauses = 1024, polygon_points = 1024, depth = 64 }
+local L = query.LIMITS
+
+local function bad(msg) return nil, msg, "OTSParameterInvalid" end
+
+local Ctx = {}
+Ctx.__index = Ctx
+
+--- query.ctx(def, p) -> a compile context (binds, alias counter)
+function query.ctx(def, p)
+  return setmetatable({ def = def, p = p, binds = {}, n = 0, aliases = 0 }, Ctx)
+end
+
+--- ctx:bind(v) -> "?N"
+function Ctx:bind(v)
+  self.n = self.n + 1
+  self.binds[self.n] = v
+  return "?" .. self.n
+end
+
+-- the field named name in scope `path` (nil: top level) | nil, msg, code
+function Ctx:field(name, path, what)
+  if type(name) ~= "string" then return bad(what .. ": field_name must be a string") end
+  local d = self.def.byname[name]
+  if not d then return bad(("%s: field [%s] does not exist in the index schema"):format(what, name)) end
+  local parent = d.parent and d.parent.name or nil
+  if parent ~= path then
+    if parent then return bad(("%s: field [%s] belongs to NESTED field [%s]: query it inside a nested query"):format(what, name, parent)) end
+    return bad(("%s: field [%s] is not inside NESTED path [%s]"):format(what, name, path))
+  end
+  if d.type ~= "NESTED" and not d.index then return bad(("%s: field [%s] is not indexed (index = false)"):format(what, name)) end
+  return d
+end
+
+-- a query value converted to field d's type -> value | nil, msg, code
+local function convert(d, v, what)
+  local ty = d.type
+  local function mismatch()
+    return bad(("%s: field [%s] is %s; the value %s does not fit"):format(what, d.name, ty, tostring(v)))
+  end
+  if ty == "LONG" or ty == "DATE" then
+    if ty == "DATE" and type(v) == "string" then
+      local ms = docs.date(v, d.date_formats)
+      if ms == nil then return mismatch() end
+      return ms
+    end
+    if type(v) ~= "number" or v ~= math.floor(v) then return mismatch() end
+    return v
+  elseif ty == "DOUBLE" then
+    if type(v) ~= "number" then return mismatch() end
+    return v
+  elseif ty == "BOOLEAN" then
+    if type(v) ~= "boolean" then return mismatch() end
+    return v and 1 or 0
+  elseif ty == "KEYWORD" or ty == "TEXT" then
+    if type(v) ~= "string" then return mismatch() end
+    return v
+  end
+  return bad(("%s: a %s field [%s] cannot be queried this way"):format(what, ty, d.name))
+end
+
+local function fts_quote(tok) return '"' .. docs.hex(tok) .. '"' end
+
+-- "a.id IN (SELECT ...)" on the value table of d -> SQL | nil, msg, code
+function Ctx:values(a, d, cond)
+  local tbl = d.type == "KEYWORD" and "kw" or "num"
+  return ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, self:bind(d.id), cond)
+end
+
+function Ctx:fts(a, d, expr)
+  return ("%s.id IN (SELECT rowid FROM %sfts WHERE %sfts MATCH %s)"):format(a, self.p, self.p,
+    self:bind("{c" .. d.id .. "} : " .. expr))
+end
+
+function Ctx:fts_score(a, d, expr)
+  if not self.want_score then return "1" end
+  return ("coalesce((SELECT -bm25(%sfts) FROM %sfts WHERE %sfts MATCH %s AND rowid = %s.id), 0)"):format(
+    self.p, self.p, self.p, self:bind("{c" .. d.id .. "} : " .. expr), a)
+end
+
+-- minimum_should_match: an integer or "N%" of n -> count | nil, msg, code
+local function msm(v, n, what)
+  if v == nil then return nil end
+  if type(v) == "string" and v:match("^%-?%d+%%$") then
+    local pct = tonumber(v:sub(1, -2))
+    local k = math.floor(n * math.abs(pct) / 100)
+    return pct < 0 and n - k or k
+  end
+  if type(v) ~= "number" or v ~= math.floor(v) or v < 0 then
+    return bad(what .. ": minimum_should_match must be a non-negative integer or a percentage")
+  end
+  return v
+end
+
+local K = {}
+
+K.match_all = function() return "1", "1" end
+
+K.match = function(self, q, a, path)
+  local d, m, c = self:field(q.field_name, path, "match")
+  if not d then return nil, m, c end
+  if type(q.text) ~= "string" then return bad("match: text must be a string") end
+  if q.operator ~= nil and q.operator ~= "OR" and q.operator ~= "AND" then return bad("match: operator must be OR or AND") end
+  if d.type ~= "TEXT" then
+    -- a non-TEXT field: the text is one term
+    local v, m2, c2 = convert(d, d.type == "KEYWORD" and q.text or tonumber(q.text) or q.text, "match")
+    if v == nil then return nil, m2, c2 end
+    return self:values(a, d, "v = " .. self:bind(v)), "1"
+  end
+  local toks = analyzers.tokens(d.analyzer, d.params, q.text)
+  local seen, uniq = {}, {}
+  for _, t in ipairs(toks) do
+    if not seen[t] then seen[t] = true; uniq[#uniq + 1] = fts_quote(t) end
+  end
+  if #uniq == 0 then return "0", "0" end
+  local need, m3, c3 = msm(q.minimum_should_match, #uniq, "match")
+  if need == nil and m3 then return nil, m3, c3 end
+  local all = table.concat(uniq, q.operator == "AND" and " AND " or " OR ")
+  local expr
+  if q.operator == "AND" or not need or need <= 1 then
+    expr = self:fts(a, d, "(" .. all .. ")")
+  else
+    local parts = {}
+    for i, t in ipairs(uniq) do parts[i] = "(" .. self:fts(a, d, t) .. ")" end
+    expr = "(" .. table.concat(parts, " + ") .. ") >= " .. math.floor(need)
+  end
+  return expr, self:fts_score(a, d, "(" .. table.concat(uniq, " OR ") .. ")")
+end
+
+K.match_phrase = function(self, q, a, path)
+  local d, m, c = self:field(q.field_name, path, "match_phrase")
+  if not d then return nil, m, c end
+  if type(q.text) ~= "string" then return bad("match_phrase: text must be a string") end
+  if d.type ~= "TEXT" then return bad(("match_phrase: field [%s] is %s, not TEXT"):format(d.name, d.type)) end
+  local toks
+  if d.analyzer == "fuzzy" then
+    -- contains: the text itself when it fits in max_chars, else every
+    -- max_chars window of it
+    local chars = {}
+    for ch in q.text:gmatch("[%z\1-\127\194-\244][\128-\191]*") do chars[#chars + 1] = ch end
+    local hi = d.params.max_chars or 7
+    toks = {}
+    local text = table.concat(chars)
+    if not d.params.case_sensitive then text = text:lower() end
+    if #chars <= hi then toks[1] = text
+    else
+      for i = 1, #chars - hi + 1 do
+        local w = table.concat(chars, "", i, i + hi - 1)
+        toks[#toks + 1] = d.params.case_sensitive and w or w:lower()
+      end
+    end
+    if #chars == 0 then return "0", "0" end
+    local parts = {}
+    for i, t in ipairs(toks) do parts[i] = fts_quote(t) end
+    local e = "(" .. table.concat(parts, " AND ") .. ")"
+    return self:fts(a, d, e), self:fts_score(a, d, e)
+  end
+  toks = analyzers.tokens(d.analyzer, d.params, q.text)
+  if #toks == 0 then return "0", "0" end
+  local hx = {}
+  for i, t in ipairs(toks) do hx[i] = docs.hex(t) end
+  local e = '"' .. table.concat(hx, " ") .. '"'
+  return self:fts(a, d, e), self:fts_score(a, d, e)
+end
+
+K.term = function(self, q, a, path)
+  local d, m, c = self:field(q.field_name, path, "term")
+  if not d then return nil, m, c end
+  if q.term == nil then return bad("term: term is missing") end
+  local v, m2, c2 = convert(d, q.term, "term")
+  if v == nil then return nil, m2, c2 end
+  if d.type == "TEXT" then return self:fts(a, d, fts_quote(v)), "1" end
+  return self:values(a, d, "v = " .. self:bind(v)), "1"
+end
+
+K.terms = function(self, q, a, path)
+  local d, m, c = self:field(q.field_name, path, "terms")
+  if not d then return nil, m, c end
+  if type(q.terms) ~= "table" or #q.terms == 0 then return bad("terms: terms must be a non-empty list") end
+  if #q.terms > L.terms then return bad("terms: at most " .. L.terms .. " terms") end
+  local list = {}
+  for i, t in ipairs(q.terms) do
+    local v, m2, c2 = convert(d, t, "terms")
+    if v == nil then return nil, m2, c2 end
+    list[i] = d.type == "TEXT" and fts_quote(v) or self:bind(v)
+  end
+  if d.type == "TEXT" then return self:fts(a, d, "(" .. table.concat(list, " OR ") .. ")"), "1" end
+  return self:values(a, d, "v IN (" .. table.concat(list, ", ") .. ")"), "1"
+end
+
+K.range = function(self, q, a, path)
+  local d, m, c = self:field(q.field_name, path, "range")
+  if not d then return nil, m, c end
+  if d.type == "TEXT" then return bad(("range: field [%s] is TEXT"):format(d.name)) end
+  local conds = {}
+  for _, side in ipairs({ { "from", "include_lower", ">" }, { "to", "include_upper", "<" } }) do
+    local v = q[side[1]]
+    if v ~= nil then
+      local x, m2, c2 = convert(d, v, "range")
+      if x == nil then return nil, m2, c2 end
+      conds[#conds + 1] = "v " .. side[3] .. (q[side[2]] and "=" or "") .. " " .. self:bind(x)
+    end
+  end
+  if #conds == 0 then conds[1] = "1" end
+  return self:values(a, d, table.concat(conds, " AND ")), "1"
+end
+
+-- the smallest string greater than every string starting with s, or nil
+local function after_prefix(s)
+  local i = #s
+  while i > 0 and s:byte(i) == 255 do i = i - 1 end
+  if i == 0 then return nil end
+  return s:sub(1, i - 1) .. string.char(s:byte(i) + 1)
+end
+
+K.prefix = function(self, q, a, path)
+  local d, m, c = self:field(q.field_name, path, "prefix")
+  if not d then return nil, m, c end
+  if type(q.prefix) ~= "string" then return bad("prefix: prefix must be a string") end
+  if d.type == "TEXT" then
+    if q.prefix == "" then return bad("prefix: an empty prefix on a TEXT field") end
+    return self:fts(a, d, fts_quote(q.prefix) .. " *"), "1"
+  end
+  if d.type ~= "KEYWORD" then return bad(("prefix: field [%s] is %s, not KEYWORD or TEXT"):format(d.name, d.type)) end
+  local hi = after_prefix(q.prefix)
+  local cond = "v >= " .. self:bind(q.prefix)
+  if hi then cond = cond .. " AND v < " .. self:bind(hi) end
+  return self:values(a, d, cond), "1"
+end
+
+K.wildcard = function(self, q, a, path)
+  local d, m, c = self:field(q.field_name, path, "wildcard")
+  if not d then return nil, m, c end
+  if type(q.value) ~= "string" then return bad("wildcard: value must be a string") end
+  local n = 0
+  for _ in q.value:gmatch("[%z\1-\127\194-\244][\128-\191]*") do n = n + 1 end
+  if n > L.wildcard then return bad("wildcard: the pattern is longer than " .. L.wildcard .. " characters") end
+  if d.type ~= "KEYWORD" then return bad(("wildcard: field [%s] is %s, not KEYWORD"):format(d.name, d.type)) end
+  local glob = q.value:gsub("%[", "[[]")
+  return self:values(a, d, "v GLOB " .. self:bind(glob)), "1"
+end
+
+K.exists = function(self, q, a, path)
+  local d, m, c = self:field(q.field_name, path, "exists")
+  if not d then return nil, m, c end
+  return ("%s.id IN (SELECT doc FROM %shas WHERE f = %s)"):format(a, self.p, self:bind(d.id)), "1"
+end
+
+local function list_of(v, what)
+  if v == nil then return {} end
+  if type(v) ~= "table" then return bad(what .. " must be a list of queries") end
+  if v[1] == nil and next(v) ~= nil then return { v } end -- one query
+  if #v > L.bool_clauses then return bad(what .. ": at most " .. L.bool_clauses .. " queries") end
+  return v
+end
+
+K.bool = function(self, q, a, path, depth)
+  local conds, scores = {}, {}
+  local lists = {}
+  for _, k in ipairs({ "must", "must_not", "filter", "should" }) do
+    local l, m, c = list_of(q[k], "bool." .. k)
+    if not l then return nil, m, c end
+    lists[k] = l
+  end
+  for _, k in ipairs({ "must", "filter", "must_not" }) do
+    for _, sub in ipairs(lists[k]) do
+      local e, s, c = self:compile(sub, a, path, depth + 1)
+      if not e then return nil, s, c end
+      if k == "must_not" then conds[#conds + 1] = "NOT (" .. e .. ")"
+      else
+        conds[#conds + 1] = "(" .. e .. ")"
+        if k == "must" then scores[#scores + 1] = s end
+      end
+    end
+  end
+  local should = lists.should
+  if #should > 0 then
+    local default = (#lists.must > 0 or #lists.filter > 0) and 0 or 1
+    local need, m, c = msm(q.minimum_should_match, #should, "bool")
+    if need == nil and m then return nil, m, c end
+    need = need or default
+    local parts = {}
+    for i, sub in ipairs(should) do
+      local e, s, c2 = self:compile(sub, a, path, depth + 1)
+      if not e then return nil, s, c2 end
+      parts[i] = "(" .. e .. ")"
+      scores[#scores + 1] = "(CASE WHEN " .. parts[i] .. " THEN " .. s .. " ELSE 0 END)"
+    end
+    if need > #should then conds[#conds + 1] = "0"
+    elseif need > 0 then conds[#conds + 1] = "(" .. table.concat(parts, " + ") .. ") >= " .. math.floor(need) end
+  elseif q.minimum_should_match ~= nil and q.minimum_should_match ~= 0 then
+    return bad("bool: minimum_should_match without should queries")
+  end
+  if #conds == 0 then conds[1] = "1" end
+  return table.concat(conds, " AND "), #scores > 0 and table.concat(scores, " + ") or "0"
+end
+
+K.nested = function(self, q, a, path, depth)
+  if type(q.path) ~= "string" then return bad("nested: path must be a string") end
+  local d = self.def.byname[q.path]
+  if not d or d.type ~= "NESTED" then return bad(("nested: path [%s] is not a NESTED field"):format(q.path)) end
+  if (d.parent and d.parent.name or nil) ~= path then return bad(("nested: path [%s] is not directly inside %s"):format(q.path, path or "the index")) end
+  local sm = q.score_mode
+  if sm ~= nil and sm ~= "NONE" and sm ~= "AVG" and sm ~= "MAX" and sm ~= "TOTAL" and sm ~= "MIN" then
+    return bad("nested: score_mode must be NONE, AVG, MAX, TOTAL or MIN")
+  end
+  if q.query == nil then return bad("nested: query is missing") end
+  self.aliases = self.aliases + 1
+  local c = "n" .. self.aliases
+  local e, s, code = self:compile(q.query, c, q.path, depth + 1)
+  if not e then return nil, s, code end
+  return ("%s.id IN (SELECT %s.parent FROM %sdoc %s WHERE %s.path = %s AND (%s))"):format(a, c, self.p, c, c,
+    self:bind(q.path), e), "1"
+end
+
+-- the points of geo field d matching cond (on alias g) inside a box
+function Ctx:geo(a, d, box, cond)
+  return ("%s.id IN (SELECT g.doc FROM %sgpt g WHERE g.f = %s AND g.id IN (SELECT id FROM %sgeo WHERE lat0 <= %s AND lat1 >= %s AND lon0 <= %s AND lon1 >= %s) AND %s)")
+    :format(a, self.p, self:bind(d.id), self.p, self:bind(box[2] + 1e-6), self:bind(box[1] - 1e-6),
+      self:bind(box[4] + 1e-6), self:bind(box[3] - 1e-6), cond)
+end
+
+local function geo_field(self, q, path, what)
+  local d, m, c = self:field(q.field_name, path, what)
+  if not d then return nil, m, c end
+  if d.type ~= "GEO_POINT" then return bad(("%s: field [%s] is %s, not GEO_POINT"):format(what, d.name, d.type)) end
+  return d
+end
+
+local function point(s, what)
+  local lat, lon = docs.geo(s)
+  if not lat then return bad(what .. ": a point must be \"lat,lon\" with lat in [-90, 90] and lon in [-180, 180], got " .. tostring(s)) end
+  return lat, lon
+end
+
+K.geo_distance = function(self, q, a, path)
+  local d, m, c = geo_field(self, q, path, "geo_distance")
+  if not d then return nil, m, c end
+  local lat, lon = point(q.center_point, "geo_distance.center_point")
+  if not lat then return nil, lon, "OTSParameterInvalid" end
+  local dist = q.distance
+  if type(dist) ~= "number" or dist < 0 or dist ~= dist then return bad("geo_distance: distance must be a number of metres >= 0") end
+  local dlat = dist / 111194.9 + 1e-6
+  local box = { math.max(-90, lat - dlat), math.min(90, lat + dlat), -180, 180 }
+  local cl = math.cos(math.rad(math.max(math.abs(lat - dlat), math.abs(lat + dlat))))
+  if lat + dlat < 90 and lat - dlat > -90 and cl > 1e-9 then
+    local dlon = dlat / cl
+    if lon - dlon > -180 and lon + dlon < 180 then box[3], box[4] = lon - dlon, lon + dlon end
+  end
+  return self:geo(a, d, box, ("geo_dist(g.lat, g.lon, %s, %s) <= %s"):format(self:bind(lat), self:bind(lon), self:bind(dist))), "1"
+end
+
+K.geo_bounding_box = function(self, q, a, path)
+  local d, m, c = geo_field(self, q, path, "geo_bounding_box")
+  if not d then return nil, m, c end
+  local top, left = point(q.top_left, "geo_bounding_box.top_left")
+  if not top then return nil, left, "OTSParameterInvalid" end
+  local bottom, right = point(q.bottom_right, "geo_bounding_box.bottom_right")
+  if not bottom then return nil, right, "OTSParameterInvalid" end
+  if bottom > top then return bad("geo_bounding_box: top_left must not lie below bottom_right") end
+  local cond = ("g.lat >= %s AND g.lat <= %s"):format(self:bind(bottom), self:bind(top))
+  if left <= right then
+    cond = cond .. (" AND g.lon >= %s AND g.lon <= %s"):format(self:bind(left), self:bind(right))
+    return self:geo(a, d, { bottom, top, left, right }, cond), "1"
+  end
+  cond = cond .. (" AND (g.lon >= %s OR g.lon <= %s)"):format(self:bind(left), self:bind(right))
+  return self:geo(a, d, { bottom, top, -180, 180 }, cond), "1"
+end
+
+K.geo_polygon = function(self, q, a, path)
+  local d, m, c = geo_field(self, q, path, "geo_polygon")
+  if not d then return nil, m, c end
+  if type(q.points) ~= "table" or #q.points < 3 then return bad("geo_polygon: points must list at least 3 points") end
+  if #q.points > L.polygon_points then return bad("geo_polygon: at most " .. L.polygon_points .. " points") end
+  local box, text = { 90, -90, 180, -180 }, {}
+  for i, s in ipairs(q.points) do
+    local lat, lon = point(s, "geo_polygon.points")
+    if not lat then return nil, lon, "OTSParameterInvalid" end
+    box[1], box[2] = math.min(box[1], lat), math.max(box[2], lat)
+    box[3], box[4] = math.min(box[3], lon), math.max(box[4], lon)
+    text[i] = ("%.17g,%.17g"):format(lat, lon)
+  end
+  return self:geo(a, d, box, ("geo_in_poly(g.lat, g.lon, %s)"):format(self:bind(table.concat(text, ";")))), "1"
+end
+
+K.const_score = function(self, q, a, path, depth)
+  if q.filter == nil then return bad("const_score: filter is missing") end
+  local e, s, c = self:compile(q.filter, a, path, depth + 1)
+  if not e then return nil, s, c end
+  return e, "1"
+end
+
+K.function_score = function(self, q, a, path, depth)
+  if q.query == nil then return bad("function_score: query is missing") end
+  local fvf = q.field_value_factor
+  if type(fvf) ~= "table" then return bad("function_score: field_value_factor { field_name } is missing") end
+  local d, m, c = self:field(fvf.field_name, path, "function_score.field_value_factor")
+  if not d then return nil, m, c end
+  if d.type ~= "LONG" and d.type ~= "DOUBLE" then
+    return bad(("function_score: field [%s] is %s, not LONG or DOUBLE"):format(d.name, d.type))
+  end
+  local e, s, code = self:compile(q.query, a, path, depth + 1)
+  if not e then return nil, s, code end
+  if not self.want_score then return e, "1" end
+  return e, ("((%s) * coalesce((SELECT max(v) FROM %snum WHERE doc = %s.id AND f = %s), 1))"):format(s, self.p, a,
+    self:bind(d.id))
+end
+
+local UNSUPPORTED = { functions_score = true, knn_vector = true }
+
+--- ctx:compile(q, alias, path, depth) -> SQL condition, SQL score | nil, msg, code
+function Ctx:compile(q, a, path, depth)
+  depth = depth or 0
+  if depth > L.depth then return bad("the query nests deeper than " .. L.depth .. " levels") end
+  if type(q) ~= "table" then return bad("a query must be a table { kind = {...} }") end
+  local kind, body = next(q)
+  if kind == nil or next(q, kind) ~= nil then return bad("a query names exactly one kind, e.g. { term = {...} }") end
+  local f = K[kind]
+  if not f then
+    if UNSUPPORTED[kind] then return bad("query kind " .. kind .. " is not supported by otskit") end
+    return bad("unknown query kind: " .. tostring(kind))
+  end
+  if type(body) ~= "table" then return bad(kind .. ": the query body must be a table") end
+  return f(self, body, a, path, depth)
+end
+
+query.KINDS = K
+return query

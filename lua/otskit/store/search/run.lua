@@ -1,0 +1,318 @@
+--- otskit.store.search.run -- searching a search index: db:search (query,
+-- sort, offset/limit, next_token paging, total count, columns_to_get,
+-- routing values), db:compute_splits and db:parallel_scan.
+local base = require "otskit.store.base"
+local txn = require "otskit.store.txn"
+local keycodec = require "otskit.key"
+local values = require "otskit.store.values"
+local schema = require "otskit.store.schema"
+local docs = require "otskit.store.search.docs"
+local query = require "otskit.store.search.query"
+local sort = require "otskit.store.search.sort"
+
+local DB = base.DB
+local invalid, check_req, now_ms = base.invalid, base.check_req, base.now_ms
+local guarded = docs.guarded
+local pk_out = schema.pk_out
+
+local run = {}
+
+-- the number of parameters text uses: the highest ?N in it (a compiled
+-- query may bind values only a part it left out refers to)
+local function nparams(text)
+  local n = 0
+  for d in text:gmatch("%?(%d+)") do
+    local v = tonumber(d)
+    if v > n then n = v end
+  end
+  return n
+end
+
+--- The service's limits on a search.
+run.LIMITS = { offset_limit = 100000, limit = 100, limit_index_only = 1000, default_limit = 10,
+  scan_limit = 2000, scan_default_limit = 100, alive_time = 3600, default_alive_time = 60, max_parallel = 32 }
+local L = run.LIMITS
+
+local RETURN = { RETURN_ALL = true, RETURN_SPECIFIED = true, RETURN_NONE = true, RETURN_ALL_FROM_INDEX = true }
+
+-- columns_to_get -> { mode, names (list), set } | nil, msg, code; index_only:
+-- whether every column asked for is stored in the index
+local function columns(ix, ctg)
+  if ctg == nil then return { mode = "RETURN_NONE" }, true end
+  if type(ctg) ~= "table" then return invalid("columns_to_get must be a table { return_type, column_names }") end
+  local mode = ctg.return_type or "RETURN_NONE"
+  if not RETURN[mode] then
+    return invalid("columns_to_get.return_type must be RETURN_ALL, RETURN_SPECIFIED, RETURN_NONE or RETURN_ALL_FROM_INDEX")
+  end
+  local out = { mode = mode }
+  if mode == "RETURN_SPECIFIED" then
+    local names = ctg.column_names
+    if type(names) ~= "table" or #names == 0 then return invalid("RETURN_SPECIFIED needs column_names") end
+    out.set = {}
+    local all_stored = true
+    for _, n in ipairs(names) do
+      if type(n) ~= "string" then return invalid("column_names must be strings") end
+      out.set[n] = true
+      local d = ix.def.byname[n]
+      if not (d and d.store and not d.parent) then all_stored = false end
+    end
+    return out, all_stored
+  elseif mode == "RETURN_ALL_FROM_INDEX" then
+    out.set = {}
+    for _, d in ipairs(ix.def.top) do if d.store then out.set[d.name] = true end end
+    return out, true
+  end
+  return out, mode == "RETURN_NONE"
+end
+
+-- the returned row of key k: its primary key and the columns asked for
+local function row_of(self, t, k, cols)
+  local row = { primary_key = pk_out(t, k), columns = {} }
+  if cols.mode == "RETURN_NONE" then return row end
+  local blob, err, code = self.h:get(t.kv, k)
+  if blob == nil and err then error(setmetatable({ msg = err, code = code }, docs.FAIL), 0) end
+  if blob then
+    local now = now_ms(self)
+    local c = values.decode(blob, cols.set, false, t.ttl_ms and now - t.ttl_ms or nil, nil, t.maxv)
+    if c then row.columns = c end
+  end
+  return row
+end
+
+-- routing_values (a list of primary keys, each a list of {name, value})
+-- -> SQL condition | nil, msg, code
+local function routing(ctx, t, ix, rv)
+  if rv == nil then return nil end
+  if type(rv) ~= "table" then return invalid("routing_values must be a list of primary keys") end
+  if #rv == 0 then return nil end
+  if #ix.def.routing == 0 then return invalid("routing_values: the index has no routing_fields") end
+  local lits = {}
+  for i, pk in ipairs(rv) do
+    if type(pk) ~= "table" then return invalid("routing_values must be a list of primary keys") end
+    local vals = {}
+    for j, f in ipairs(ix.def.routing) do
+      local cell = pk[j]
+      if type(cell) ~= "table" or cell[1] ~= f.name or cell[2] == nil then
+        return invalid(("routing_values: each key lists the routing fields in order (%s)"):format(f.name))
+      end
+      local v = cell[2]
+      local want = t.pk[f.pos].type
+      if want == "INTEGER" then
+        if type(v) ~= "number" and not (type(v) == "string" and v:match("^%-?%d+$")) then
+          return invalid("routing_values: " .. f.name .. " is INTEGER")
+        end
+        if type(v) == "string" then v = keycodec.int(v) end
+      elseif type(v) ~= "string" then
+        return invalid("routing_values: " .. f.name .. " is " .. want)
+      end
+      vals[j] = v
+    end
+    if #pk ~= #ix.def.routing then return invalid("routing_values: each key lists exactly the routing fields") end
+    lits[i] = "CAST(" .. ctx:bind(keycodec.pack(vals)) .. " AS BLOB)"
+  end
+  return "d.route IN (" .. table.concat(lits, ", ") .. ")"
+end
+
+local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
+  "columns_to_get", "routing_values", "timeout_ms" }
+local LATER = { aggs = true, group_bys = true, collapse = true, highlight = true }
+
+local function is_count(v, lo, hi)
+  return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
+end
+
+-- the WHERE of a search: the query, the index TTL, routing
+local function where(self, ctx, t, ix, req)
+  local q = req.query or { match_all = {} }
+  local cond, score, code = ctx:compile(q, "d", nil, 0)
+  if not cond then return nil, score, code end
+  local parts = { "d.parent IS NULL", "(" .. cond .. ")" }
+  if ix.ttl ~= -1 then parts[#parts + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
+  local r, rm, rc = routing(ctx, t, ix, req.routing_values)
+  if r == nil and rm then return nil, rm, rc end
+  if r then parts[#parts + 1] = r end
+  return table.concat(parts, " AND "), score
+end
+
+local function do_search(self, req)
+  for k in pairs(req) do
+    if LATER[k] then return invalid("search: " .. k .. " is not supported by otskit yet") end
+  end
+  local ok, m, c = base.known(req, SEARCH_FIELDS, "search")
+  if not ok then return nil, m, c end
+  local t, ix, code = self:_search_index(req.table, req.index)
+  if not t then return nil, ix, code end
+  self:_search_catch_up()
+  local cols, index_only = columns(ix, req.columns_to_get)
+  if not cols then return nil, index_only, "OTSParameterInvalid" end
+  local offset, limit = req.offset or 0, req.limit
+  if not is_count(offset, 0, 2^31) then return invalid("offset must be an integer >= 0") end
+  local max = index_only and L.limit_index_only or L.limit
+  if limit == nil then limit = math.min(L.default_limit, max) end
+  if not is_count(limit, 0, 2^31) then return invalid("limit must be an integer >= 0") end
+  if limit > max then
+    return invalid(("limit (%d) is larger than %d (%d when every column returned is stored in the index)")
+      :format(limit, max, L.limit_index_only))
+  end
+  if offset + limit > L.offset_limit then
+    return invalid(("offset + limit (%d) is larger than %d: page with next_token"):format(offset + limit, L.offset_limit))
+  end
+  if req.get_total_count ~= nil and type(req.get_total_count) ~= "boolean" then
+    return invalid("get_total_count must be a boolean")
+  end
+  local scope = t.name .. "/" .. ix.name
+  local sorters, after = req.sort, nil
+  if req.token ~= nil then
+    if offset ~= 0 then return invalid("offset must be 0 when a token is given") end
+    local p, pm, pc = sort.open(self:_search_secret() or "", scope, req.token)
+    if not p or p.kind ~= "search" then return nil, pm or "invalid token", pc or "OTSParameterInvalid" end
+    sorters, after = p.sort or {}, p.after
+  elseif sorters == nil then
+    sorters = ix.def.index_sort
+  end
+  local ctx = query.ctx(ix.def, ix.p)
+  if type(sorters) == "table" then
+    for _, so in ipairs(sorters) do
+      if type(so) == "table" and so.score_sort then ctx.want_score = true end
+    end
+  end
+  local cond, score, c2 = where(self, ctx, t, ix, req)
+  if not cond then return nil, score, c2 end
+  ctx.score = score
+  local keys, used_score = sort.compile(ctx, sorters)
+  if not keys then return nil, used_score, "OTSParameterInvalid" end
+  if after then
+    if #after ~= #keys then return invalid("invalid token: it was not issued by this index, or it was altered") end
+    cond = cond .. " AND " .. sort.after(ctx, keys, after)
+  end
+  local h = self.h
+  local res = { total_count = -1, is_all_succeeded = true, rows = {} }
+  if req.get_total_count then
+    local cwhere = cond
+    local ct = ("SELECT count(*) FROM %sdoc d WHERE %s"):format(ix.p, cwhere)
+    res.total_count = docs.run(h, ct, ctx.binds, nparams(ct))[1][1]
+  end
+  if limit == 0 then return res end
+  local text = ("SELECT d.pk, %s%s FROM %sdoc d WHERE %s %s LIMIT %s OFFSET %s"):format(sort.select(keys),
+    used_score and "" or "", ix.p, cond, sort.order_by(keys), ctx:bind(limit + 1), ctx:bind(offset))
+  local rows = docs.run(h, text, ctx.binds, nparams(text))
+  local n = math.min(#rows, limit)
+  local hits = used_score and {} or nil
+  for i = 1, n do
+    res.rows[i] = row_of(self, t, rows[i][1], cols)
+    if hits then
+      -- the score is the key of the first score_sort
+      for j, k in ipairs(keys) do
+        if k.score then hits[i] = { score = tonumber(rows[i][2 + 2 * j - 1]) or 0 }; break end
+      end
+    end
+  end
+  if hits then res.search_hits = hits end
+  if #rows > limit then
+    res.next_token = sort.token(self:_search_secret() or "", scope,
+      { kind = "search", sort = sorters, after = sort.key_values(rows[limit], 2, #keys) })
+  end
+  return res
+end
+
+--- db:search{ table, index, query, sort, offset = 0, limit = 10, token,
+-- get_total_count, columns_to_get = { return_type, column_names },
+-- routing_values } -> { rows = { {primary_key, columns} }, total_count
+-- (-1 unless get_total_count), next_token (while more rows match),
+-- search_hits (with a score_sort: { {score} } per row), is_all_succeeded }
+-- Order: sort, else the index sort (primary key ascending). limit <= 100
+-- (1000 when every column returned is stored in the index), offset +
+-- limit <= 100000; next_token pages past that (offset 0 with a token;
+-- the token carries the sort).
+function DB:search(req)
+  check_req(req, "search")
+  return self:_txn(self.sdelay ~= nil, function() return guarded(do_search, self, req) end)
+end
+
+----------------------------------------------------------------------
+-- compute_splits and parallel_scan
+
+local function splits(self, req)
+  local ok, m, c = base.known(req, base.set{ "table", "index" }, "compute_splits")
+  if not ok then return nil, m, c end
+  local t, ix, code = self:_search_index(req.table, req.index)
+  if not t then return nil, ix, code end
+  local n = docs.run(self.h, ("SELECT count(*) FROM %sdoc WHERE parent IS NULL"):format(ix.p))[1][1]
+  local size = math.max(1, math.min(L.max_parallel, math.ceil(n / 100000)))
+  local session = sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name,
+    { kind = "session", after = {}, extra = { size = size, at = now_ms(self) } })
+  return { session_id = session, splits_size = size }
+end
+
+--- db:compute_splits{ table, index } -> { session_id, splits_size }
+function DB:compute_splits(req)
+  check_req(req, "compute_splits")
+  return self:_txn(false, function() return guarded(splits, self, req) end)
+end
+
+local SCAN_FIELDS = base.set{ "table", "index", "session_id", "query", "limit", "alive_time", "token",
+  "current_parallel_id", "max_parallel", "columns_to_get", "timeout_ms" }
+
+local function scan(self, req)
+  local ok, m, c = base.known(req, SCAN_FIELDS, "parallel_scan")
+  if not ok then return nil, m, c end
+  local t, ix, code = self:_search_index(req.table, req.index)
+  if not t then return nil, ix, code end
+  local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
+  local now = now_ms(self)
+  local sess
+  if req.session_id ~= nil then
+    sess = sort.open(secret, scope, req.session_id)
+    if not sess or sess.kind ~= "session" then return nil, "session_id is not a session of this index", "OTSSessionNotExist" end
+  end
+  local size = sess and sess.extra.size or 1
+  local maxp = req.max_parallel or 1
+  local cur = req.current_parallel_id or 0
+  if not is_count(maxp, 1, size) then return invalid(("max_parallel must be in 1..%d (splits_size)"):format(size)) end
+  if not is_count(cur, 0, maxp - 1) then return invalid("current_parallel_id must be in 0..max_parallel-1") end
+  local limit = req.limit or L.scan_default_limit
+  if not is_count(limit, 1, L.scan_limit) then return invalid("limit must be in 1.." .. L.scan_limit) end
+  local alive = req.alive_time or L.default_alive_time
+  if not is_count(alive, 1, L.alive_time) then return invalid("alive_time must be in 1.." .. L.alive_time .. " seconds") end
+  local cols = columns(ix, req.columns_to_get)
+  if not cols then return invalid("bad columns_to_get") end
+  local ctx = query.ctx(ix.def, ix.p)
+  local cond, score, c2 = where(self, ctx, t, ix, { query = req.query })
+  if not cond then return nil, score, c2 end
+  local after
+  if req.token ~= nil then
+    local p, pm, pc = sort.open(secret, scope, req.token)
+    if not p or p.kind ~= "scan" then return nil, pm or "invalid token", pc or "OTSParameterInvalid" end
+    local e = p.extra
+    if e.cur ~= cur or e.maxp ~= maxp or e.session ~= (req.session_id and #req.session_id or 0) then
+      return invalid("the token belongs to another parallel id, max_parallel or session")
+    end
+    if now > e.expires then return nil, "the scan's alive_time has passed", "OTSSessionExpired" end
+    after = p.after
+  end
+  if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
+  if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
+  local text = ("SELECT d.pk FROM %sdoc d WHERE %s ORDER BY d.pk LIMIT %s"):format(ix.p, cond, ctx:bind(limit + 1))
+  local rows = docs.run(self.h, text, ctx.binds, nparams(text))
+  local res = { rows = {} }
+  for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end
+  if #rows > limit then
+    res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", rows[limit][1] } },
+      extra = { cur = cur, maxp = maxp, expires = now + alive * 1000,
+        session = req.session_id and #req.session_id or 0 } })
+  end
+  return res
+end
+
+--- db:parallel_scan{ table, index, session_id, query, limit = 100 (<=
+-- 2000), alive_time = 60 (s), token, current_parallel_id = 0, max_parallel
+-- = 1 (<= splits_size), columns_to_get } -> { rows, next_token }. The
+-- max_parallel scans (ids 0..max_parallel-1) together return every
+-- matching row once, each in primary key order; next_token while more
+-- remain; a token lives alive_time seconds.
+function DB:parallel_scan(req)
+  check_req(req, "parallel_scan")
+  return self:_txn(false, function() return guarded(scan, self, req) end)
+end
+
+return run
