@@ -17,7 +17,7 @@ local sort = require "otskit.store.search.sort"
 local agg = {}
 
 --- The service's limits.
-agg.LIMITS = { per_level = 5, top_rows = 100, percentiles = 1000 }
+agg.LIMITS = { per_level = 16, top_rows = 100, percentiles = 1000 }
 local L = agg.LIMITS
 
 local function bad(msg) return nil, msg, "OTSParameterInvalid" end
@@ -48,7 +48,7 @@ function agg.field(env, name, what, types)
   if not d then return false end
   if d.parent then return bad(("%s: field [%s] is inside a NESTED field: otskit aggregates top-level fields"):format(what, name)) end
   if not (types or VALUED)[d.type] then return bad(("%s: field [%s] is %s: it cannot be aggregated here"):format(what, name, d.type)) end
-  if not d.sort then return bad(("%s: field [%s] does not enable_sort_and_agg"):format(what, name)) end
+  if d.index == false then return bad(("%s: field [%s] is not indexed (index = false)"):format(what, name)) end
   return d
 end
 

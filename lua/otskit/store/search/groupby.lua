@@ -22,7 +22,7 @@ local dates = require "otskit.store.search.dates"
 local gb = {}
 
 --- The service's limits.
-gb.LIMITS = { per_level = 5, depth = 3, size = 2000, default_size = 10, filters = 10, ranges = 100,
+gb.LIMITS = { per_level = 16, depth = 3, size = 2000, default_size = 10, filters = 10, ranges = 100,
   geo_ranges = 10, buckets = 10000, composite_sources = 32 }
 local L = gb.LIMITS
 local bad = agg.bad
