@@ -497,6 +497,7 @@ static int x_column(sqlite3_vtab_cursor *b, sqlite3_context *ctx, int i) {
       break;
     case 'd':
       if (t == ROW_DOUBLE) sqlite3_result_double(ctx, cell->d);
+      else if (t == ROW_INTEGER) sqlite3_result_double(ctx, (double)cell->i); /* an integral number (LuaJIT writes those as INTEGER) */
       else sqlite3_result_null(ctx);
       break;
     case 't':
