@@ -30,7 +30,7 @@ port=$(env -u OTSKIT_ENDPOINT OTSKIT_BUILD="$B" sh examples/openresty/run.sh sta
 u="http://127.0.0.1:$port"
 serve=$(cat "$prefix/serve.url")
 adm() { curl -sf -X POST "$u/_admin/$1" >/dev/null || { echo "bench: admin $1 failed" >&2; exit 1; }; }
-faults() { curl -sf -X PUT --data-binary "$1" "$serve/_otskit/faults" >/dev/null || { echo "bench: faults $1 failed" >&2; exit 1; }; }
+faults() { curl -sf -X PUT -H "x-otskit-admin-token: $(cat "$prefix/serve/admin-token")" --data-binary "$1" "$serve/_otskit/faults" >/dev/null || { echo "bench: faults $1 failed" >&2; exit 1; }; }
 stat() { # a counter (or "budget", or "retries": the sum over workers) from /_admin/stats
   curl -sf "$u/_admin/stats" | K="$1" luajit -e '
     local j = require("cjson.safe").decode(io.read("*a"))

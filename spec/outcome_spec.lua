@@ -14,11 +14,7 @@ local TIMEOUT = 0.25        -- the client's per-attempt timeout (s)
 local LATENCY = "0-500"     -- ms added before the server applies: about half time out
 local DRAIN = 0.8           -- s: every delayed request has been applied by then
 
-local function admin(s, method, spec)
-  local cmd = ("env -u LD_PRELOAD curl -sf --max-time 5 -X %s %s %s/_otskit/faults"):format(method,
-    spec and ("--data-binary '" .. spec .. "'") or "", s.url)
-  return serve.sh(cmd)
-end
+local admin = serve.admin
 
 describe("ambiguous outcomes through otskit serve (latency above the client timeout)", function()
   local s, c, direct

@@ -86,22 +86,39 @@ describe("doc examples", function()
   end)
 end)
 
--- the lines of each quoted demo output: { path, line, lines }
-local function demo_quotes(path)
-  local quotes, lines, n = {}, {}, 0
+-- the nearest ```lua block that ends above line i: its code, or nil
+local function lua_block_above(lines, i)
+  local stop = i - 1
+  while stop > 0 and not lines[stop]:match("^```%s*$") do stop = stop - 1 end
+  local start = stop - 1
+  while start > 0 and not lines[start]:match("^```") do start = start - 1 end
+  if start < 1 or not lines[start]:match("^```lua%s*$") then return nil end
+  return table.concat(lines, "\n", start + 1, stop - 1) .. "\n"
+end
+
+-- each quoted output: { path, line, lines, kind = "demo" | "analyze",
+-- code (analyze: the scenario file it is the output of) }. A quote is the
+-- ``` block after a line `<!-- otskit demo output -->` or `<!-- otskit
+-- analyze output of the lua block above -->`.
+local function output_quotes(path)
+  local quotes, lines = {}, {}
   for line in (read(path) .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
   local i = 1
   while i <= #lines do
-    if lines[i]:match("^<!%-%- otskit demo output %-%->%s*$") then
+    local kind = lines[i]:match("^<!%-%- otskit demo output %-%->%s*$") and "demo"
+      or lines[i]:match("^<!%-%- otskit analyze output of the lua block above %-%->%s*$") and "analyze"
+    if kind then
       assert(lines[i + 1] and lines[i + 1]:match("^```"), ("%s:%d: no ``` block after the marker"):format(path, i))
-      local q = { path = path, line = i + 2, lines = {} }
+      local q = { path = path, line = i + 2, lines = {}, kind = kind }
+      if kind == "analyze" then
+        q.code = assert(lua_block_above(lines, i), ("%s:%d: no ```lua block above the marker"):format(path, i))
+      end
       local j = i + 2
       while lines[j] and not lines[j]:match("^```%s*$") do
         q.lines[#q.lines + 1] = lines[j]
         j = j + 1
       end
       quotes[#quotes + 1] = q
-      n = n + 1
       i = j
     end
     i = i + 1
@@ -109,14 +126,35 @@ local function demo_quotes(path)
   return quotes
 end
 
+-- what `otskit analyze` prints for a scenario file's code (this VM)
+local function analyze_output(code)
+  local lua = rawget(_G, "jit") and "luajit" or "lua5.4"
+  local file = os.tmpname() .. ".lua"
+  local f = assert(io.open(file, "wb"))
+  f:write(code)
+  f:close()
+  local p = assert(io.popen(lua .. " bin/otskit analyze " .. file .. " -q --svg - 2>&1; echo \"rc=$?\""))
+  local out = p:read("*a")
+  p:close()
+  os.remove(file)
+  assert(out:match("rc=0%s*$"), out)
+  return out
+end
+
+local function out_lines(out)
+  local lines = {}
+  for line in out:gmatch("([^\n]*)\n") do lines[#lines + 1] = (line:gsub("%s+$", "")) end
+  return lines
+end
+
 describe("doc figures", function()
   local quotes = {}
   for _, path in ipairs(PAGES) do
-    for _, q in ipairs(demo_quotes(path)) do quotes[#quotes + 1] = q end
+    for _, q in ipairs(output_quotes(path)) do quotes[#quotes + 1] = q end
   end
 
   it("README.md quotes the demo", function()
-    assert.is_true(#quotes >= 1 and quotes[1].path == "README.md" and #quotes[1].lines >= 10)
+    assert.is_true(#quotes >= 1 and quotes[1].path == "README.md" and quotes[1].kind == "demo" and #quotes[1].lines >= 10)
   end)
 
   local function run_demo()
@@ -127,14 +165,13 @@ describe("doc figures", function()
     local out = p:read("*a")
     p:close()
     assert(out:match("rc=0%s*$"), out)
-    local lines = {}
-    for line in out:gmatch("([^\n]*)\n") do lines[#lines + 1] = (line:gsub("%s+$", "")) end
-    return lines
+    return out_lines(out)
   end
 
-  it("every quoted line of otskit demo's output is printed, in that order", function()
-    local out = run_demo()
+  it("every quoted line of otskit demo's and otskit analyze's output is printed, in that order", function()
+    local demo = run_demo()
     for _, q in ipairs(quotes) do
+      local out = q.kind == "demo" and demo or out_lines(analyze_output(q.code))
       local at = 1
       for k, want in ipairs(q.lines) do
         want = want:gsub("%s+$", "")
@@ -143,13 +180,64 @@ describe("doc figures", function()
           for j = at, #out do
             if out[j] == want then found = j break end
           end
-          assert(found, ("%s:%d: the demo does not print this line (now, after the lines quoted before it):\n%s\n"
-            .. "update the quote from `bin/otskit demo`")
-            :format(q.path, q.line + k - 1, want))
+          assert(found, ("%s:%d: otskit %s does not print this line (now, after the lines quoted before it):\n%s\n"
+            .. "update the quote from `bin/otskit %s`")
+            :format(q.path, q.line + k - 1, q.kind, want, q.kind))
           at = found + 1
         end
       end
     end
+  end)
+
+  -- the numbers of a text standing alone (not the 5 of md5)
+  local function numbers(text)
+    local t = {}
+    for n in text:gmatch("%f[%w]%d+%f[%W]") do t[#t + 1] = n end
+    return t
+  end
+
+  -- prose after `<!-- figures: ... -->`: every number it states is in
+  -- the output it describes -- the demo output quoted above it, or what
+  -- `otskit analyze` prints for the ```lua block above it
+  it("every figure a paragraph marked as figures states is in the output it describes", function()
+    local n = 0
+    for _, path in ipairs(PAGES) do
+      local lines = {}
+      for line in (read(path) .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+      for i, line in ipairs(lines) do
+        local what = line:match("^<!%-%- figures: (.-) %-%->%s*$")
+        if what then
+          n = n + 1
+          local para = {}
+          for j = i + 1, #lines do
+            if lines[j]:match("^%s*$") then break end
+            para[#para + 1] = lines[j]
+          end
+          para = table.concat(para, "\n")
+          local out
+          if what == "the demo output above" then
+            local quote
+            for _, q in ipairs(output_quotes(path)) do
+              if q.line < i then quote = q end
+            end
+            assert(quote and quote.kind == "demo", ("%s:%d: no quoted demo output above"):format(path, i))
+            out = table.concat(quote.lines, "\n")
+          elseif what == "otskit analyze of the block above" then
+            out = analyze_output(assert(lua_block_above(lines, i), ("%s:%d: no ```lua block above"):format(path, i)))
+          else
+            error(("%s:%d: figures of what? (the demo output above | otskit analyze of the block above)"):format(path, i))
+          end
+          local have = {}
+          for _, x in ipairs(numbers(out)) do have[x] = true end
+          local nums = numbers(para)
+          assert(#nums > 0, ("%s:%d: a figures paragraph with no figure"):format(path, i))
+          for _, x in ipairs(nums) do
+            assert(have[x], ("%s:%d: %s is not in the output it describes:\n%s"):format(path, i, x, para))
+          end
+        end
+      end
+    end
+    assert(n >= 2, "README.md states the demo's and analyze's figures")
   end)
 
   it("the checker fails on a figure the demo does not print", function()

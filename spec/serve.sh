@@ -28,6 +28,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 port=$(luajit -e 'local s = assert(require("socket").bind("127.0.0.1", 0)); local _, p = s:getsockname(); print(p); s:close()')
+# started as root, the workers run as nobody: the data directory's parent must be searchable
+chmod 711 "$tmp"
+OTSKIT_ADMIN_TOKEN=$(luajit -e 'local f = io.open("/dev/urandom", "rb"); print((f:read(16):gsub(".", function(c) return ("%02x"):format(c:byte()) end)))')
+export OTSKIT_ADMIN_TOKEN
 OTSKIT_BUILD="$B" bin/otskit serve --listen "127.0.0.1:$port" --data "$tmp/data" --workers 2 --prefix "$tmp/ng" \
   --instance spec --access-key-id spec-ak --access-key-secret spec-sk >"$tmp/serve.log" 2>&1 &
 pid=$!

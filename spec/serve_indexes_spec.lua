@@ -43,4 +43,22 @@ describe("otskit serve: indexes and local transactions across workers", function
     assert.equal(26, #assert(c():get_range{ table = "l", start = { INF_MIN, INF_MIN, INF_MIN },
       stop = { INF_MAX, INF_MAX, INF_MAX } }).rows)
   end)
+  it("the index_delay fault delays global indexes only", function()
+    local faults = require "otskit.server.faults"
+    assert.equal(250, assert(faults.parse("index_delay=250")).index_delay)
+    assert.is_nil(faults.parse("index_delay=-1"))
+    assert.is_nil(faults.parse("index_delay=soon"))
+    srv = assert(serve.start{ faults = "index_delay=600" })
+    local c = serve.client(srv, { retry = false })
+    assert(c:create_table{ name = "d", primary_key = { { "pk1", "INTEGER" } }, defined_columns = { { "c1", "INTEGER" } },
+      index_metas = { { name = "dg", primary_key = { "c1" } }, { name = "dl", primary_key = { "pk1", "c1" }, index_type = "LOCAL" } } })
+    assert(c:put_row{ table = "d", primary_key = { { "pk1", 1 } }, columns = { c1 = 7 } })
+    local function count(name)
+      return #assert(c:get_range{ table = name, start = { INF_MIN, INF_MIN }, stop = { INF_MAX, INF_MAX } }).rows
+    end
+    assert.equal(0, count("dg"))
+    assert.equal(1, count("dl"))
+    require("socket").sleep(0.8)
+    assert.equal(1, count("dg"))
+  end)
 end)

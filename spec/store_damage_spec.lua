@@ -147,7 +147,7 @@ describe("otskit.store on a damaged file", function()
       else
         -- without it, B-tree damage SQLite's reads do not verify can drop
         -- rows from a scan (about 1% of flips; every row that is read is
-        -- checked): bounded here, reported in the README
+        -- checked): bounded here, reported in docs/store.md
         assert.is_true(r.wrong <= 5, out)
       end
     end

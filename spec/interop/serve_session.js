@@ -85,7 +85,8 @@ function rawErr(r) {
 function admin(method, body) {
   const u = new URL(URL_);
   return new Promise((resolve) => {
-    const req = http.request({ host: u.hostname, port: u.port, method, path: '/_otskit/faults' }, (res) => {
+    const req = http.request({ host: u.hostname, port: u.port, method, path: '/_otskit/faults',
+      headers: { 'x-otskit-admin-token': process.env.OTSKIT_ADMIN_TOKEN || '' } }, (res) => {
       let s = ''; res.on('data', (d) => { s += d; }); res.on('end', () => resolve({ status: res.statusCode, body: s }));
     });
     req.on('error', (e) => resolve({ error: e }));

@@ -45,6 +45,10 @@ free_port() {
 }
 port=$(free_port)
 export OTSKIT_URL="http://127.0.0.1:$port" OTSKIT_AK=ak-test OTSKIT_SK=sk-test OTSKIT_INSTANCE=inst
+# the token of the admin endpoint (serve reads it from the environment)
+OTSKIT_ADMIN_TOKEN=interop-admin-$(date +%s)-$$-token; export OTSKIT_ADMIN_TOKEN
+# started as root, the workers run as nobody: the data directory's parent must be searchable
+chmod 711 "$tmp"
 export NODE_PATH="$node_dir/node_modules"
 start_server() {
   bin/otskit serve --listen "127.0.0.1:$port" --data "$tmp/data" --workers "${OTSKIT_SERVE_WORKERS:-2}" --prefix "$tmp/ng" \

@@ -18,6 +18,13 @@ local helper = require "spec.helper"
 local URL = assert(os.getenv("OTSKIT_GW_URL"), "run through spec/openresty.sh")
 local PREFIX = assert(os.getenv("OTSKIT_GW_PREFIX"))
 local SERVE = assert(os.getenv("OTSKIT_SERVE_URL"))
+-- the admin token of that serve (run.sh starts it without one: a random
+-- one in its prefix)
+local ADMIN_TOKEN = (function()
+  local f = assert(io.open(PREFIX .. "/serve/admin-token"))
+  local t = f:read("*l"); f:close()
+  return t
+end)()
 
 -- One request on a fresh connection (so either worker may take it).
 -- Returns status, decoded JSON body (or the raw body), headers.
@@ -51,7 +58,8 @@ local function stats() return select(2, get("/_admin/stats")) end
 local function faults(spec)
   local out = {}
   local _, status = http.request { url = SERVE .. "/_otskit/faults", method = "PUT",
-    headers = { ["content-length"] = #spec }, source = ltn12.source.string(spec), sink = ltn12.sink.table(out) }
+    headers = { ["content-length"] = #spec, ["x-otskit-admin-token"] = ADMIN_TOKEN },
+    source = ltn12.source.string(spec), sink = ltn12.sink.table(out) }
   assert.equal(200, status, table.concat(out))
   return json.decode(table.concat(out))
 end

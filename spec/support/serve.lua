@@ -21,6 +21,8 @@ function serve.free_port()
 end
 
 serve.AK, serve.SK, serve.INSTANCE = "ak-test", "sk-test", "inst"
+-- the admin token of the servers started here (/_otskit/faults needs it)
+serve.ADMIN_TOKEN = "spec-admin-token-0123456789"
 
 -- pgrep for the stop paths: without make check's ASan preload (under it
 -- pgrep, like curl, deadlocks at start in libgpg-error's constructor) and
@@ -34,10 +36,12 @@ function serve.start(o)
   o = o or {}
   local port = serve.free_port()
   local tmp = sh("mktemp -d /tmp/otskit-client-serve.XXXXXX")
+  -- started as root, the workers run as nobody: --data must be reachable
+  os.execute("chmod 711 " .. tmp)
   local args = { "bin/otskit", "serve", "--listen", "127.0.0.1:" .. port, "--prefix", tmp .. "/ng",
     "--instance", o.instance or serve.INSTANCE, "--access-key-id", o.access_key_id or serve.AK,
     "--access-key-secret", o.access_key_secret or serve.SK,
-    "--workers", tostring(o.workers or 1) }
+    "--workers", tostring(o.workers or 1), "--admin-token", serve.ADMIN_TOKEN }
   if o.data or (o.workers or 1) > 1 then args[#args + 1] = "--data"; args[#args + 1] = tmp .. "/data" end
   if o.faults then args[#args + 1] = "--faults"; args[#args + 1] = o.faults end
   -- the server runs the plain build without the sanitizer preload (under
@@ -67,6 +71,14 @@ function serve.start(o)
   local log = sh("cat " .. tmp .. "/serve.log")
   self.stop()
   return nil, "otskit serve did not start: " .. log
+end
+
+--- serve.admin(s, method [, body]) -> the JSON text of /_otskit/faults
+-- (GET, PUT with a faults spec, DELETE), "" when curl failed.
+function serve.admin(s, method, body)
+  local cmd = ("env -u LD_PRELOAD curl -sf --max-time 5 -X %s -H 'x-otskit-admin-token: %s' %s %s/_otskit/faults")
+    :format(method, serve.ADMIN_TOKEN, body and ("--data-binary '" .. body:gsub("'", "'\\''") .. "'") or "", s.url)
+  return sh(cmd)
 end
 
 --- A client of the server (extra options merged in).

@@ -99,8 +99,130 @@ analyze.rng = rng
 
 local SCENARIO_KEYS = {}
 for k in ("name title note ops rate queries capacity split_rows split_bytes split_load seed latency "
-          .. "window picture item query_item designs"):gmatch("%S+") do SCENARIO_KEYS[k] = true end
+          .. "window picture item query_item designs advice"):gmatch("%S+") do SCENARIO_KEYS[k] = true end
 local DESIGN_KEYS = { name = true, label = true, setup = true, write = true, query = true, report = true }
+
+-- names of the measures advice is checked by (lower is better); any
+-- other name is one of the designs' own (report) measures
+local ADVICE_MEASURES = { rows_per_query = "rows read per query", requests_per_query = "requests per query",
+  ranges_per_query = "key ranges per query", bytes_stored = "bytes stored", index_bytes = "bytes of indexes",
+  rows_kept_per_row = "rows kept per row written", failed_ops = "operations failed", throttled = "writes throttled" }
+analyze.ADVICE_MEASURES = ADVICE_MEASURES
+
+--- analyze.advice(scenario, result) -> list of { query, design, why, by,
+-- agree, text }: for each piece of advice, whether the measures agree (the
+-- advised design is not beaten on any of its `by` measures: a field of
+-- the metrics, or a design's own report measure; lower is better).
+-- Raises when a measure is not a number for some design.
+function analyze.advice(sc, res)
+  local out = {}
+  local function num(x) return x == math.floor(x) and ("%d"):format(x) or ("%.1f"):format(x) end
+  local function value(d, k)
+    local v = d.metrics[k]
+    if v == nil then v = d.metrics.extras[k] end
+    if type(v) ~= "number" then
+      error(("otskit.analyze: scenario %s: advice measure '%s' is not a number for design %s"):format(sc.name, k, d.name), 0)
+    end
+    return v
+  end
+  for _, a in ipairs(sc.advice or {}) do
+    local mine
+    for _, d in ipairs(res.designs) do if d.name == a.design then mine = d end end
+    local beaten, parts = {}, {}
+    for _, k in ipairs(a.by) do
+      local v, label = value(mine, k), ADVICE_MEASURES[k] or k
+      parts[#parts + 1] = ("%s %s"):format(label, num(v))
+      for _, d in ipairs(res.designs) do
+        if d ~= mine and value(d, k) < v then
+          beaten[#beaten + 1] = ("%s has %s %s"):format(d.name, label, num(value(d, k)))
+        end
+      end
+    end
+    local agree = #beaten == 0
+    local text = ("for %s the best practices advise %s (%s). Measured: %s, %s"):format(a.query, a.design, a.why,
+      table.concat(parts, ", "), agree and ("the least of the " .. #res.designs .. " designs: the measures agree")
+      or ("but " .. table.concat(beaten, ", ") .. ": the measures do not agree"))
+    out[#out + 1] = { query = a.query, design = a.design, why = a.why, by = a.by, agree = agree, text = text }
+  end
+  return out
+end
+
+local function num1(x) return x == math.floor(x) and ("%d"):format(x) or ("%.1f"):format(x) end
+
+-- "1 row read in 1 request per query through global index files_by_md5"
+local function paths_text(e)
+  local parts = {}
+  for _, p in ipairs(e.paths) do
+    parts[#parts + 1] = ("%s %s (%s row%s in %s request%s)"):format(p.path, p.name, num1(p.rows_per_query),
+      p.rows_per_query == 1 and "" or "s", num1(p.requests_per_query), p.requests_per_query == 1 and "" or "s")
+  end
+  return #parts > 0 and table.concat(parts, " + ") or "no read"
+end
+
+--- analyze.query_choice(result) -> list, per query kind (queries whose
+-- item has a `kind`), of { kind, designs = { { design, paths, rows_per_query,
+-- requests_per_query, results_per_query, rows_kept_per_row } }, best, text }:
+-- what each design read for it, through which access path, and the design
+-- that answered it reading the fewest rows (then fewest requests, then
+-- fewest rows kept per row written), among those returning as many rows as
+-- any design did.
+function analyze.query_choice(res)
+  local order, by = {}, {}
+  for _, d in ipairs(res.designs) do
+    for _, e in ipairs(d.metrics.query_kinds or {}) do
+      local k = by[e.kind]
+      if not k then k = { kind = e.kind, designs = {} }; by[e.kind] = k; order[#order + 1] = e.kind end
+      k.designs[#k.designs + 1] = { design = d.name, paths = e.paths, rows_per_query = e.rows_per_query,
+        requests_per_query = e.requests_per_query, results_per_query = e.results_per_query, failed = e.failed,
+        rows_kept_per_row = d.metrics.rows_kept_per_row, text = paths_text(e) }
+    end
+  end
+  local out = {}
+  for _, kind in ipairs(order) do
+    local k = by[kind]
+    local most = 0
+    for _, x in ipairs(k.designs) do if x.failed == 0 and x.results_per_query > most then most = x.results_per_query end end
+    local best, tied
+    for _, x in ipairs(k.designs) do
+      if x.failed == 0 and x.results_per_query >= most then
+        if not best or x.rows_per_query < best.rows_per_query
+           or (x.rows_per_query == best.rows_per_query and x.requests_per_query < best.requests_per_query) then
+          best, tied = x, { x }
+        elseif x.rows_per_query == best.rows_per_query and x.requests_per_query == best.requests_per_query then
+          tied[#tied + 1] = x
+          if x.rows_kept_per_row < best.rows_kept_per_row then best = x end
+        end
+      end
+    end
+    local lines = {}
+    for _, x in ipairs(k.designs) do
+      lines[#lines + 1] = ("%s: %s, %s returned%s"):format(x.design, x.text, num1(x.results_per_query),
+        x.failed > 0 and (", %d failed"):format(x.failed) or (x.results_per_query < most and " (fewer: it misses rows)" or ""))
+    end
+    k.best = best and best.design
+    local function via(x) return x.paths[1] and x.paths[1].path or "no read" end
+    if not best then
+      k.text = ("query %q: %s. No design answered it without failing"):format(kind, table.concat(lines, "; "))
+    elseif #tied > 1 then
+      local names, kept = {}, {}
+      for i, x in ipairs(tied) do
+        names[i] = ("%s (%s)"):format(x.design, via(x))
+        kept[i] = ("%s %s"):format(x.design, num1(x.rows_kept_per_row))
+      end
+      k.text = ("query %q: %s. Equal reads (%s row(s) in %s request(s) per query): %s; rows kept per row written: %s"):format(
+        kind, table.concat(lines, "; "), num1(best.rows_per_query), num1(best.requests_per_query),
+        table.concat(names, ", "), table.concat(kept, ", "))
+    else
+      k.text = ("query %q: %s. Recommended: %s (%s), the fewest rows read per query%s"):format(kind,
+        table.concat(lines, "; "), best.design, via(best),
+        best.rows_kept_per_row > 1 and (", at %s rows kept per row written"):format(num1(best.rows_kept_per_row)) or "")
+    end
+    k.tied = {}
+    for i, x in ipairs(tied or {}) do k.tied[i] = x.design end
+    out[#out + 1] = k
+  end
+  return out
+end
 
 --- analyze.check(scenario) -> scenario with defaults filled; raises on a
 -- malformed one, naming what is wrong.
@@ -151,6 +273,19 @@ function analyze.check(sc)
     end
     for _, f in ipairs { "query", "report" } do
       if d[f] ~= nil and type(d[f]) ~= "function" then raise("scenario %s: design %s: %s must be a function", sc.name, d.name, f) end
+    end
+  end
+  if sc.advice ~= nil then
+    if type(sc.advice) ~= "table" then raise("scenario %s: advice must be a list", sc.name) end
+    for i, a in ipairs(sc.advice) do
+      local known = false
+      for _, d in ipairs(sc.designs) do if type(a) == "table" and d.name == a.design then known = true end end
+      if not known or type(a.query) ~= "string" or type(a.why) ~= "string" or type(a.by) ~= "table" or #a.by == 0 then
+        raise("scenario %s: advice[%d] needs query, why (strings), design (a design's name) and by (measures)", sc.name, i)
+      end
+      for _, k in ipairs(a.by) do
+        if type(k) ~= "string" then raise("scenario %s: advice[%d]: by lists measure names", sc.name, i) end
+      end
     end
   end
   return sc
@@ -382,21 +517,65 @@ local function run_design(sc, d, items, qitems, progress, client)
   m.phase = "query"
   now = math.max(last, sc.ops / sc.rate) + 1
   local qrows, nq, qfailed = 0, 0, 0
+  -- queries whose item names a kind ({ kind = "by md5", ... }) are also
+  -- measured per kind, with the access paths they took
+  local kinds, korder = {}, {}
   if d.query then
     for q = 1, sc.queries do
       local seq0, th0 = m.err_seq, m.writes.throttled
-      local rows, msg, code = user_call(what .. "query " .. q, d.query, state, qitems[q], env)
+      local qi = qitems[q]
+      local kname = type(qi) == "table" and type(qi.kind) == "string" and qi.kind or nil
+      local qk
+      if kname then
+        qk = kinds[kname]
+        if not qk then
+          qk = { kind = kname, queries = 0, returned = 0, failed = 0, paths = {}, order = {} }
+          kinds[kname] = qk
+          korder[#korder + 1] = kname
+        end
+        qk.queries = qk.queries + 1
+      end
+      m.query_kind = qk
+      local rows, msg, code = user_call(what .. "query " .. q, d.query, state, qi, env)
+      m.query_kind = nil
       nq = nq + 1
-      if rows == nil then qfailed = qfailed + 1; failure("queries", msg, code, seq0, th0)
-      elseif type(rows) == "table" then qrows = qrows + #rows
-      elseif type(rows) == "number" then qrows = qrows + rows end
+      local n = type(rows) == "table" and #rows or type(rows) == "number" and rows or 0
+      if rows == nil then qfailed = qfailed + 1; failure("queries", msg, code, seq0, th0) end
+      qrows = qrows + n
+      if qk then
+        qk.returned = qk.returned + n
+        if rows == nil then qk.failed = qk.failed + 1 end
+      end
     end
+  end
+  local query_kinds = {}
+  for _, kname in ipairs(korder) do
+    local qk = kinds[kname]
+    local e = { kind = kname, queries = qk.queries, failed = qk.failed, results_per_query = qk.returned / qk.queries,
+                requests_per_query = 0, rows_per_query = 0, paths = {} }
+    for _, k in ipairs(qk.order) do
+      local p = qk.paths[k]
+      e.requests_per_query = e.requests_per_query + p.requests / qk.queries
+      e.rows_per_query = e.rows_per_query + p.rows / qk.queries
+      e.paths[#e.paths + 1] = { path = p.path, name = p.name, requests_per_query = p.requests / qk.queries,
+                                rows_per_query = p.rows / qk.queries }
+    end
+    -- a PK range that reads many rows per row it returns is a filter scan
+    for _, p in ipairs(e.paths) do
+      if p.path == "PK range" and p.rows_per_query >= diagnose.SCAN * math.max(e.results_per_query, 1)
+         and p.rows_per_query >= diagnose.SCAN_ROWS then
+        p.path = "filter (scan)"
+      end
+    end
+    query_kinds[#query_kinds + 1] = e
   end
   for _, f in ipairs(failures) do
     local e = m.err_by_code[f.code]
     f.store_answers = e and e.count or 0
   end
+  m.phase = "report"   -- what report() reads is not the queries'
   local extras = d.report and user_call(what .. "report", d.report, state, env) or {}
+  local foot = m:index_footprint()
   if type(extras) ~= "table" then
     error(("otskit.analyze: scenario %s, design %s: report must return a table of measures, got %s")
       :format(sc.name, d.name, type(extras)), 0)
@@ -445,6 +624,9 @@ local function run_design(sc, d, items, qitems, progress, client)
     seconds = last,
     extras = extras,
     tables = {},
+    query_kinds = query_kinds,
+    indexes = foot.global + foot.search, index_rows = foot.rows, index_bytes = foot.bytes,
+    rows_kept_per_row = total > 0 and (total + foot.rows) / total or 0,
   }
   local tnames = {}
   for name in pairs(m.tstats) do tnames[#tnames + 1] = name end
@@ -488,6 +670,8 @@ function analyze.run(sc, opts)
     local p = opts.progress and function(i, n) opts.progress(d.name, i, n) end
     res.designs[#res.designs + 1] = run_design(sc, d, items, qitems, p, opts.client)
   end
+  res.advice = analyze.advice(sc, res)
+  res.queries = analyze.query_choice(res)
   return res
 end
 

@@ -82,7 +82,7 @@ function json.document(results, opts)
                  rate = r.rate, designs = json.array() }
     for _, d in ipairs(r.designs) do
       local m = d.metrics
-      local measures = copy(m, { extras = true, tables = true })
+      local measures = copy(m, { extras = true, tables = true, query_kinds = true })
       measures.extras = copy(m.extras)
       local tables = json.array()
       for j, t in ipairs(m.tables or {}) do tables[j] = copy(t) end
@@ -96,6 +96,23 @@ function json.document(results, opts)
       end
       sc.designs[#sc.designs + 1] = { name = d.name, label = d.label, measures = measures,
                                       errors = errors, findings = findings }
+    end
+    sc.advice = json.array()
+    for j, a in ipairs(r.advice or {}) do
+      sc.advice[j] = { query = a.query, design = a.design, why = a.why, by = json.array(copy(a.by)), agree = a.agree,
+                       text = a.text }
+    end
+    sc.queries = json.array()
+    for j, k in ipairs(r.queries or {}) do
+      local ds = json.array()
+      for n, x in ipairs(k.designs) do
+        local paths = json.array()
+        for pi, p in ipairs(x.paths) do paths[pi] = copy(p) end
+        ds[n] = { design = x.design, paths = paths, rows_per_query = x.rows_per_query,
+                  requests_per_query = x.requests_per_query, results_per_query = x.results_per_query,
+                  failed = x.failed, rows_kept_per_row = x.rows_kept_per_row }
+      end
+      sc.queries[j] = { kind = k.kind, designs = ds, best = k.best, tied = json.array(copy(k.tied or {})), text = k.text }
     end
     doc.scenarios[i] = sc
   end

@@ -52,13 +52,15 @@ function meter.new(db, opts)
     born = {},        -- "table#id" -> first window seen
     totals = {},      -- "table#id" -> rows
     sec = {},         -- second -> { ["table#id"] = rows } for throttling
-    reads = { write = { requests = 0, rows = 0, bytes = 0 }, query = { requests = 0, rows = 0, bytes = 0 } },
+    reads = { write = { requests = 0, rows = 0, bytes = 0 }, query = { requests = 0, rows = 0, bytes = 0 },
+              report = { requests = 0, rows = 0, bytes = 0 } },
     writes = { requests = 0, rows = 0, throttled = 0 },
     demand = {},      -- second -> { ["table#id"] = { n, refused, vals, nv, other } }
     tstats = {},      -- table -> key-shape statistics (see the header)
     errors = {}, err_by_code = {}, err_seq = 0, last_error = nil,
     op_seen = {},     -- packed primary keys attempted by the current operation
     pending = {},     -- table -> { [packed next start key] = true }: pages to continue
+    tokens = {},      -- search tokens handed back: [token] = true
     max_window = 0 }, M)
   for _, r in pairs(self.reads) do r.ranges = 0 end
   return self
@@ -334,6 +336,10 @@ end
 -- a get_range whose start is a page the store handed back continues
 -- that range; any other read request opens a new one (fan-out)
 function M:_range_start(method, req)
+  if (method == "search" or method == "parallel_scan") and type(req) == "table" and req.token ~= nil then
+    if self.tokens[req.token] then self.tokens[req.token] = nil; return false end
+    return true
+  end
   if method ~= "get_range" or type(req) ~= "table" or type(req.table) ~= "string" then return true end
   local ok, start = pack_pk(req.start)
   local p = self.pending[req.table]
@@ -341,12 +347,61 @@ function M:_range_start(method, req)
   return true
 end
 
+-- the access path of a read: "primary key" (get_row, batch_get_row),
+-- "PK range" (get_range), "global index" / "local index" (a read of an
+-- index table), "search index" (search, parallel_scan); and what it read
+function M:_path(method, req)
+  if method == "search" or method == "parallel_scan" then
+    return "search index", type(req) == "table" and tostring(req.index) or "?"
+  end
+  local name = type(req) == "table" and req.table
+  if method == "batch_get_row" then
+    local t = type(req) == "table" and type(req.tables) == "table" and req.tables[1]
+    name = t and t.table
+  end
+  name = type(name) == "string" and name or "?"
+  local kind = self.index_kinds and self.index_kinds[name]
+  if kind == nil then
+    kind = false
+    for tname in pairs(self.tables) do
+      local d = self.db:describe_table { name = tname }
+      for _, ix in ipairs(d and d.index_metas or {}) do
+        if ix.name == name then kind = (ix.index_type == "LOCAL" and "local" or "global") .. " index" end
+      end
+    end
+    self.index_kinds = self.index_kinds or {}
+    self.index_kinds[name] = kind
+  end
+  if kind then return kind, name end
+  return method == "get_range" and "PK range" or "primary key", name
+end
+
 function M:_read(method, req)
   local r = self.reads[self.phase] or self.reads.write
   r.requests = r.requests + 1
   if self:_range_start(method, req) then r.ranges = r.ranges + 1 end
   local res, msg, code = self.db[method](self.db, req)
+  local qk = self.phase == "query" and self.query_kind
+  if qk then
+    local path, name = self:_path(method, req)
+    local k = path .. " " .. name
+    local e = qk.paths[k]
+    if not e then
+      e = { path = path, name = name, requests = 0, rows = 0 }
+      qk.paths[k] = e
+      qk.order[#qk.order + 1] = k
+    end
+    e.requests = e.requests + 1
+    if res then
+      local n = res.rows and #res.rows or (res.row and 1) or 0
+      if res.tables then for _, t in ipairs(res.tables) do for _, row in ipairs(t.rows or {}) do if row.row then n = n + 1 end end end end
+      e.rows = e.rows + n
+    end
+  end
   if not res then self:_error(method, msg, code) end
+  if res and res.next_token ~= nil and (method == "search" or method == "parallel_scan") then
+    self.tokens[res.next_token] = true
+  end
   if res and method == "get_range" and res.next_start_primary_key then
     local ok, nxt = pack_pk(res.next_start_primary_key)
     if ok then
@@ -372,6 +427,12 @@ function M:_read(method, req)
   end
   return res, msg, code
 end
+
+--- store:search(req), store:parallel_scan(req): counted as reads (the
+-- rows a search returns are the rows it read; a request with a token
+-- the store handed back continues its range)
+function M:search(req) return self:_read("search", req) end
+function M:parallel_scan(req) return self:_read("parallel_scan", req) end
 
 function M:get_row(req) return self:_read("get_row", req) end
 function M:get_range(req) return self:_read("get_range", req) end
@@ -401,6 +462,63 @@ function M:partition_order()
   for _, name in ipairs(names) do
     local t = self:_refresh(name)
     if t then for _, p in ipairs(t.parts) do out[#out + 1] = name .. "#" .. p.id end end
+  end
+  return out
+end
+
+--- store:index_footprint() -> { rows, bytes, global, search }: the rows
+-- and bytes the tables' indexes keep. Global and local secondary indexes
+-- are read whole (their rows, keys and values as row_bytes counts them);
+-- a search index keeps, per row it indexes, the primary key and the
+-- fields of its schema (bytes as row_bytes counts them: the service's own
+-- overhead is not modelled). global / search: how many indexes.
+function M:index_footprint()
+  local out = { rows = 0, bytes = 0, global = 0, search = 0 }
+  local db = self.db
+  local INF_MIN, INF_MAX = require("otskit.store").INF_MIN, require("otskit.store").INF_MAX
+  local function scan(name, width, each)
+    local lo, hi = {}, {}
+    for i = 1, width do lo[i], hi[i] = INF_MIN, INF_MAX end
+    local start = lo
+    repeat
+      local page = db:get_range { table = name, start = start, stop = hi }
+      if not page then return end
+      for _, row in ipairs(page.rows) do each(row) end
+      start = page.next_start_primary_key
+    until start == nil
+  end
+  local names = {}
+  for name in pairs(self.tables) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local d = db:describe_table { name = name }
+    local width = d and #d.table_meta.primary_key or 0
+    for _, ix in ipairs(d and d.index_metas or {}) do
+      out.global = out.global + 1
+      local iw = #(ix.primary_key or {})
+      local iwidth = iw
+      for _, c in ipairs(d.table_meta.primary_key) do
+        local cn = type(c) == "table" and (c[1] or c.name) or c
+        local listed = false
+        for _, k in ipairs(ix.primary_key or {}) do if k == cn then listed = true end end
+        if not listed then iwidth = iwidth + 1 end
+      end
+      scan(ix.name or ix.index_name, iwidth, function(row) out.rows = out.rows + 1; out.bytes = out.bytes + row_bytes(row) end)
+    end
+    local l = db.list_search_index and db:list_search_index { table = name }
+    for _, si in ipairs(l and l.indices or {}) do
+      out.search = out.search + 1
+      local sd = db:describe_search_index { table = name, index = si.index_name }
+      local fields = {}
+      for _, f in ipairs(sd and sd.schema.field_schemas or {}) do fields[f.field_name] = true end
+      scan(name, width, function(row)
+        out.rows = out.rows + 1
+        local n = 0
+        for _, c in ipairs(row.primary_key or {}) do n = n + value_bytes(c[2]) end
+        for k, v in pairs(row.columns or {}) do if fields[k] then n = n + value_bytes(v) end end
+        out.bytes = out.bytes + n
+      end)
+    end
   end
   return out
 end

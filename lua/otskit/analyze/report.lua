@@ -29,6 +29,11 @@ local LINES = {
   { "rows read per query", function(m) return m.queries > 0 and num(m.rows_per_query) or "-" end },
   { "rows returned per query", function(m) return m.queries > 0 and num(m.results_per_query) or "-" end },
   { "bytes stored", function(m) return bytes(m.bytes_stored) end },
+  -- these two only when a design of the scenario has an index
+  { "rows kept per row written (indexes)", function(m)
+      return m.indexes > 0 and ("%s (%d index%s)"):format(num(m.rows_kept_per_row), m.indexes, m.indexes == 1 and "" or "es") or "1 (no index)" end,
+    indexed = true },
+  { "bytes stored with indexes", function(m) return bytes(m.bytes_stored + m.index_bytes) end, indexed = true },
   { "retries", function(m) return ("%d"):format(m.retries) end },
   { "writes refused (throttled)", function(m) return ("%d"):format(m.throttled) end },
   { "operations failed", function(m)
@@ -78,9 +83,13 @@ function report.text(r, index)
   end
   out[#out + 1] = ""
   local cols = {}
+  local indexed = false
+  for _, d in ipairs(r.designs) do if (d.metrics.indexes or 0) > 0 then indexed = true end end
+  local lines = {}
+  for _, l in ipairs(LINES) do if indexed or not l.indexed then lines[#lines + 1] = l end end
   for j, d in ipairs(r.designs) do
     local c = { d.name }
-    for i, l in ipairs(LINES) do c[i + 1] = l[2](d.metrics, d) end
+    for i, l in ipairs(lines) do c[i + 1] = l[2](d.metrics, d) end
     cols[j] = c
     cols[j].extras = d.metrics.extras
   end
@@ -91,7 +100,7 @@ function report.text(r, index)
   end
   table.sort(names)
   local labels = { "" }
-  for i, l in ipairs(LINES) do labels[i + 1] = l[1] end
+  for i, l in ipairs(lines) do labels[i + 1] = l[1] end
   for _, k in ipairs(names) do
     labels[#labels + 1] = k
     for _, c in ipairs(cols) do
@@ -130,6 +139,12 @@ function report.text(r, index)
     for _, f in ipairs(d.findings or {}) do
       for _, l in ipairs(wrap(("  ! %s: %s: %s"):format(d.name, f.cause, f.text), 100, 4)) do out[#out + 1] = l end
     end
+  end
+  for _, k in ipairs(r.queries or {}) do
+    for _, l in ipairs(wrap("  " .. k.text, 100, 4)) do out[#out + 1] = l end
+  end
+  for _, a in ipairs(r.advice or {}) do
+    for _, l in ipairs(wrap("  advice: " .. a.text, 100, 4)) do out[#out + 1] = l end
   end
   return out
 end

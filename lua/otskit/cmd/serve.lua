@@ -18,6 +18,25 @@ function serve.configure(p)
   p:option("--workers", "nginx worker processes (more than 1 needs --data).", "1")
   p:option("--faults", "Faults to inject, e.g. rate=0.1,code=OTSServerBusy,latency=5-20,drop=0.01.")
   p:option("--prefix", "nginx prefix (config, logs); default: a temporary directory, removed at exit.")
+  p:option("--admin-token", "Token /_otskit/faults requires (header x-otskit-admin-token); "
+    .. "default $OTSKIT_ADMIN_TOKEN, else a random one in PREFIX/admin-token.")
+  p:option("--user", "Started as root: the user the workers run as (default $SUDO_USER, else nobody).")
+end
+
+-- the keys everyone knows: fine on loopback, refused beyond it
+local DEFAULT_ID, DEFAULT_SECRET = "otskit", "otskit-secret"
+
+-- a loopback address (127.0.0.0/8, ::1): only this host can connect
+local function loopback(host)
+  return host:match("^127%.%d+%.%d+%.%d+$") ~= nil or host == "::1" or host == "0:0:0:0:0:0:0:1"
+end
+
+local function random_token()
+  local f = io.open("/dev/urandom", "rb")
+  local b = f and f:read(24)
+  if f then f:close() end
+  if not b or #b ~= 24 then return nil end
+  return (b:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
 end
 
 local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
@@ -44,18 +63,23 @@ local function roots()
   return lua_dir, build .. "/jit"
 end
 
--- The foreground runner: nginx as a child of this shell; INT/TERM/HUP stop
--- it (TERM, then KILL of the master and its workers after 10 s); a watchdog
--- stops it too when the otskit process ($1) disappears (killed -9).
+-- The foreground runner: nginx as a child of this shell, in a process
+-- group of its own (setsid) that its workers share; INT/TERM/HUP stop it
+-- (TERM, then KILL of the whole group after 10 s); a watchdog stops it
+-- too when the otskit process ($1) disappears (killed -9); and when the
+-- master is gone, however it went (killed -9), its group is killed: no
+-- worker is left serving or holding the port.
 local RUNNER = [[
 parent=$1; prefix=$2; cleanup=$3
-nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon off;" &
+# a session and process group of its own (setsid execs nginx: $! is the
+# master, and the group id), which its workers share
+setsid nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon off;" &
 ng=$!
 stop() {
   kill -TERM "$ng" 2>/dev/null
   i=0
   while kill -0 "$ng" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  if kill -0 "$ng" 2>/dev/null; then kill -KILL "$ng" $(pgrep -P "$ng") 2>/dev/null; fi
+  kill -KILL -"$ng" 2>/dev/null
 }
 trap 'stop' INT TERM HUP
 ( while kill -0 "$parent" 2>/dev/null && kill -0 "$ng" 2>/dev/null; do sleep 0.3; done
@@ -63,6 +87,13 @@ trap 'stop' INT TERM HUP
 watch=$!
 status=0
 while kill -0 "$ng" 2>/dev/null; do wait "$ng"; status=$?; done
+# the master is gone: its workers go too (TERM, then KILL)
+if kill -0 -"$ng" 2>/dev/null; then
+  kill -TERM -"$ng" 2>/dev/null
+  i=0
+  while kill -0 -"$ng" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL -"$ng" 2>/dev/null
+fi
 kill "$watch" 2>/dev/null
 [ "$cleanup" = 1 ] && rm -rf "$prefix"
 exit "$status"
@@ -89,6 +120,32 @@ function serve.run(args)
   end
   local ok, err = faults.parse(args.faults)
   if ok == nil then return fail(err) end
+  if not loopback(host) and (args.access_key_id == DEFAULT_ID or args.access_key_secret == DEFAULT_SECRET) then
+    return fail("--listen " .. args.listen .. " is reachable from other hosts: the default access key id and "
+      .. "secret are public; pass --access-key-id and --access-key-secret of your own")
+  end
+  local token = args.admin_token or os.getenv("OTSKIT_ADMIN_TOKEN")
+  if token ~= nil and (#token < 16 or #token > 256 or not token:match("^[%w%-_%.]+$")) then
+    return fail("--admin-token must be 16 to 256 letters, digits and -_.")
+  end
+  local token_file = token == nil
+  if token_file then
+    token = random_token()
+    if not token then return fail("cannot read /dev/urandom for the admin token") end
+  end
+  -- workers never run as root: started as root, they run as --user (the
+  -- user behind sudo, else nobody), which must reach the code and the data
+  local root = run("id -u") == "0"
+  local wuser
+  if root then
+    wuser = args.user or os.getenv("SUDO_USER")
+    if wuser == nil or wuser == "" or wuser == "root" then wuser = "nobody" end
+    if not wuser:match("^[%w_][%w%._%-]*$") then return fail("--user: not a user name: " .. wuser) end
+    if run("id -u " .. sh_quote(wuser) .. " 2>/dev/null") == nil then return fail("--user: no such user " .. wuser) end
+    if run("id -u " .. sh_quote(wuser)) == "0" then return fail("--user: the workers never run as root") end
+  elseif args.user then
+    return fail("--user is for a server started as root (the workers run as you)")
+  end
 
   local lua_dir, cpath = roots()
   local f = io.open(cpath .. "/otskit/core.so")
@@ -101,6 +158,16 @@ function serve.run(args)
     local dir = args.data
     if dir:sub(1, 1) ~= "/" then dir = run("pwd") .. "/" .. dir end
     path = dir .. "/otskit.db"
+    if root then
+      -- the data directory and its files become the worker user's; it
+      -- must be able to reach them (every parent searchable)
+      os.execute(("chown -R %s %s"):format(sh_quote(wuser), sh_quote(dir)))
+      if not os.execute(("su -s /bin/sh %s -c %s"):format(sh_quote(wuser),
+          sh_quote("test -w " .. sh_quote(dir) .. " -a -x " .. sh_quote(dir)))) then
+        return fail(("the workers run as %s, who cannot write %s (a parent directory not searchable by "
+          .. "others?): chmod o+x its parents, or --user a user who can"):format(wuser, dir))
+      end
+    end
   end
   local prefix, cleanup = args.prefix, 0
   if prefix then
@@ -112,24 +179,31 @@ function serve.run(args)
   end
   if prefix:sub(1, 1) ~= "/" then prefix = run("pwd") .. "/" .. prefix end
   os.execute("mkdir -p " .. sh_quote(prefix .. "/conf") .. " " .. sh_quote(prefix .. "/logs"))
-  -- workers run as the user who started serve (root stays root), so the
-  -- --data files stay theirs and the checkout needs no world-readable copy
-  local user = run("id -u") == "0" and "user root root;" or ""
+  -- workers run as the user who started serve; started as root, as wuser
+  local user = root and ("user %s %s;"):format(wuser, run("id -gn " .. sh_quote(wuser))) or ""
   local text = conf.render{ listen = args.listen, workers = workers, lua = lua_dir, cpath = cpath, user = user,
     config = { access_key_id = args.access_key_id, secret = args.access_key_secret, instance = args.instance,
-               path = path, workers = workers, faults = args.faults or "",
+               path = path, workers = workers, faults = args.faults or "", admin_token = token,
                -- OTSKIT_SERVE_WRITE_LOCK=0: leave concurrent writes to SQLite's
                -- busy timeout instead (for bench/serve_bench.sh's comparison)
                write_lock = os.getenv("OTSKIT_SERVE_WRITE_LOCK") ~= "0" } }
   local cf = io.open(prefix .. "/conf/nginx.conf", "w")
   cf:write(text); cf:close()
   os.execute("chmod 600 " .. sh_quote(prefix .. "/conf/nginx.conf"))
+  if token_file then
+    local tf = io.open(prefix .. "/admin-token", "w")
+    if not tf then return fail("cannot write " .. prefix .. "/admin-token") end
+    os.execute("chmod 600 " .. sh_quote(prefix .. "/admin-token"))
+    tf:write(token, "\n"); tf:close()
+  end
 
   io.stdout:write(("otskit serve: Tablestore API on http://%s\n"):format(args.listen),
-    ("  instance %s, access key id %s, secret %s\n"):format(args.instance, args.access_key_id, args.access_key_secret),
+    ("  instance %s, access key id %s (the secret is not shown)\n"):format(args.instance, args.access_key_id),
     ("  storage %s, %d worker%s, prefix %s\n"):format(path == ":memory:" and "memory" or path, workers,
       workers == 1 and "" or "s", prefix),
-    ("  admin: curl http://%s/_otskit/faults (127.0.0.1 only); Ctrl-C stops\n"):format(args.listen))
+    ("  admin: curl -H \"x-otskit-admin-token: $TOKEN\" http://%s/_otskit/faults (loopback only; token %s)%s; "
+      .. "Ctrl-C stops\n"):format(args.listen, token_file and ("in " .. prefix .. "/admin-token") or "as given",
+      root and (", workers run as " .. wuser) or ""))
   io.stdout:flush()
   local pid = run("echo $PPID")
   local rf = io.open(prefix .. "/run.sh", "w")

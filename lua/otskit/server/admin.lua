@@ -1,12 +1,17 @@
 --- otskit.server.admin -- the admin endpoint of `otskit serve`, under
--- /_otskit/ on the serving address and answered only to 127.0.0.1 (nginx
--- `allow 127.0.0.1; deny all;`). JSON in and out:
+-- /_otskit/ on the serving address and answered only to loopback (nginx
+-- `allow 127.0.0.1; allow ::1; deny all;`). JSON in and out:
 --   GET    /_otskit/health   {"ok":true,"instance":...,"workers":...}
 --   GET    /_otskit/faults   the current faults and their counters
 --   PUT    /_otskit/faults   body: a faults spec (see otskit.server.faults)
 --   DELETE /_otskit/faults   faults off
+-- /_otskit/faults also needs the admin token (cfg.admin_token, given at
+-- start or random) in the x-otskit-admin-token header: an address alone
+-- is not a credential (any local user, or a proxy on this host, has it).
+-- Without it: 401 {"error": ...}.
 local cjson = require "cjson.safe"
 local faults = require "otskit.server.faults"
+local wire = require "otskit.wire"
 
 local admin = {}
 
@@ -28,6 +33,12 @@ function admin.handle(state)
     return reply(200, { ok = true, instance = state.cfg.instance, workers = state.cfg.workers,
                         storage = state.cfg.path == ":memory:" and "memory" or "data" })
   elseif what == "faults" then
+    local want, got = state.cfg.admin_token, ngx.req.get_headers(32)["x-otskit-admin-token"]
+    if type(want) ~= "string" or want == "" or type(got) ~= "string" or not wire.equal(got, want) then
+      ngx.header["www-authenticate"] = "x-otskit-admin-token"
+      return reply(401, { error = "the admin endpoint needs its token in the x-otskit-admin-token header "
+        .. "(given with --admin-token, or in PREFIX/admin-token)" })
+    end
     if method == "GET" then
       local cfg = faults.parse(dict:get("faults"))
       local out = faults.describe(cfg)

@@ -1,7 +1,8 @@
 --- otskit.server.conf -- the nginx.conf `otskit serve` runs: Debian's
 -- nginx with its lua module (ndk loaded first), one server block bound to
 -- the --listen address only, the request pipeline (otskit.server) on
--- `location /` and the admin endpoint on /_otskit/ for 127.0.0.1 only.
+-- `location /` and the admin endpoint on /_otskit/ for loopback only (and
+-- the admin token: otskit.server.admin).
 -- Request bodies are read into memory up to the limit; a larger body is
 -- answered 413 OTSRequestBodyTooLarge.
 local conf = {}
@@ -42,18 +43,24 @@ http {
   server {
     listen @LISTEN@;
     error_page 413 = @too_large;
-    error_page 400 = @bad_request;
+    # nginx's own refusals (a malformed request line, HTTP/0.9, an unknown
+    # method or HTTP version, a URI or header too long) as the service's
+    # protobuf errors, not HTML pages. A URI, not a named location: a
+    # request whose line did not parse has no URI to redirect with.
+    error_page 400 405 414 494 500 501 505 /_otskit_http_error;
 
     location /_otskit/ {
       allow 127.0.0.1;
+      allow ::1;
       deny all;
       content_by_lua_block { require("otskit.server").admin() }
     }
     location @too_large {
       content_by_lua_block { require("otskit.server").too_large() }
     }
-    location @bad_request {
-      content_by_lua_block { require("otskit.server").http_error(400) }
+    location = /_otskit_http_error {
+      internal;
+      content_by_lua_block { require("otskit.server").http_error(tonumber(ngx.var.status)) }
     }
     location / {
       content_by_lua_block { require("otskit.server").handle() }

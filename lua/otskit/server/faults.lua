@@ -19,13 +19,17 @@
 --   search_delay=2      seconds before a write is searchable through a
 --                       search index (the service's near-real-time sync;
 --                       applies to writes made while it is set)
+--   index_delay=500     milliseconds before a write shows in global
+--                       secondary indexes (the service's are eventually
+--                       consistent; db:set_index_delay); local indexes
+--                       stay synchronous
 -- "" or "off" turns faults off. Every worker reads the spec from a shared
 -- dict, so the admin endpoint changes all of them at once.
 local errors = require "otskit.errors"
 
 local faults = {}
 
-local NUM = { rate = true, drop = true, status = true, empty = true, search_delay = true }
+local NUM = { rate = true, drop = true, status = true, empty = true, search_delay = true, index_delay = true }
 
 --- faults.parse(spec) -> cfg | nil, message. cfg = false when off.
 function faults.parse(spec)
@@ -43,6 +47,7 @@ function faults.parse(spec)
       if k == "empty" and not (n >= 0 and n < 1) then return nil, "faults: empty must be in [0, 1) (below 1)" end
       if k == "search_delay" and not (n >= 0 and n <= 3600) then return nil, "faults: search_delay must be 0..3600 seconds" end
       if k == "status" and (n < 200 or n > 599 or n % 1 ~= 0) then return nil, "faults: status must be 200-599" end
+      if k == "index_delay" and not (n >= 0 and n <= 3600000) then return nil, "faults: index_delay must be 0-3600000 (ms)" end
       cfg[k] = n
     elseif k == "code" then
       if not v:match("^[%w_]+$") then return nil, "faults: bad code " .. v end
@@ -81,7 +86,7 @@ function faults.describe(cfg)
   end
   return { enabled = true, rate = cfg.rate, drop = cfg.drop, empty = cfg.empty, code = cfg.code, status = cfg.status,
            message = cfg.message, latency_ms = { cfg.lat[1] * 1000, cfg.lat[2] * 1000 }, apis = apis,
-           search_delay = cfg.search_delay }
+           search_delay = cfg.search_delay, index_delay_ms = cfg.index_delay }
 end
 
 --- faults.decide(cfg, api, random) -> delay_s, drop, fail, empty: what

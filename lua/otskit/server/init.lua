@@ -144,6 +144,9 @@ local function serve(api)
     return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
   end
   if db.search_delay then db:search_delay(state.faults and state.faults.search_delay or nil) end
+  -- the index_delay fault: global index visibility (otskit.store.maintain)
+  local idelay = (state.faults and state.faults.index_delay or 0) / 1000
+  if db.index_delay ~= idelay and (idelay > 0 or db.index_pending) then db:set_index_delay(idelay) end
   local out, emsg, ecode
   if state.cfg.workers > 1 and dispatch.APIS[api].write and state.cfg.write_lock ~= false then
     out, emsg, ecode = with_write_lock(dispatch.call, db, api, body)
@@ -184,12 +187,24 @@ function server.too_large()
   return respond.error(state.cfg, api, "OTSRequestBodyTooLarge")
 end
 
+-- nginx's refusals -> the service's code and status
+local HTTP_ERRORS = {
+  [400] = { "OTSParameterInvalid", 400, "Malformed HTTP request." },
+  [494] = { "OTSParameterInvalid", 400, "Request header too large." },
+  [414] = { "OTSParameterInvalid", 400, "Request URI too long." },
+  [505] = { "OTSParameterInvalid", 400, "HTTP version not supported." },
+  [405] = { "OTSMethodNotAllowed", 405, "Only POST method is supported." },
+  [501] = { "OTSMethodNotAllowed", 405, "Only POST method is supported." },
+  [408] = { "OTSRequestTimeout", 408 },
+}
+
 --- server.http_error(status): nginx's own error pages (a malformed
--- request line, ...) as protobuf errors.
+-- request line, HTTP/0.9, an unknown method or version, a URI or header
+-- too long) as the service's protobuf errors: 400 OTSParameterInvalid,
+-- 405 OTSMethodNotAllowed, else 500 OTSInternalServerError. Never raises.
 function server.http_error(status)
-  local code = status == 400 and "OTSParameterInvalid" or status == 405 and "OTSMethodNotAllowed"
-    or status == 408 and "OTSRequestTimeout" or "OTSInternalServerError"
-  return respond.error(state.cfg, nil, code, "HTTP " .. status .. ".", status)
+  local e = HTTP_ERRORS[status] or { "OTSInternalServerError", 500 }
+  return respond.error(state.cfg, nil, e[1], e[3], e[2])
 end
 
 --- server.admin(): content_by_lua of `location /_otskit/`.

@@ -23,6 +23,7 @@ local KINDS = {
   geo_bounding_box = { "GEO_BOUNDING_BOX_QUERY", "GeoBoundingBoxQuery" },
   geo_distance = { "GEO_DISTANCE_QUERY", "GeoDistanceQuery" }, geo_polygon = { "GEO_POLYGON_QUERY", "GeoPolygonQuery" },
   terms = { "TERMS_QUERY", "TermsQuery" }, exists = { "EXISTS_QUERY", "ExistsQuery" },
+  function_score = { "FUNCTION_SCORE_QUERY", "FunctionScoreQuery" },
 }
 local BY_TYPE = {}
 for kind, v in pairs(KINDS) do BY_TYPE[v[1]] = kind end
@@ -184,6 +185,17 @@ function DEC.const_score(m, depth)
   local q, msg, code = decode_query(m.filter, depth + 1)
   if not q then return nil, msg, code end
   return { filter = q }
+end
+function ENC.function_score(b)
+  local q, msg, code = encode_query(b.query)
+  if not q then return nil, msg, code end
+  return { query = q, field_value_factor = b.field_value_factor }
+end
+function DEC.function_score(m, depth)
+  if m.query == nil then return invalid("FunctionScoreQuery: query is missing") end
+  local q, msg, code = decode_query(m.query, depth + 1)
+  if not q then return nil, msg, code end
+  return { query = q, field_value_factor = m.field_value_factor }
 end
 -- kinds whose fields are the message's
 for _, k in ipairs({ "match_phrase", "prefix", "wildcard", "exists", "geo_distance", "geo_bounding_box", "geo_polygon",

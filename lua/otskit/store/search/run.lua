@@ -124,6 +124,7 @@ end
 -- the WHERE of a search: the query, the index TTL, routing
 local function where(self, ctx, t, ix, req)
   local q = req.query or { match_all = {} }
+  ctx.drive = true
   local cond, score, code = ctx:compile(q, "d", nil, 0)
   if not cond then return nil, score, code end
   local parts = { "d.parent IS NULL", "(" .. cond .. ")" }

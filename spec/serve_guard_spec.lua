@@ -1,0 +1,151 @@
+-- `otskit serve` as an operator could misuse it and as an attacker on the
+-- same host would probe it: malformed HTTP gets the service's signed
+-- protobuf error (never an nginx HTML page); the admin endpoint needs its
+-- token; default keys are refused beyond loopback; killing the nginx
+-- master leaves no worker serving (and frees the port), killing the otskit
+-- process stops nginx.
+local serve = require "support.serve"
+local socket = require "socket"
+local wire = require "otskit.wire"
+
+-- raw bytes to the server -> status (nil for an HTTP/0.9 answer), headers, body
+local function raw(port, text)
+  local c = assert(socket.connect("127.0.0.1", port))
+  c:settimeout(5)
+  assert(c:send(text))
+  local all, _, part = c:receive("*a")
+  c:close()
+  all = all or part or ""
+  local head, body = all:match("^(HTTP/1%.%d [^\r\n]*\r\n.-\r\n)\r\n(.*)$")
+  if not head then return nil, {}, all end
+  local h = {}
+  for k, v in head:gmatch("\n([^:\r\n]+):%s*([^\r\n]*)") do h[k:lower()] = v end
+  return tonumber(head:match("^HTTP/1%.%d (%d+)")), h, body
+end
+
+local function pids_of(master)
+  local p = io.popen("env -u LD_PRELOAD pgrep -P " .. master)
+  local out = {}
+  for l in p:read("*a"):gmatch("%d+") do out[#out + 1] = l end
+  p:close()
+  return out
+end
+
+local function alive(pid) return os.execute("kill -0 " .. pid .. " 2>/dev/null") == true
+  or os.execute("kill -0 " .. pid .. " 2>/dev/null") == 0 end
+
+local function wait_gone(pids, secs)
+  for _ = 1, secs * 10 do
+    local any = false
+    for _, p in ipairs(pids) do if alive(p) then any = true end end
+    if not any then return true end
+    os.execute("sleep 0.1")
+  end
+  return false
+end
+
+local function master_of(s)
+  for _ = 1, 50 do
+    local f = io.open(s.tmp .. "/ng/logs/nginx.pid")
+    if f then
+      local m = f:read("*l"); f:close()
+      if m and m:match("^%d+$") then return m end
+    end
+    os.execute("sleep 0.1")
+  end
+  error("no nginx.pid")
+end
+
+describe("otskit serve guards", function()
+  local s
+  setup(function() s = assert(serve.start{}) end)
+  teardown(function() if s then s.stop() end end)
+
+  it("answers malformed HTTP with the service's signed protobuf error", function()
+    local cases = {
+      { "GARBAGE\r\n\r\n", 400, "OTSParameterInvalid" },
+      { "GET / HTTP/0.9\r\n\r\n", 400, "OTSParameterInvalid" },
+      { "CONNECT x:1 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "OTSParameterInvalid" },
+      { "GET /PutRow HTTP/3.0\r\nHost: x\r\n\r\n", 400, "OTSParameterInvalid" },
+      { "POST /" .. ("a"):rep(9000) .. " HTTP/1.1\r\nHost: x\r\n\r\n", 400, "OTSParameterInvalid" },
+      { "POST /PutRow HTTP/1.1\r\nHost: x\r\nX-A: " .. ("b"):rep(9000) .. "\r\n\r\n", 400, "OTSParameterInvalid" },
+      { "POST /PutRow HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, "OTSParameterInvalid" },
+      { "TRACE /PutRow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, "OTSMethodNotAllowed" },
+      { "FOO /PutRow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, "OTSMethodNotAllowed" },
+      { "GET /PutRow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, "OTSMethodNotAllowed" },
+    }
+    for _, c in ipairs(cases) do
+      local status, h, body = raw(s.port, c[1])
+      local what = c[1]:sub(1, 30)
+      assert.equal(c[2], status, what)
+      assert.is_nil((h["content-type"] or ""):find("html"), what)
+      local code, msg = wire.decode_error(body)
+      assert.equal(c[3], code, what)
+      assert.is_string(msg)
+      -- signed like every answer of the service
+      assert.equal(wire.content_md5(body), h["x-ots-contentmd5"], what)
+      assert.equal(1, (h["authorization"] or ""):find("OTS " .. serve.AK .. ":", 1, true), what)
+    end
+    -- an HTTP/0.9 request line: the answer can only be a body, the error
+    local status, _, body = raw(s.port, "GET /PutRow\r\n")
+    assert.is_nil(status)
+    assert.equal("OTSMethodNotAllowed", (wire.decode_error(body)))
+    -- and the server still serves, with nothing in error.log but nginx's
+    -- own notes on the refused requests
+    assert(serve.client(s):list_table())
+    local f = assert(io.open(s.tmp .. "/ng/logs/error.log"))
+    local log = f:read("*a"); f:close()
+    assert.is_nil(log:find("lua", 1, true), log)
+    assert.is_nil(log:find("empty URI", 1, true), log)
+  end)
+
+  it("needs the admin token for /_otskit/faults", function()
+    local ok = serve.sh(("env -u LD_PRELOAD curl -s -o /dev/null -w '%%{http_code}' -X PUT --data-binary rate=1 %s/_otskit/faults")
+      :format(s.url))
+    assert.equal("401", ok)
+    assert.truthy(serve.admin(s, "GET"):find('"enabled":false', 1, true))
+    assert.truthy(serve.admin(s, "PUT", "rate=0.5"):find('"enabled":true', 1, true))
+    assert.truthy(serve.admin(s, "DELETE"):find('"enabled":false', 1, true))
+  end)
+
+  it("refuses the default keys beyond loopback, and bad admin tokens", function()
+    local function run(args)
+      return serve.sh("env -u LD_PRELOAD OTSKIT_BUILD=build timeout 20 bin/otskit serve " .. args .. " 2>&1; echo rc=$?")
+    end
+    local out = run("--listen 0.0.0.0:1")
+    assert.truthy(out:find("default access key", 1, true), out); assert.truthy(out:find("rc=2", 1, true))
+    out = run("--listen 0.0.0.0:1 --access-key-id mine --access-key-secret otskit-secret")
+    assert.truthy(out:find("rc=2", 1, true), out)
+    out = run("--listen 127.0.0.1:1 --admin-token short")
+    assert.truthy(out:find("admin-token", 1, true), out); assert.truthy(out:find("rc=2", 1, true))
+    out = run("--listen 127.0.0.1:1 --faults empty=1")
+    assert.truthy(out:find("below 1", 1, true), out); assert.truthy(out:find("rc=2", 1, true))
+  end)
+end)
+
+describe("otskit serve supervision", function()
+  it("stops the workers when the nginx master is killed -9, and frees the port", function()
+    local s = assert(serve.start{})
+    finally(function() s.stop() end)
+    local m = master_of(s)
+    local workers = pids_of(m)
+    assert.is_true(#workers >= 1)
+    os.execute("kill -KILL " .. m)
+    assert.is_true(wait_gone(workers, 10), "a worker outlived its master")
+    assert.is_true(wait_gone({ s.pid }, 10), "otskit serve did not end with its master")
+    -- the port is free again
+    local b = socket.bind("127.0.0.1", s.port)
+    assert.truthy(b, "the port is still taken")
+    b:close()
+  end)
+
+  it("stops nginx when the otskit process is killed -9", function()
+    local s = assert(serve.start{})
+    finally(function() s.stop() end)
+    local m = master_of(s)
+    local workers = pids_of(m)
+    os.execute("kill -KILL " .. s.pid)
+    workers[#workers + 1] = m
+    assert.is_true(wait_gone(workers, 10), "nginx outlived otskit serve")
+  end)
+end)
