@@ -14,7 +14,7 @@ local names = require "otskit.names"
 local lex = require "otskit.store.sql.lex"
 local txn = require "otskit.store.txn"
 
-local sqlq, sqlexec = core.sqlq, core.sql.exec
+local sqlq, sqlexec, sqlrows = core.sqlq, core.sql.exec, core.sql.rows
 local DB = base.DB
 local dberr = txn.dberr
 
@@ -116,31 +116,38 @@ local function vt_args(m, t)
   return table.concat(args, ", ")
 end
 
--- brings this connection's temp virtual tables up to the file's mappings
+-- brings this connection's temp virtual tables up to the file's mappings.
+-- What exists is read from SQLite each time (a rolled-back transaction
+-- takes back the temp tables it created: no Lua-side cache to go stale).
 local function reconcile(db, maps)
   local h = db.h
   if not db._sqlst or db._sqlh ~= h then
     local st, m, c = sqlq.attach(h)
     if not st then return nil, m, c end
-    db._sqlst, db._sqlh, db._sqlvt = st, h, {}
+    db._sqlst, db._sqlh = st, h
   end
-  local have, want = db._sqlvt, {}
+  local want = {}
   for _, m in ipairs(maps) do
     local t = db.tables[m.table]
-    if t then want[m.name] = vt_args(m, t) end
-  end
-  for name, args in pairs(have) do
-    if want[name] ~= args then
-      local ok, e, c = sqlexec(h, ('DROP TABLE IF EXISTS temp."%s"'):format(name))
-      if not ok then return dberr(e, c) end
-      have[name] = nil
+    if t then
+      want[m.name] = ('CREATE VIRTUAL TABLE "%s" USING otskit_map(%s)'):format(m.name, vt_args(m, t))
     end
   end
-  for name, args in pairs(want) do
-    if have[name] == nil then
-      local ok, e, c = sqlexec(h, ('CREATE VIRTUAL TABLE temp."%s" USING otskit_map(%s)'):format(name, args))
+  local rows, e0, c0 = sqlrows(h, "SELECT name, sql FROM sqlite_temp_master WHERE type = 'table'")
+  if not rows then return dberr(e0, c0) end
+  local have = {}
+  for _, r in ipairs(rows) do
+    if want[r[1]] ~= r[2] then
+      local ok, e, c = sqlexec(h, ('DROP TABLE temp."%s"'):format(r[1]))
       if not ok then return dberr(e, c) end
-      have[name] = args
+    else
+      have[r[1]] = true
+    end
+  end
+  for name, text in pairs(want) do
+    if not have[name] then
+      local ok, e, c = sqlexec(h, (text:gsub("^CREATE VIRTUAL TABLE ", "CREATE VIRTUAL TABLE temp.")))
+      if not ok then return dberr(e, c) end
     end
   end
   return true
