@@ -22,6 +22,7 @@ if [ ! -d "$sdk/test" ] || [ ! -x "$node_dir/node_modules/.bin/mocha" ]; then
 fi
 if [ ! -d "$sdk/test" ]; then echo "sdk tests: the npm package ships no test/ folder"; echo "0 passed, 1 failed"; exit 1; fi
 tmp=$(mktemp -d /tmp/otskit-sdk-tests.XXXXXX)
+chmod 711 "$tmp" # the workers (nobody when started as root) reach --data inside
 pid=""
 stop_server() {
   [ -n "$pid" ] || return 0
