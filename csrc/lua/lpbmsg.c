@@ -37,6 +37,8 @@ static const ProtobufCMessageDescriptor *const messages[] = {
   &ots__start_local_transaction_request__descriptor, &ots__start_local_transaction_response__descriptor,
   &ots__commit_transaction_request__descriptor, &ots__commit_transaction_response__descriptor,
   &ots__abort_transaction_request__descriptor, &ots__abort_transaction_response__descriptor,
+  &ots__sqlquery_request__descriptor, &ots__sqlquery_response__descriptor,
+  &ots__table_consumed_capacity__descriptor,
   &ots__filter__filter__descriptor, &ots__filter__single_column_value_filter__descriptor,
   &ots__filter__composite_column_value_filter__descriptor,
   &ots__filter__column_pagination_filter__descriptor,
