@@ -20,6 +20,7 @@ require "otskit.store.read"
 require "otskit.store.batch"
 require "otskit.store.splits"
 require "otskit.store.search"
+require "otskit.store.sql"
 local localtxn = require "otskit.store.localtxn"
 
 local kv = core.kv
