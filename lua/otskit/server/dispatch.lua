@@ -40,6 +40,7 @@ dispatch.APIS = {
   StartLocalTransaction = { method = "start_local_transaction", write = true },
   CommitTransaction = { method = "commit_transaction", write = true },
   AbortTransaction = { method = "abort_transaction", write = true },
+  SQLQuery = { method = "sql_query", write = true },
 }
 
 -- The service's message for a code whose message never varies (an
