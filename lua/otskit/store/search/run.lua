@@ -10,6 +10,7 @@ local docs = require "otskit.store.search.docs"
 local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
 local analytics = require "otskit.store.search.analytics"
+require "otskit.store.search.score" -- the functions_score query kind
 
 local DB = base.DB
 local invalid, check_req, now_ms = base.invalid, base.check_req, base.now_ms
@@ -171,6 +172,8 @@ local function do_search(self, req)
     sorters, after = p.sort or {}, p.after
   elseif sorters == nil then
     sorters = ix.def.index_sort
+    -- a functions_score query orders by its score unless a sort is given
+    if type(req.query) == "table" and req.query.functions_score then sorters = { { score_sort = { order = "DESC" } } } end
   end
   local ctx = query.ctx(ix.def, ix.p)
   if type(sorters) == "table" then
