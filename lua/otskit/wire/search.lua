@@ -7,6 +7,7 @@
 local pb = require "otskit.wire.plainbuffer"
 local common = require "otskit.wire.common"
 local sq = require "otskit.wire.search_query"
+local sa = require "otskit.wire.search_agg"
 
 local invalid, check_keys, set, consumed = common.invalid, common.check_keys, common.set, common.consumed
 local dec, enc = sq.decode_message, sq.encode_message
@@ -286,7 +287,7 @@ OPS.Search = {
         req.routing_values[i] = pk
       end
     end
-    return req
+    return sa.from_query(s, req)
   end,
   res = function(res)
     local rows, msg, code = rows_out(res.rows)
@@ -296,8 +297,8 @@ OPS.Search = {
       hits = {}
       for i, h in ipairs(res.search_hits) do hits[i] = { score = h.score } end
     end
-    return { total_hits = res.total_count or -1, rows = rows, is_all_succeeded = res.is_all_succeeded ~= false,
-      search_hits = hits, next_token = res.next_token, consumed = consumed(res.consumed) }
+    return sa.to_response(res, { total_hits = res.total_count or -1, rows = rows, is_all_succeeded = res.is_all_succeeded ~= false,
+      search_hits = hits, next_token = res.next_token, consumed = consumed(res.consumed) }, rows_out)
   end,
   from_res = function(m)
     local rows, msg, code = rows_in(m.rows)
