@@ -299,4 +299,217 @@ function sa.to_response(res, out, rows_out)
   return out
 end
 
+----------------------------------------------------------------------
+-- the client's side: a request's aggregations out, a response's results in
+
+local function variant_out(v, what)
+  if v == nil then return nil end
+  return sq.encode_variant(v, what)
+end
+
+local enc_agg_list, enc_gb_list
+
+local function gb_sort_out(list)
+  if list == nil then return nil end
+  if type(list) ~= "table" then return invalid("a group-by's sort must be a list of sorters") end
+  local out = {}
+  for i, s in ipairs(list) do
+    if type(s) ~= "table" then return invalid("a group-by sorter is a table") end
+    local o = {}
+    local function ord(b) return b and b.order and "SORT_ORDER_" .. b.order or nil end
+    if s.group_key_sort then o.group_key_sort = { order = ord(s.group_key_sort) }
+    elseif s.row_count_sort then o.row_count_sort = { order = ord(s.row_count_sort) }
+    elseif s.sub_agg_sort then o.sub_agg_sort = { sub_agg_name = s.sub_agg_sort.sub_agg_name, order = ord(s.sub_agg_sort) }
+    else return invalid("a group-by sorter is group_key_sort, row_count_sort or sub_agg_sort") end
+    out[i] = o
+  end
+  return { sorters = out }
+end
+
+function enc_agg_list(list)
+  if list == nil then return nil end
+  if type(list) ~= "table" then return invalid("aggs must be a list") end
+  local out = {}
+  for i, a in ipairs(list) do
+    if type(a) ~= "table" or not AGG_MSG[a.type] then return invalid("aggregation " .. i .. ": unknown type " .. tostring(a and a.type)) end
+    local miss, m, c = variant_out(a.missing, "aggregation missing")
+    if m then return nil, m, c end
+    local body = { field_name = a.field_name, missing = miss }
+    if a.type == "top_rows" then
+      local so, sm, sc = sq.encode_sort(a.sort)
+      if sm then return nil, sm, sc end
+      body = { limit = a.limit, sort = so }
+    elseif a.type == "percentiles" then body.percentiles = a.percentiles
+    elseif a.type == "count" then body.missing = nil end
+    local b, bm, bc = enc(AGG_MSG[a.type], body)
+    if not b then return nil, bm, bc end
+    out[i] = { name = a.name, type = "AGG_" .. a.type:upper(), body = b }
+  end
+  return { aggs = out }
+end
+
+local function dtv_out(v)
+  if v == nil then return nil end
+  if type(v) ~= "table" then return nil, "a date interval is { value, unit }", "OTSParameterInvalid" end
+  return { value = v.value, unit = v.unit }
+end
+
+function enc_gb_list(list)
+  if list == nil then return nil end
+  if type(list) ~= "table" then return invalid("group_bys must be a list") end
+  local out = {}
+  for i, g in ipairs(list) do
+    if type(g) ~= "table" or not GB_MSG[g.type] then return invalid("group-by " .. i .. ": unknown type " .. tostring(g and g.type)) end
+    local body = { field_name = g.field_name, size = g.size, min_doc_count = g.min_doc_count, time_zone = g.time_zone,
+      precision = g.precision, next_token = g.next_token, ranges = g.ranges }
+    local e1, e2
+    body.sort, e1, e2 = gb_sort_out(g.sort)
+    if e1 then return nil, e1, e2 end
+    body.sub_aggs, e1, e2 = enc_agg_list(g.sub_aggs)
+    if e1 then return nil, e1, e2 end
+    body.sub_group_bys, e1, e2 = enc_gb_list(g.sub_group_bys)
+    if e1 then return nil, e1, e2 end
+    if g.type == "filter" then
+      body.filters = {}
+      for j, q in ipairs(type(g.filters) == "table" and g.filters or {}) do
+        local qm, qe, qc = sq.encode_query(q)
+        if not qm then return nil, qe, qc end
+        body.filters[j] = qm
+      end
+    elseif g.type == "geo_distance" then body.origin = g.origin
+    elseif g.type == "histogram" then
+      for _, k in ipairs({ "interval", "missing", "offset" }) do
+        body[k], e1, e2 = variant_out(g[k], "histogram " .. k)
+        if e1 then return nil, e1, e2 end
+      end
+    elseif g.type == "date_histogram" then
+      body.interval, e1, e2 = dtv_out(g.interval)
+      if e1 then return nil, e1, e2 end
+      body.offset, e1, e2 = dtv_out(g.offset)
+      if e1 then return nil, e1, e2 end
+      body.missing, e1, e2 = variant_out(g.missing, "date_histogram missing")
+      if e1 then return nil, e1, e2 end
+    elseif g.type == "composite" then
+      body.sources, e1, e2 = enc_gb_list(g.sources)
+      if e1 then return nil, e1, e2 end
+    end
+    if g.field_range ~= nil then
+      local lo, m1, c1 = variant_out(g.field_range.min, "field_range.min")
+      if m1 then return nil, m1, c1 end
+      local hi, m2, c2 = variant_out(g.field_range.max, "field_range.max")
+      if m2 then return nil, m2, c2 end
+      body.field_range = { min = lo, max = hi }
+    end
+    local b, bm, bc = enc(GB_MSG[g.type], body)
+    if not b then return nil, bm, bc end
+    out[i] = { name = g.name, type = "GROUP_BY_" .. g.type:upper(), body = b }
+  end
+  return { group_bys = out }
+end
+
+--- sa.to_query(req, q) -> q (SearchQuery fields aggs, group_bys, collapse
+-- added from the store-shaped req) | nil, msg, code
+function sa.to_query(req, q)
+  local m, e1, e2 = enc_agg_list(req.aggs)
+  if e1 then return nil, e1, e2 end
+  if m then q.aggs, e1, e2 = enc("Aggregations", m); if not q.aggs then return nil, e1, e2 end end
+  m, e1, e2 = enc_gb_list(req.group_bys)
+  if e1 then return nil, e1, e2 end
+  if m then q.group_bys, e1, e2 = enc("GroupBys", m); if not q.group_bys then return nil, e1, e2 end end
+  if req.collapse ~= nil then
+    if type(req.collapse) ~= "table" then return invalid("collapse must be { field_name }") end
+    q.collapse, e1, e2 = enc("Collapse", { field_name = req.collapse.field_name })
+    if not q.collapse then return nil, e1, e2 end
+  end
+  return q
+end
+
+local aggs_in, gbs_in
+
+function aggs_in(m, rows_in)
+  local out = {}
+  for i, r in ipairs(m.agg_results or {}) do
+    local kind = strip(r.type, "AGG_"):lower()
+    local name = AGG_RES[kind]
+    if not name then return invalid("AggregationResult: unknown type " .. tostring(r.type)) end
+    local b, bm, bc = dec(name, r.agg_result or "")
+    if not b then return nil, bm, bc end
+    local o = { name = r.name, type = kind }
+    if kind == "top_rows" then
+      local rows, rm, rc = rows_in(b.rows)
+      if not rows then return nil, rm, rc end
+      o.rows = rows
+    elseif kind == "percentiles" then
+      o.items = {}
+      for j, it in ipairs(b.percentiles_aggregation_items or {}) do
+        local v, vm, vc = variant(it.value, "percentile value")
+        if vm then return nil, vm, vc end
+        o.items[j] = { key = it.key, value = v }
+      end
+    else
+      o.value = b.value ~= nil and tonumber(b.value) or nil
+    end
+    out[i] = o
+  end
+  return out
+end
+
+function gbs_in(m, rows_in)
+  local out = {}
+  for i, r in ipairs(m.group_by_results or {}) do
+    local kind = strip(r.type, "GROUP_BY_"):lower()
+    local spec = GB_RES[kind]
+    if not spec then return invalid("GroupByResult: unknown type " .. tostring(r.type)) end
+    local b, bm, bc = dec(spec[1], r.group_by_result or "")
+    if not b then return nil, bm, bc end
+    local o = { name = r.name, type = kind, items = {} }
+    for j, it in ipairs(b[spec[2]] or {}) do
+      local x = { row_count = tonumber(it.row_count), key = it.key, from = it.from, to = it.to,
+        timestamp = tonumber(it.timestamp), keys = it.keys }
+      if kind == "histogram" then
+        local k, km, kc = variant(it.key, "histogram key")
+        if km then return nil, km, kc end
+        x.key, x.row_count = k, tonumber(it.value)
+      elseif kind == "geo_grid" and it.geo_grid then
+        x.top_left, x.bottom_right = it.geo_grid.top_left, it.geo_grid.bottom_right
+      end
+      local e1, e2
+      if it.sub_aggs_result then
+        x.sub_aggs, e1, e2 = aggs_in(it.sub_aggs_result, rows_in)
+        if not x.sub_aggs then return nil, e1, e2 end
+      end
+      if it.sub_group_bys_result then
+        x.sub_group_bys, e1, e2 = gbs_in(it.sub_group_bys_result, rows_in)
+        if not x.sub_group_bys then return nil, e1, e2 end
+      end
+      o.items[j] = x
+    end
+    if kind == "composite" then
+      o.source_names = b.source_group_by_names or {}
+      if b.next_token ~= nil and b.next_token ~= "" then o.next_token = b.next_token end
+    end
+    out[i] = o
+  end
+  return out
+end
+
+--- sa.from_response(m, res, rows_in) -> res (with aggs and group_bys from
+-- the SearchResponse m) | nil, msg, code
+function sa.from_response(m, res, rows_in)
+  local e1, e2
+  if m.aggs ~= nil and m.aggs ~= "" then
+    local a, am, ac = dec("AggregationsResult", m.aggs)
+    if not a then return nil, am, ac end
+    res.aggs, e1, e2 = aggs_in(a, rows_in)
+    if not res.aggs then return nil, e1, e2 end
+  end
+  if m.group_bys ~= nil and m.group_bys ~= "" then
+    local g, gm, gc = dec("GroupBysResult", m.group_bys)
+    if not g then return nil, gm, gc end
+    res.group_bys, e1, e2 = gbs_in(g, rows_in)
+    if not res.group_bys then return nil, e1, e2 end
+  end
+  return res
+end
+
 return sa
