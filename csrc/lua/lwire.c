@@ -78,7 +78,9 @@ static int to_value(enc *e, int idx, pb_value *v, int allow_inf, int allow_auto,
     d = lua_tonumber(L, idx);
 #else
     d = lua_tonumber(L, idx);
-    if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+    /* integral: INTEGER, as on 5.4 -- but -0.0, an INTEGER 0 would lose
+     * its sign: DOUBLE, as 5.4 writes the float -0.0 */
+    if (d == floor(d) && !(d == 0 && signbit(d)) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
       v->vt = PB_VT_INTEGER; v->i = (int64_t)d; return 1;
     }
 #endif

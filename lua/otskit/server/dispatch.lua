@@ -49,7 +49,8 @@ dispatch.APIS = {
 local function service_message(code, msg)
   local e = errors.get(code)
   if e and e.exact then return e.message end
-  return msg
+  -- it may echo the request's bytes: always encodable (otskit.server.text)
+  return require("otskit.server.text").message(msg)
 end
 
 -- per-row errors of batch answers get the service's messages too
