@@ -136,8 +136,8 @@ function K.field(env, g, scope, depth, what)
   if d then
     local ctx = env.ctx
     local f = ctx:bind(d.id)
-    local rows = agg.query(env, ("SELECT n.v, count(DISTINCT d.id) FROM %sdoc d JOIN %s n ON n.doc = d.id AND n.f = %s WHERE %s GROUP BY n.v")
-      :format(ctx.p, valtbl(env, d), f, scope))
+    -- (f, v, doc) is unique: count(*) counts the documents of a value
+    local rows = agg.query(env, ("SELECT n.v, count(*) %s GROUP BY n.v"):format(agg.values_of(env, d, scope)))
     for _, r in ipairs(rows) do
       if r[2] >= mdc then items[#items + 1] = { v = r[1], key = key_string(d, r[1]), row_count = r[2] } end
     end
@@ -253,8 +253,17 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
     local conds = { scope, x .. " IS NOT NULL" }
     if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
     if hi ~= nil then conds[#conds + 1] = x .. " < " .. ctx:bind(hi) end
-    local rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
-      :format(keyexpr(x), from, table.concat(conds, " AND ")))
+    local rows
+    if d and miss == nil then -- from the values alone
+      local vc = {}
+      if lo ~= nil then vc[#vc + 1] = " AND n.v >= " .. ctx:bind(lo) end
+      if hi ~= nil then vc[#vc + 1] = " AND n.v < " .. ctx:bind(hi) end
+      rows = agg.query(env, ("SELECT b, count(DISTINCT doc) FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b ORDER BY b")
+        :format(keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc)))
+    else
+      rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
+        :format(keyexpr(x), from, table.concat(conds, " AND ")))
+    end
     if #rows > L.buckets then return bad(("%s: more than %d buckets"):format(what, L.buckets)) end
     for _, r in ipairs(rows) do
       if r[2] >= math.max(mdc, 1) then items[#items + 1] = { b = r[1], row_count = r[2] } end
