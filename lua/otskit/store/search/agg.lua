@@ -113,8 +113,9 @@ local function simple(fn)
     if m2 then return nil, m2, c2 end
     local n, total, lo, hi, having = 0, 0, nil, nil, 0
     if d then
-      local r = agg.query(env, ("SELECT count(*), total(n.v), min(n.v), max(n.v), count(DISTINCT n.doc) %s"):format(
-        values_of(env, d, scope)))[1]
+      -- the documents having a value count only when a missing value stands in
+      local r = agg.query(env, ("SELECT count(*), total(n.v), min(n.v), max(n.v), %s %s"):format(
+        miss ~= nil and "count(DISTINCT n.doc)" or "0", values_of(env, d, scope)))[1]
       n, total, lo, hi, having = r[1], r[2], r[3], r[4], r[5]
     end
     if miss ~= nil then
