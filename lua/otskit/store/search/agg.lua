@@ -249,6 +249,52 @@ function agg.run_list(env, list, scope, where)
   return out
 end
 
+local BATCH = { avg = true, min = true, max = true, sum = true, count = true }
+
+--- agg.by_group(env, list, gd, scope) -> fn(v) -> the results of the
+-- aggregations `list` over the documents whose field gd has value v, all
+-- groups computed by one GROUP BY per aggregation | nil when the list is
+-- not only avg/min/max/sum/count without missing values (run it per
+-- group with agg.run_list then; it also reports the list's errors)
+function agg.by_group(env, list, gd, scope)
+  if type(list) ~= "table" or #list == 0 or #list > L.per_level then return nil end
+  local seen, fields = {}, {}
+  for i, a in ipairs(list) do
+    if type(a) ~= "table" or not BATCH[a.type] or a.missing ~= nil or type(a.name) ~= "string" or a.name == ""
+      or seen[a.name] then return nil end
+    for k in pairs(a) do if not FIELDS[k] then return nil end end
+    seen[a.name] = true
+    local d = agg.field(env, a.field_name, "", a.type ~= "count" and NUMERIC or nil)
+    if not d then return nil end
+    fields[i] = d
+  end
+  local ctx = env.ctx
+  local per = {}
+  for i, a in ipairs(list) do
+    local d = fields[i]
+    local text = ("SELECT g.v, count(n.v), total(n.v), min(n.v), max(n.v) FROM %s g JOIN %s n ON n.doc = g.doc AND n.f = %s WHERE g.f = %s")
+      :format(tbl(env, gd), tbl(env, d), ctx:bind(d.id), ctx:bind(gd.id))
+    if scope ~= agg.ALL then text = text .. (" AND g.doc IN (SELECT d.id FROM %sdoc d WHERE %s)"):format(ctx.p, scope) end
+    local m = {}
+    for _, r in ipairs(agg.query(env, text .. " GROUP BY g.v")) do m[r[1]] = r end
+    per[i] = m
+  end
+  return function(v)
+    local out = {}
+    for i, a in ipairs(list) do
+      local r = per[i][v]
+      local val
+      if a.type == "count" then val = r and r[2] or 0
+      elseif a.type == "sum" then val = num(r and r[3] or 0)
+      elseif r and r[2] > 0 then
+        if a.type == "avg" then val = num(r[3] / r[2]) elseif a.type == "min" then val = num(r[4]) else val = num(r[5]) end
+      end
+      out[i] = { name = a.name, type = a.type, value = val }
+    end
+    return out
+  end
+end
+
 --- agg.value(results, name) -> the single value of a sub-aggregation (for
 -- sub_agg_sort) | nil, msg
 function agg.value(results, name)

@@ -146,9 +146,16 @@ function K.field(env, g, scope, depth, what)
     end
     local by_sub = false
     for _, s in ipairs(type(g.sort) == "table" and g.sort or {}) do if type(s) == "table" and s.sub_agg_sort then by_sub = true end end
+    -- simple sub-aggregations of every group at once
+    local batched = g.sub_aggs ~= nil and agg.by_group(env, g.sub_aggs, d, scope)
+    local rest = g
+    if batched then
+      rest = { sub_group_bys = g.sub_group_bys }
+      for _, it in ipairs(items) do it.sub_aggs = batched(it.v) end
+    end
     if by_sub then
       for _, it in ipairs(items) do
-        local ok, mm, cc = children(env, g, it, bucket(it), depth, what)
+        local ok, mm, cc = children(env, rest, it, bucket(it), depth, what)
         if not ok then return nil, mm, cc end
       end
     end
@@ -158,7 +165,7 @@ function K.field(env, g, scope, depth, what)
     for i = size + 1, #items do items[i] = nil end
     if not by_sub then
       for _, it in ipairs(items) do
-        local ok, mm, cc = children(env, g, it, bucket(it), depth, what)
+        local ok, mm, cc = children(env, rest, it, bucket(it), depth, what)
         if not ok then return nil, mm, cc end
       end
     end
