@@ -60,6 +60,11 @@ for id = 1, 2000 do
     columns = { { "v", VALUE }, { "n", id } } })
   puts[id] = { path = "/PutRow", body = body, h = signed("PutRow", body) }
 end
+-- a 100-row GetRange (issue 30's figure), answered rows 1..100
+local rbody = wire.encode_request("GetRange", { table = "bench", start = { { "id", 1 } }, stop = { { "id", 101 } } })
+local range_res, range_body = call("GetRange", { table = "bench", start = { { "id", 1 } }, stop = { { "id", 101 } } })
+assert(#range_res.rows == 100, "GetRange does not answer 100 rows")
 write("get.lua", list(gets)); write("put.lua", list(puts))
-write("get.body", get_body); write("put.body", put_body)
+write("range.lua", list({ { path = "/GetRange", body = rbody, h = signed("GetRange", rbody) } }))
+write("get.body", get_body); write("put.body", put_body); write("range.body", range_body)
 print(("serve_reqs: GetRow answer %d bytes, PutRow answer %d bytes"):format(#get_body, #put_body))

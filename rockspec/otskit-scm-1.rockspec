@@ -42,7 +42,7 @@ build = {
         "csrc/lua/lmpool.c", "csrc/lua/lpbmsg.c", "csrc/lua/lprefix.c", "csrc/lua/lresume.c",
         "csrc/lua/lrow.c", "csrc/lua/lsplice.c", "csrc/lua/lsql.c", "csrc/lua/ltuple.c", "csrc/lua/lwire.c",
         "csrc/lua/otskit.c",
-        "build/proto/search.pb-c.c", "build/proto/tablestore.pb-c.c", "build/proto/tablestore_filter.pb-c.c",
+        "build/proto/search.pb-c.c", "build/proto/search_agg.pb-c.c", "build/proto/tablestore.pb-c.c", "build/proto/tablestore_filter.pb-c.c",
       },
       defines = { "_DEFAULT_SOURCE" },
       libraries = { "curl", "crypto", "xxhash", "zstd", "lz4", "z", "sqlite3", "protobuf-c", "m" },

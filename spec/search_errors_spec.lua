@@ -41,7 +41,7 @@ describe("otskit.store search index: bad input", function()
       db:search{ table = "t", index = "ix", sort = { { field_sort = { field_name = "nosort" } } } })
     fails("OTSParameterInvalid", "TEXT", db:search{ table = "t", index = "ix", query = { range = { field_name = "txt", from = "a" } } })
     fails("OTSParameterInvalid", "unknown query kind", db:search{ table = "t", index = "ix", query = { fuzzy = {} } })
-    fails("OTSParameterInvalid", "not supported", db:search{ table = "t", index = "ix", aggs = {} })
+    fails("OTSParameterInvalid", "not supported", db:search{ table = "t", index = "ix", highlight = {} })
   end)
 
   it("enforces limit and offset + limit maxima", function()

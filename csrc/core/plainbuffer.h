@@ -73,6 +73,7 @@ typedef struct {
   const char *err;        /* why decoding failed (static text) */
   size_t err_at;          /* byte offset of the failure */
   const unsigned char *start;
+  int trusted;            /* bytes checked before: checksums not recomputed */
 } pb_reader;
 
 /* 1 when buf holds a header (or is empty: no rows); 0 with r->err. */

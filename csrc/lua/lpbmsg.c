@@ -12,6 +12,7 @@
 #include "tablestore.pb-c.h"
 #include "tablestore_filter.pb-c.h"
 #include "search.pb-c.h"
+#include "search_agg.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const messages[] = {
   &ots__error__descriptor,
@@ -36,6 +37,8 @@ static const ProtobufCMessageDescriptor *const messages[] = {
   &ots__start_local_transaction_request__descriptor, &ots__start_local_transaction_response__descriptor,
   &ots__commit_transaction_request__descriptor, &ots__commit_transaction_response__descriptor,
   &ots__abort_transaction_request__descriptor, &ots__abort_transaction_response__descriptor,
+  &ots__sqlquery_request__descriptor, &ots__sqlquery_response__descriptor,
+  &ots__table_consumed_capacity__descriptor,
   &ots__filter__filter__descriptor, &ots__filter__single_column_value_filter__descriptor,
   &ots__filter__composite_column_value_filter__descriptor,
   &ots__filter__column_pagination_filter__descriptor,
@@ -72,6 +75,43 @@ static const ProtobufCMessageDescriptor *const messages[] = {
   &ots__search__search_index_splits_options__descriptor, &ots__search__compute_splits_request__descriptor,
   &ots__search__compute_splits_response__descriptor, &ots__search__scan_query__descriptor,
   &ots__search__parallel_scan_request__descriptor, &ots__search__parallel_scan_response__descriptor,
+  /* search_agg.proto */
+  &ots__search__aggregation__descriptor, &ots__search__aggregations__descriptor,
+  &ots__search__group_by__descriptor, &ots__search__group_bys__descriptor,
+  &ots__search__collapse__descriptor, &ots__search__avg_aggregation__descriptor,
+  &ots__search__max_aggregation__descriptor, &ots__search__min_aggregation__descriptor,
+  &ots__search__sum_aggregation__descriptor, &ots__search__count_aggregation__descriptor,
+  &ots__search__distinct_count_aggregation__descriptor, &ots__search__top_rows_aggregation__descriptor,
+  &ots__search__percentiles_aggregation__descriptor, &ots__search__date_time_value__descriptor,
+  &ots__search__field_range__descriptor, &ots__search__group_key_sort__descriptor,
+  &ots__search__row_count_sort__descriptor, &ots__search__sub_agg_sort__descriptor,
+  &ots__search__group_by_sorter__descriptor, &ots__search__group_by_sort__descriptor,
+  &ots__search__group_by_field__descriptor, &ots__search__range__descriptor,
+  &ots__search__group_by_range__descriptor, &ots__search__group_by_filter__descriptor,
+  &ots__search__geo_point__descriptor, &ots__search__group_by_geo_distance__descriptor,
+  &ots__search__group_by_histogram__descriptor, &ots__search__group_by_date_histogram__descriptor,
+  &ots__search__group_by_geo_grid__descriptor, &ots__search__group_by_composite__descriptor,
+  &ots__search__avg_aggregation_result__descriptor, &ots__search__max_aggregation_result__descriptor,
+  &ots__search__min_aggregation_result__descriptor, &ots__search__sum_aggregation_result__descriptor,
+  &ots__search__count_aggregation_result__descriptor,
+  &ots__search__distinct_count_aggregation_result__descriptor,
+  &ots__search__top_rows_aggregation_result__descriptor,
+  &ots__search__percentiles_aggregation_item__descriptor,
+  &ots__search__percentiles_aggregation_result__descriptor, &ots__search__aggregation_result__descriptor,
+  &ots__search__aggregations_result__descriptor, &ots__search__group_by_result__descriptor,
+  &ots__search__group_bys_result__descriptor, &ots__search__group_by_field_result_item__descriptor,
+  &ots__search__group_by_field_result__descriptor, &ots__search__group_by_range_result_item__descriptor,
+  &ots__search__group_by_range_result__descriptor,
+  &ots__search__group_by_geo_distance_result_item__descriptor,
+  &ots__search__group_by_geo_distance_result__descriptor,
+  &ots__search__group_by_filter_result_item__descriptor, &ots__search__group_by_filter_result__descriptor,
+  &ots__search__group_by_histogram_item__descriptor, &ots__search__group_by_histogram_result__descriptor,
+  &ots__search__group_by_date_histogram_item__descriptor,
+  &ots__search__group_by_date_histogram_result__descriptor, &ots__search__geo_grid__descriptor,
+  &ots__search__group_by_geo_grid_result_item__descriptor,
+  &ots__search__group_by_geo_grid_result__descriptor,
+  &ots__search__group_by_composite_result_item__descriptor,
+  &ots__search__group_by_composite_result__descriptor,
   NULL
 };
 

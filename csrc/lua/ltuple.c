@@ -118,6 +118,11 @@ static int put_elem(lua_State *L, tuple_buf *b, int idx, int desc,
   return 1;
 }
 
+/* Elements one pack takes and one unpack returns at most: a 100 MB input
+ * of one-byte nils would otherwise build a 100-million-entry table, and a
+ * t.n of 1e9 would pack a gigabyte of nils. */
+#define TUPLE_MAX_ELEMENTS 1000000
+
 /* Encodes the tuple at index 1 into the scratch buffer; raises on a
  * programming mistake. */
 static tuple_buf *encode(lua_State *L, int desc) {
@@ -128,8 +133,8 @@ static tuple_buf *encode(lua_State *L, int desc) {
   lua_rawget(L, 1);
   if (lua_type(L, -1) == LUA_TNUMBER) {
     lua_Number d = lua_tonumber(L, -1);
-    if (!(d >= 0 && d <= 1e9) || d != floor(d))
-      otsk_error(L, "key", "tuple.n must be a non-negative integer");
+    if (!(d >= 0 && d <= TUPLE_MAX_ELEMENTS) || d != floor(d))
+      otsk_error(L, "key", "tuple.n must be an integer 0..%d", TUPLE_MAX_ELEMENTS);
     n = (lua_Integer)d;
   } else {
     n = (lua_Integer)lua_rawlen(L, 1);
@@ -219,10 +224,6 @@ static int push_item(lua_State *L, scratch *sc, const tuple_item *it) {
   }
   return 0;
 }
-
-/* Elements one unpack returns at most: a 100 MB input of one-byte nils
- * would otherwise build a 100M-slot table (2 GB). Keys hold a handful. */
-#define TUPLE_MAX_ELEMENTS 1000000
 
 static int decode(lua_State *L, int desc) {
   size_t n;

@@ -15,7 +15,7 @@ int otsk_wire_proto_register(lua_State *L); /* lpbmsg.c */
 
 /* The context (upvalue 1 of every function): the store's typed-value
  * metatable and sentinels (set by wire.init), and a scratch writer. */
-enum { CTX_TYPED = 1, CTX_INF_MIN, CTX_INF_MAX, CTX_AUTO, CTX_WRITER, CTX_KEYS };
+enum { CTX_TYPED = 1, CTX_INF_MIN, CTX_INF_MAX, CTX_AUTO, CTX_WRITER, CTX_KEYS, CTX_LAZY, CTX_ROW };
 #define WRITER_MT "otskit.wire.writer"
 #define TWO53 9007199254740992.0
 
@@ -78,7 +78,9 @@ static int to_value(enc *e, int idx, pb_value *v, int allow_inf, int allow_auto,
     d = lua_tonumber(L, idx);
 #else
     d = lua_tonumber(L, idx);
-    if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+    /* integral: INTEGER, as on 5.4 -- but -0.0, an INTEGER 0 would lose
+     * its sign: DOUBLE, as 5.4 writes the float -0.0 */
+    if (d == floor(d) && !(d == 0 && signbit(d)) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
       v->vt = PB_VT_INTEGER; v->i = (int64_t)d; return 1;
     }
 #endif
@@ -422,7 +424,7 @@ static int l_encode_value(lua_State *L) {
 
 /* stack slots of decode's constants */
 typedef struct {
-  int typed, inf_min, inf_max, autoinc, k_pk, k_cols, k_cells, k_deleted, k_type, k_value, k_op;
+  int typed, inf_min, inf_max, autoinc, k_pk, k_cols, k_cells, k_deleted, k_type, k_value, k_op, lazy;
   int k_vt[12];   /* the type names by PlainBuffer type, 0 when none */
   int want_typed; /* BINARY (and on LuaJIT ambiguous numbers) as typed values */
 } dec;
@@ -480,14 +482,9 @@ static const char *op_name(int op) {
   return op == PB_OP_DELETE_ALL ? "DELETE_ALL" : op == PB_OP_DELETE_ONE ? "DELETE" : "INCREMENT";
 }
 
-/* Pushes one row: { primary_key = {{name, value [, type]}, ...}, columns = {name =
- * newest value}, cells = {{name, value, ts, type [, op = ...]}, ...}
- * [, deleted = true] } */
-static void push_row(lua_State *L, const dec *d, const pb_row *row) {
-  size_t i, nattr = row->ncells - row->npk;
-  const pb_cell *prev = NULL;
-  lua_createtable(L, 0, 4);
-  lua_pushvalue(L, d->k_pk);
+/* Pushes the primary key: {{name, value [, type]}, ...} */
+static void push_key(lua_State *L, const dec *d, const pb_row *row) {
+  size_t i;
   lua_createtable(L, (int)row->npk, 0);
   for (i = 0; i < row->npk; i++) {
     const pb_cell *c = &row->cells[i];
@@ -506,12 +503,19 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row) {
     }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  lua_rawset(L, -3);
-  lua_pushvalue(L, d->k_cols);
-  lua_createtable(L, 0, (int)nattr);
-  lua_pushvalue(L, d->k_cells);
+}
+
+/* the first cell of a name (not an update op) is its newest version */
+static int newest(const pb_cell *c, const pb_cell *prev) {
+  return !c->op && (!prev || prev->name_len != c->name_len || memcmp(prev->name, c->name, c->name_len) != 0);
+}
+
+/* Pushes the cells {{name, value, ts, type [, op = ...]}, ...}; with cols
+ * (a stack index, else 0) also sets cols[name] = newest value. */
+static void push_cells(lua_State *L, const dec *d, const pb_row *row, int cols) {
+  size_t i, nattr = row->ncells - row->npk;
+  const pb_cell *prev = NULL;
   lua_createtable(L, (int)nattr, 0);
-  /* stack: row, "columns", cols, "cells", cells */
   for (i = 0; i < nattr; i++) {
     const pb_cell *c = &row->cells[row->npk + i];
     lua_createtable(L, 4, c->op ? 1 : 0);
@@ -533,17 +537,57 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row) {
       lua_pushvalue(L, d->k_op);
       lua_pushstring(L, op_name(c->op));
       lua_rawset(L, -3);
-    } else if (!prev || prev->name_len != c->name_len || memcmp(prev->name, c->name, c->name_len) != 0) {
-      /* the first cell of a name is its newest version */
+    } else if (cols && newest(c, prev)) {
       lua_rawgeti(L, -1, 1);
       lua_rawgeti(L, -2, 2);
-      lua_rawset(L, -6);
+      lua_rawset(L, cols);
       prev = c;
     }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  lua_rawset(L, -5);
+}
+
+/* Pushes one row: { primary_key = {{name, value [, type]}, ...}, columns = {name =
+ * newest value}, cells = {{name, value, ts, type [, op = ...]}, ...}
+ * [, deleted = true] }. lazy (the stack index of the bytes, else 0): cells
+ * is built on first read of row.cells (lazy_cells) from the row's bytes at
+ * offset off, which the row's own metatable holds until then. */
+static void push_row(lua_State *L, const dec *d, const pb_row *row, int lazy, size_t off) {
+  size_t i, nattr = row->ncells - row->npk;
+  int cols;
+  lua_createtable(L, 0, 4);
+  lua_pushvalue(L, d->k_pk);
+  push_key(L, d, row);
   lua_rawset(L, -3);
+  lua_pushvalue(L, d->k_cols);
+  lua_createtable(L, 0, (int)nattr);
+  cols = lua_gettop(L);
+  if (lazy) {
+    const pb_cell *prev = NULL;
+    for (i = 0; i < nattr; i++) {
+      const pb_cell *c = &row->cells[row->npk + i];
+      if (!newest(c, prev)) continue;
+      lua_pushlstring(L, c->name, c->name_len);
+      push_value(L, d, &c->v, 0);
+      lua_rawset(L, cols);
+      prev = c;
+    }
+    lua_rawset(L, -3);
+    lua_createtable(L, 2, 1);
+    lua_pushvalue(L, lazy);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, (lua_Integer)off);
+    lua_rawseti(L, -2, 2);
+    lua_pushliteral(L, "__index");
+    lua_pushvalue(L, d->lazy);
+    lua_rawset(L, -3);
+    lua_setmetatable(L, -2);
+  } else {
+    lua_pushvalue(L, d->k_cells);
+    push_cells(L, d, row, cols);
+    lua_rawset(L, -5);
+    lua_rawset(L, -3);
+  }
   if (row->deleted) {
     lua_pushvalue(L, d->k_deleted);
     lua_pushboolean(L, 1);
@@ -553,6 +597,8 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row) {
 
 static void dec_open(lua_State *L, dec *d) {
   int ctx = lua_upvalueindex(1);
+  /* the constants below and a row being built (row, key, table, cell, value) */
+  luaL_checkstack(L, 32, "otskit.wire: decode");
   lua_rawgeti(L, ctx, CTX_TYPED); d->typed = lua_gettop(L);
   lua_rawgeti(L, ctx, CTX_INF_MIN); d->inf_min = lua_gettop(L);
   lua_rawgeti(L, ctx, CTX_INF_MAX); d->inf_max = lua_gettop(L);
@@ -571,6 +617,7 @@ static void dec_open(lua_State *L, dec *d) {
   lua_pushliteral(L, "BOOLEAN"); d->k_vt[PB_VT_BOOLEAN] = lua_gettop(L);
   lua_pushliteral(L, "STRING"); d->k_vt[PB_VT_STRING] = lua_gettop(L);
   lua_pushliteral(L, "BINARY"); d->k_vt[PB_VT_BLOB] = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_LAZY); d->lazy = lua_gettop(L);
   d->want_typed = 0;
 }
 
@@ -580,19 +627,58 @@ static int row_gc(lua_State *L) {
   return 0;
 }
 
-/* decode_rows(bytes [, max [, typed]]) -> rows | nil, msg, "CorruptPlainBuffer".
+/* __index of an untyped decoded row whose cells were not read yet
+ * (row, key) -> row.cells | nil: decodes the row again from the bytes its
+ * metatable holds (checked when first decoded), sets row.cells and drops
+ * the metatable (and with it the reference to the bytes). */
+static int lazy_cells(lua_State *L) {
+  size_t n;
+  const char *s, *key;
+  pb_reader r;
+  pb_row *row;
+  dec d;
+  lua_Integer off;
+  key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  if (!key || strcmp(key, "cells") != 0 || !lua_getmetatable(L, 1)) return 0;
+  lua_rawgeti(L, -1, 1);
+  s = lua_tolstring(L, -1, &n);
+  lua_rawgeti(L, -2, 2);
+  off = lua_tointeger(L, -1);
+  if (!s || off < 0 || (size_t)off >= n) return luaL_error(L, "otskit.wire: a decoded row's metatable was changed");
+  lua_settop(L, 3); /* row, key, metatable (keeps the bytes) */
+  dec_open(L, &d);
+  lua_rawgeti(L, lua_upvalueindex(1), CTX_ROW);
+  row = lua_touserdata(L, -1);
+  r.start = (const unsigned char *)s; r.p = r.start + off; r.end = r.start + n;
+  r.err = NULL; r.err_at = 0;
+  r.trusted = 1; /* verified by decode_rows */
+  if (pb_read_row(&r, row) != 1) return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
+  push_cells(L, &d, row, 0);
+  lua_pushvalue(L, d.k_cells);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, 1);
+  lua_pushnil(L);
+  lua_setmetatable(L, 1);
+  return 1;
+}
+
+/* decode_rows(bytes [, max [, typed [, eager]]]) -> rows | nil, msg, "CorruptPlainBuffer".
  * max: refuse more rows than this (1 for a single-row field); typed: BINARY
  * values as typed tables (what the store takes) rather than strings with
- * the type in cells[i][4] (what the store returns). */
+ * the type in cells[i][4] (what the store returns). Untyped rows (a
+ * response's) build row.cells when first read (lazy_cells): a reader of
+ * primary_key and columns allocates no table per cell; eager: build
+ * every row.cells now (the representation the lazy rows equal). */
 static int l_decode_rows(lua_State *L) {
   size_t n, nrows = 0, max;
   const char *s = luaL_checklstring(L, 1, &n);
   pb_reader r;
   pb_row *row;
   dec d;
-  int rc, out, typed;
+  int rc, out, typed, eager;
   max = (size_t)luaL_optinteger(L, 2, 0);
   typed = lua_toboolean(L, 3);
+  eager = lua_toboolean(L, 4);
   lua_settop(L, 1);
   dec_open(L, &d);
   d.want_typed = typed;
@@ -604,9 +690,11 @@ static int l_decode_rows(lua_State *L) {
   lua_createtable(L, (int)(n / 64 < 4096 ? n / 64 : 4096), 0);
   out = lua_gettop(L);
   if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
-  while ((rc = pb_read_row(&r, row)) == 1) {
+  for (;;) {
+    size_t off = (size_t)(r.p - r.start);
+    if ((rc = pb_read_row(&r, row)) != 1) break;
     if (max && nrows == max) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
-    push_row(L, &d, row);
+    push_row(L, &d, row, typed || eager ? 0 : 1, off);
     lua_rawseti(L, out, (lua_Integer)++nrows);
   }
   if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
@@ -673,6 +761,27 @@ static int l_equal(lua_State *L) {
   return 1;
 }
 
+/* unknown_key(t, allowed) -> the first key of t (in next's order) that
+ * allowed does not map to a true value, or nil. In C so that a request's
+ * field check is no short Lua loop: LuaJIT aborts the traces of the
+ * request path that reach one ("inner loop in root trace") and stitches
+ * around a C call instead. */
+static int l_unknown_key(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, 2);
+    if (!lua_toboolean(L, -1)) { lua_pop(L, 1); return 1; }
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
 /* init(typed_mt, INF_MIN, INF_MAX, AUTO_INCREMENT): the store's objects */
 static int l_init(lua_State *L) {
   int ctx = lua_upvalueindex(1), i;
@@ -699,12 +808,14 @@ static const luaL_Reg funcs[] = {
   {"hmac_sha1_b64", l_hmac_sha1_b64},
   {"content_md5", l_content_md5},
   {"equal", l_equal},
+  {"unknown_key", l_unknown_key},
   {NULL, NULL}
 };
 
 int otsk_open_wire(lua_State *L) {
   const luaL_Reg *f;
   pb_writer *w;
+  pb_row *row;
   luaL_newmetatable(L, WRITER_MT);
   lua_pushcfunction(L, writer_gc);
   lua_setfield(L, -2, "__gc");
@@ -720,6 +831,14 @@ int otsk_open_wire(lua_State *L) {
   luaL_getmetatable(L, WRITER_MT);
   lua_setmetatable(L, -2);
   lua_rawseti(L, -2, CTX_WRITER);
+  row = lua_newuserdata(L, sizeof *row); /* lazy_cells's scratch row */
+  memset(row, 0, sizeof *row);
+  luaL_getmetatable(L, ROW_MT);
+  lua_setmetatable(L, -2);
+  lua_rawseti(L, -2, CTX_ROW);
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, lazy_cells, 1);
+  lua_rawseti(L, -2, CTX_LAZY);
   for (f = funcs; f->name; f++) {
     lua_pushvalue(L, -1);
     lua_pushcclosure(L, f->func, 1);

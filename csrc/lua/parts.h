@@ -13,6 +13,7 @@
   X(merge) \
   X(kv) \
   X(sql) \
+  X(sqlq) \
   X(row) \
   X(resume) \
   X(wire) \

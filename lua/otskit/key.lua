@@ -35,7 +35,8 @@ end
 key.double = C.double
 
 --- key.pack(t) -> bytes. t is an array of elements (t.n, when given, is
--- the length and nils inside count as key.null):
+-- the length, at most 1 000 000 -- more raises at once -- and nils inside
+-- count as key.null):
 --   string -> byte string     key.text(s) -> text string
 --   number -> integer if it is one exactly (a 5.4 integer, or an integral
 --             float within int64 other than -0.0), else double; the same

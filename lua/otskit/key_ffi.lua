@@ -97,7 +97,7 @@ function M.install(C, capi)
       if type(t) ~= "table" or getmetatable(t) ~= nil then return fallback(...) end
       local n = rawget(t, "n")
       if type(n) == "number" then
-        if not (n >= 0 and n <= 1e9) or n ~= floor(n) then return fallback(t) end
+        if not (n >= 0 and n <= 1000000) or n ~= floor(n) then return fallback(t) end
       else
         n = #t
       end

@@ -22,7 +22,7 @@ int main(void) {
   char err[256], text[128];
   sqlite3_stmt *st, *first;
   int i;
-  CHECK(kv_open(":memory:", 1000, &db, err, sizeof err) == KV_OK);
+  CHECK(kv_open(":memory:", 8, 1000, &db, err, sizeof err) == KV_OK);
   CHECK(kvsql_exec(db, "CREATE TABLE x (a INTEGER, b TEXT); INSERT INTO x VALUES (1, 'one'), (2, 'two');") == SQLITE_OK);
   first = prep(db, "SELECT b FROM x WHERE a = ?1");
   CHECK(first != NULL);

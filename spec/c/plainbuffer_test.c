@@ -43,6 +43,22 @@ int main(void) {
   pb_cell c;
 
   CHECK(pb_crc8(0, "123456789", 9) == 0xF4); /* CRC-8/SMBUS check value */
+  { /* the sliced CRC equals a bitwise reference at every length, offset and start value */
+    unsigned char buf[64];
+    unsigned seed = 12345, start, len, off;
+    for (i = 0; i < sizeof buf; i++) { seed = seed * 1103515245u + 12345u; buf[i] = (unsigned char)(seed >> 16); }
+    for (start = 0; start < 256; start += 17)
+      for (off = 0; off < 8; off++)
+        for (len = 0; len + off <= sizeof buf; len++) {
+          unsigned char ref = (unsigned char)start;
+          unsigned b, k;
+          for (b = 0; b < len; b++) {
+            ref ^= buf[off + b];
+            for (k = 0; k < 8; k++) ref = (unsigned char)(ref & 0x80 ? (ref << 1) ^ 0x07 : ref << 1);
+          }
+          CHECK(pb_crc8((unsigned char)start, buf + off, len) == ref);
+        }
+  }
 
   /* put [pk1='a'] s='v'@ts=1700000000000, the Node SDK's bytes */
   n = unhex("7500000001030403000000706b3105060000000301000000610a1902030401000000730506000000030100000076070068e5cf8b0100000a5a0916", want);

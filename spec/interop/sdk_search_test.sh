@@ -3,13 +3,15 @@
 # tests (the test/ folder the npm package tablestore@5.6.5 ships, in
 # build/node; never copied into the tree, never edited) against `otskit
 # serve --data DIR --workers 2` on a free 127.0.0.1 port:
-# test/search_old.test.js in full, and from test/search.test.js
-# create_and_describe_with_ttl_and_reindex_and_update_ttl,
-# field_sort_missing_field_query, compute_splits and parallel_scan.
-# agg_and_group_by runs first only because it writes the rows
-# field_sort_missing_field_query reads (its aggregations are not supported:
-# its own result is reported, not counted). Ends with one "N passed, N
-# failed" line over the counted tests (mocha's JSON report).
+# test/search_old.test.js in full, and test/search.test.js in full, of
+# which these are counted: create_and_describe_with_ttl_and_reindex_and_update_ttl,
+# agg_and_group_by, group_by_date_histogram, group_by_geo_grid,
+# field_sort_missing_field_query, group_by_composite, "collapse test ",
+# compute_splits and parallel_scan. functions_score_query,
+# knn_vector_query, highlight_query and weight need query kinds otskit
+# does not run yet: their results are reported, not counted. Ends with
+# one "N passed, N failed" line over the counted tests (mocha's JSON
+# report).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -22,7 +24,7 @@ if [ ! -d "$sdk/test" ] || [ ! -x "$node_dir/node_modules/.bin/mocha" ]; then
     echo "sdk search tests: npm install tablestore@5.6.5 mocha@10.8.2 failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
 if [ ! -d "$sdk/test" ]; then echo "sdk search tests: the npm package ships no test/ folder"; echo "0 passed, 1 failed"; exit 1; fi
-tmp=$(mktemp -d /tmp/otskit-sdk-search.XXXXXX)
+tmp=$(mktemp -d /tmp/otskit-sdk-search.XXXXXX); chmod 755 "$tmp"
 pid=""
 stop_server() {
   [ -n "$pid" ] || return 0
@@ -53,13 +55,13 @@ export endpoint="http://127.0.0.1:$port" accessKeyId=ak-test secretAccessKey=sk-
 mocha=$node_dir/node_modules/.bin/mocha
 (cd "$sdk" && "$mocha" --reporter json --reporter-option output="$tmp/old.json" --timeout 200000 --exit test/search_old.test.js >"$tmp/old.log" 2>&1)
 (cd "$sdk" && "$mocha" --reporter json --reporter-option output="$tmp/new.json" --timeout 200000 --exit \
-  --grep 'create_and_describe_with_ttl_and_reindex_and_update_ttl|agg_and_group_by|field_sort_missing_field_query|compute_splits|parallel_scan' \
   test/search.test.js >"$tmp/new.log" 2>&1)
-# counted: every test of search_old, and the four named ones
+# counted: every test of search_old, and the named ones
 node -e '
 const fs = require("fs");
 const want = new Set(["create_and_describe_with_ttl_and_reindex_and_update_ttl", "field_sort_missing_field_query",
-  "compute_splits", "parallel_scan"]);
+  "compute_splits", "parallel_scan", "agg_and_group_by", "group_by_date_histogram", "group_by_geo_grid",
+  "group_by_composite", "collapse test "]);
 let p = 0, f = 0;
 function report(file, all) {
   let r;

@@ -3,7 +3,8 @@
 # (the test/ folder the npm package tablestore@5.6.5 ships, in build/node;
 # never copied into the tree, never edited) against `otskit serve --data
 # DIR --workers 2` on a free 127.0.0.1 port: table.test.js,
-# data_opration.test.js, globalIndex.test.js, long.test.js and protocol/.
+# data_opration.test.js, globalIndex.test.js, long.test.js, sql.test.js and
+# protocol/.
 # The tests read the environment variables endpoint, accessKeyId,
 # secretAccessKey and instancename. mocha is installed into build/node
 # with npm when missing. Ends with one "N passed, N failed" line (mocha's
@@ -21,6 +22,7 @@ if [ ! -d "$sdk/test" ] || [ ! -x "$node_dir/node_modules/.bin/mocha" ]; then
 fi
 if [ ! -d "$sdk/test" ]; then echo "sdk tests: the npm package ships no test/ folder"; echo "0 passed, 1 failed"; exit 1; fi
 tmp=$(mktemp -d /tmp/otskit-sdk-tests.XXXXXX)
+chmod 711 "$tmp" # the workers (nobody when started as root) reach --data inside
 pid=""
 stop_server() {
   [ -n "$pid" ] || return 0
@@ -50,7 +52,7 @@ done
 export endpoint="http://127.0.0.1:$port" accessKeyId=ak-test secretAccessKey=sk-test instancename=inst
 cd "$sdk"
 "$node_dir/node_modules/.bin/mocha" --reporter dot --timeout 60000 --exit \
-  test/table.test.js test/data_opration.test.js test/globalIndex.test.js test/long.test.js test/protocol \
+  test/table.test.js test/data_opration.test.js test/globalIndex.test.js test/long.test.js test/sql.test.js test/protocol \
   >"$tmp/mocha.log" 2>&1
 cd "$root"
 p=$(grep -aE '^ *[0-9]+ passing' "$tmp/mocha.log" | tail -1 | awk '{print $1}')

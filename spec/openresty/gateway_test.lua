@@ -555,6 +555,62 @@ describe("the otskit gateway in nginx", function()
     end
   end)
 
+  it("answers HEAD, HTTP/0.9, bad UTF-8, unknown methods and versions with its JSON error", function()
+    local socket = require "socket"
+    local port = tonumber(URL:match(":(%d+)$"))
+    local function raw(text)
+      local c = assert(socket.connect("127.0.0.1", port))
+      c:settimeout(5)
+      assert(c:send(text))
+      local all, _, part = c:receive("*a")   -- the server closes: the answer ends
+      c:close()
+      all = all or part or ""
+      local status = tonumber(all:match("^HTTP/1%.%d (%d+)"))
+      return status, all:match("\r\n\r\n(.*)$") or all
+    end
+    local function body_of(status, text)
+      -- a chunked body: the JSON inside
+      local j = text:match("%b{}")
+      return status, j and json.decode(j)
+    end
+    local bad = '{"points":[{"ts":1,"v":"\237\160\128"}]}'     -- a UTF-16 surrogate
+    local bad2 = '{"events":[{"ts":1,"id":"a","v":"\255"}]}'
+    local cases = {
+      { "HEAD /counters/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400, nil },
+      { "GET /series/x?from=0&to=10&limit=-1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400, "BadRequest" },
+      { "GET /events?limit=-5 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400, "BadRequest" },
+      { "POST /series/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " .. #bad .. "\r\n\r\n" .. bad, 400, "BadRequest" },
+      { "POST /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " .. #bad2 .. "\r\n\r\n" .. bad2, 400, "BadRequest" },
+      { "GET /\255\254 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404, "NotFound" },
+      { "GET /counters/x HTTP/3.0\r\nHost: x\r\n\r\n", 400, "HTTPVersionNotSupported" },
+      { "FOO /counters/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, "MethodNotAllowed" },
+      { "TRACE /counters/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, "MethodNotAllowed" },
+      { "GARBAGE\r\n\r\n", 400, "BadRequest" },
+    }
+    for _, c in ipairs(cases) do
+      local status, doc = body_of(raw(c[1]))
+      local what = c[1]:sub(1, 40)
+      assert.equal(c[2], status, what)
+      if c[3] then
+        assert.is_table(doc, what .. ": not JSON")
+        assert.equal(c[3], doc.code, what)
+      end
+    end
+    -- HTTP/0.9: the JSON error alone (no status line), then the connection closes
+    local c = assert(socket.connect("127.0.0.1", port))
+    c:settimeout(5)
+    assert(c:send("GET /healthz\r\n"))
+    local all, err, part = c:receive("*a")
+    c:close()
+    assert.is_nil(err, "the connection was not closed")
+    all = all or part
+    assert.is_nil(all:match("^HTTP/"))
+    assert.equal("BadRequest", json.decode(all).code)
+    -- nothing bad was stored
+    local st, doc = get("/series/x?from=0&to=10")
+    assert.equal(200, st); assert.equal(0, #doc.rows)
+  end)
+
   it("left no Lua error (nor a crash) in error.log, the gateway's or serve's", function()
     local bad = {}
     for _, log in ipairs { "/logs/error.log", "/serve/logs/error.log" } do

@@ -136,6 +136,7 @@ end
 
 local HTTP_CODES = { [400] = "BadRequest", [403] = "Forbidden", [404] = "NotFound",
                      [405] = "MethodNotAllowed", [414] = "URITooLong",
+                     [501] = "MethodNotAllowed", [505] = "HTTPVersionNotSupported",
                      [494] = "RequestHeaderTooLarge", [500] = "InternalError",
                      [502] = "BadGateway", [503] = "Unavailable", [504] = "Timeout" }
 
@@ -144,7 +145,11 @@ function app.http_error()
   local st = tonumber(ngx.var.uri:match("^/_error/(%d+)$"))
   if not HTTP_CODES[st] then st = 500 end
   -- 494 is nginx's internal code for a header too large: the client sees 400
-  return fail(st == 494 and 400 or st, HTTP_CODES[st], "HTTP " .. st .. " (refused by nginx)")
+  -- 494 is nginx's internal code for a header too large, 505 an HTTP
+  -- version it does not speak: the client sees 400; 501 (a method nginx
+  -- does not know) is 405 as for any other method
+  local out = (st == 494 or st == 505) and 400 or st == 501 and 405 or st
+  return fail(out, HTTP_CODES[st], "HTTP " .. st .. " (refused by nginx)")
 end
 
 function app.too_large()
@@ -177,6 +182,39 @@ local function int_arg(args, name, lo, hi, def)
 end
 
 local MAX_TS = 2 ^ 53 - 2
+
+-- whether s is well-formed UTF-8 (no overlong forms, no surrogates, at
+-- most U+10FFFF): the service stores STRING values as UTF-8 and refuses
+-- the others, so the gateway answers them 400 itself
+local function utf8_ok(s)
+  if not s:find("[\128-\255]") then return true end
+  local i, n, byte = 1, #s, string.byte
+  while i <= n do
+    local c = byte(s, i)
+    if c < 0x80 then
+      i = i + 1
+    else
+      local len
+      if c >= 0xC2 and c <= 0xDF then len = 2
+      elseif c >= 0xE0 and c <= 0xEF then len = 3
+      elseif c >= 0xF0 and c <= 0xF4 then len = 4
+      else return false end
+      if i + len - 1 > n then return false end
+      local c2 = byte(s, i + 1)
+      if (c == 0xE0 and c2 < 0xA0) or (c == 0xED and c2 > 0x9F)
+         or (c == 0xF0 and c2 < 0x90) or (c == 0xF4 and c2 > 0x8F) then
+        return false
+      end
+      for j = i + 1, i + len - 1 do
+        local b = byte(s, j)
+        if b < 0x80 or b > 0xBF then return false end
+      end
+      i = i + len
+    end
+  end
+  return true
+end
+app.utf8_ok = utf8_ok
 
 local function series_get(id)
   local args, err = ngx.req.get_uri_args(32)
@@ -247,6 +285,9 @@ local function series_post(id)
     end
     if type(v) == "number" and (v ~= v or v == math.huge or v == -math.huge) then
       return fail(400, "BadRequest", ("point %d: v must be finite"):format(i))
+    end
+    if type(v) == "string" and not utf8_ok(v) then
+      return fail(400, "BadRequest", ("point %d: v is not valid UTF-8"):format(i))
     end
     if type(v) == "string" and #v > 65536 then
       return fail(400, "BadRequest", ("point %d: v over 64 KB"):format(i))
@@ -328,6 +369,9 @@ local function events_post()
        or e.v == math.huge or e.v == -math.huge or (type(e.v) == "string" and #e.v > 65536) then
       return fail(400, "BadRequest", ("event %d: v must be a finite number or a string up to 64 KB"):format(i))
     end
+    if type(e.v) == "string" and not utf8_ok(e.v) then
+      return fail(400, "BadRequest", ("event %d: v is not valid UTF-8"):format(i))
+    end
     pts[#pts + 1] = { e.ts, e.id, { v = e.v } } -- put_many: the last of a repeated (ts, id) wins
   end
   local ok, msg, code = require("gateway.events").put_many(pts)
@@ -367,6 +411,14 @@ local routes = {
 
 --- handle (content_by_lua of location /)
 function app.handle()
+  -- an HTTP/0.9 request can only be answered with a body: the JSON error,
+  -- then the connection closes
+  if ngx.req.http_version() == 0.9 then
+    return fail(400, "BadRequest", "HTTP/0.9 is not supported: use HTTP/1.x")
+  end
+  if ngx.req.get_method() == "HEAD" then
+    return fail(400, "BadRequest", "HEAD is not served: use GET")
+  end
   local uri = ngx.var.uri
   if uri == "/healthz" then return reply(200, { ok = true, pid = ngx.worker.pid() }) end
   if uri == "/events" then
@@ -378,7 +430,11 @@ function app.handle()
   end
   local kind, id = uri:match("^/(%a+)/([^/]*)$")
   local r = kind and routes[kind]
-  if not r then return fail(404, "NotFound", "no such endpoint: " .. uri:sub(1, 100)) end
+  if not r then
+    -- echoed percent-encoded: the JSON stays valid UTF-8 whatever the URI held
+    local shown = uri:sub(1, 100):gsub("[^\32-\126]", function(c) return ("%%%02X"):format(c:byte()) end)
+    return fail(404, "NotFound", "no such endpoint: " .. shown)
+  end
   local h = r[ngx.req.get_method()]
   if not h then
     ngx.header["Allow"] = "GET, POST"

@@ -42,6 +42,7 @@ client.APIS = {
   add_defined_column = "AddDefinedColumn", delete_defined_column = "DeleteDefinedColumn",
   start_local_transaction = "StartLocalTransaction", commit_transaction = "CommitTransaction",
   abort_transaction = "AbortTransaction",
+  sql_query = "SQLQuery",
 }
 
 local NEW_KEYS = {
@@ -406,6 +407,18 @@ function C:batch_get_row(req)
   local named, m, c, r, s = keys.name(self, "BatchGetRow", req)
   if not named then return nil, m, c, r, s end
   return batch.run(self, "BatchGetRow", named)
+end
+
+--- client:sql(query) -> { type, columns = {{name, type}}, rows, consumed }
+-- | nil, msg, code: the SQLQuery API, answered as otskit.store's db:sql
+-- answers (the rows arrive as a FlatBuffers result set). The store's
+-- options (quotas, time limit) are the server's to set.
+function C:sql(query, opts)
+  if opts ~= nil and (type(opts) ~= "table" or next(opts) ~= nil) then
+    return nil, "sql: the client takes no options (the server sets quotas)", "OTSParameterInvalid"
+  end
+  if type(query) ~= "string" then return nil, "query must be a string", "OTSParameterInvalid" end
+  return self:sql_query({ query = query })
 end
 
 --- client:parallel(jobs): runs the functions so that the requests they

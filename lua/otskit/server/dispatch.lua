@@ -40,6 +40,7 @@ dispatch.APIS = {
   StartLocalTransaction = { method = "start_local_transaction", write = true },
   CommitTransaction = { method = "commit_transaction", write = true },
   AbortTransaction = { method = "abort_transaction", write = true },
+  SQLQuery = { method = "sql_query", write = true },
 }
 
 -- The service's message for a code whose message never varies (an
@@ -48,7 +49,8 @@ dispatch.APIS = {
 local function service_message(code, msg)
   local e = errors.get(code)
   if e and e.exact then return e.message end
-  return msg
+  -- it may echo the request's bytes: always encodable (otskit.server.text)
+  return require("otskit.server.text").message(msg)
 end
 
 -- per-row errors of batch answers get the service's messages too

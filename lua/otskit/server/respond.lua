@@ -49,6 +49,8 @@ end
 -- the code's own (otskit.errors).
 function respond.error(cfg, api, code, message, status)
   if message == nil then message = errors.message(code) or code end
+  -- it may echo the request's bytes: always encodable (otskit.server.text)
+  message = require("otskit.server.text").message(message)
   return respond.send(cfg, api, status or respond.status(code), wire.encode_error(code, message))
 end
 

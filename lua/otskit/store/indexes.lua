@@ -324,6 +324,9 @@ function DB:create_index(req)
   local t, msg, code = self:_table(req.table or req.main_table_name)
   if not t then return nil, msg, code end
   if t.base then return invalid("Cannot create an index on an index table: '" .. t.name .. "'.") end
+  -- delayed index changes are applied before any index comes or goes
+  local okp, mp, cp = maintain.flush(self, true)
+  if not okp then return nil, mp, cp end
   if req.include_base_data ~= nil and type(req.include_base_data) ~= "boolean" then
     return invalid("include_base_data must be a boolean")
   end
@@ -361,6 +364,8 @@ function DB:drop_index(req)
   local t, msg, code = self:_table(req.table or req.main_table_name)
   if not t then return nil, msg, code end
   local name = req.index_name or req.name
+  local okp, mp, cp = maintain.flush(self, true)
+  if not okp then return nil, mp, cp end
   local pos
   for i, ix in ipairs(t.ext.indexes) do if ix.name == name then pos = i end end
   if not pos then return nil, "Requested index does not exist.", "OTSObjectNotExist" end

@@ -20,6 +20,7 @@ require "otskit.store.read"
 require "otskit.store.batch"
 require "otskit.store.splits"
 require "otskit.store.search"
+require "otskit.store.sql"
 local localtxn = require "otskit.store.localtxn"
 
 local kv = core.kv
@@ -130,6 +131,7 @@ function DB:now() return self.clock() + self.offset end
 function DB:partitions(name)
   local t, msg, code = self:_table(name)
   if not t then return nil, msg, code end
+  if t.base then return nil, "index table '" .. t.name .. "' keeps no partition accounting", "OTSParameterInvalid" end
   if not t.parts then return nil, "partition accounting is off (store.open{ partitions = false })", "OTSParameterInvalid" end
   return t.parts:list()
 end

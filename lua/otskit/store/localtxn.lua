@@ -395,6 +395,9 @@ function localtxn.before_wrap()
   -- a dropped table's transactions end with it
   local raw_delete = DB.delete_table
   DB.delete_table = function(self, req)
+    -- delayed index changes are applied before the indexes go
+    local okp, mp, cp = maintain.flush(self, true)
+    if not okp then return nil, mp, cp end
     local res, m, c = raw_delete(self, req)
     if not res then return nil, m, c end
     local name = req.name or req.table

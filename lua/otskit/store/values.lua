@@ -31,7 +31,8 @@ function values.classify(v)
       if math.type(v) == "integer" then return "INTEGER", v end
       return "DOUBLE", v
     end
-    if v == math.floor(v) and v >= -2^63 and v < 2^63 then return "INTEGER", v end
+    -- (-0.0 is a DOUBLE: an INTEGER 0 would lose its sign)
+    if v == math.floor(v) and not (v == 0 and 1 / v < 0) and v >= -2^63 and v < 2^63 then return "INTEGER", v end
     return "DOUBLE", v
   end
   if t == "table" and is_typed(v) then

@@ -48,7 +48,7 @@ wire.date, wire.parse_date = sign.date, sign.parse_date
 
 -- the modules whose OPS make up the operations wire knows
 local OP_MODULES = { "otskit.wire.rows", "otskit.wire.batch", "otskit.wire.tables", "otskit.wire.indexes",
-  "otskit.wire.localtxn", "otskit.wire.search" }
+  "otskit.wire.localtxn", "otskit.wire.search", "otskit.wire.sql" }
 
 local OPS = {}
 for _, name in ipairs(OP_MODULES) do

@@ -7,6 +7,7 @@
 local pb = require "otskit.wire.plainbuffer"
 local common = require "otskit.wire.common"
 local sq = require "otskit.wire.search_query"
+local sa = require "otskit.wire.search_agg"
 
 local invalid, check_keys, set, consumed = common.invalid, common.check_keys, common.set, common.consumed
 local dec, enc = sq.decode_message, sq.encode_message
@@ -235,7 +236,7 @@ end
 OPS.Search = {
   req = function(req)
     local ok, msg, code = check_keys(req, set("table", "index", "query", "sort", "offset", "limit", "token",
-      "get_total_count", "columns_to_get", "routing_values", "timeout_ms"), "SearchRequest")
+      "get_total_count", "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse"), "SearchRequest")
     if not ok then return nil, msg, code end
     local q
     if req.query ~= nil then
@@ -245,8 +246,10 @@ OPS.Search = {
     end
     local sort, m2, c2 = sq.encode_sort(req.sort)
     if m2 then return nil, m2, c2 end
-    local body, m3, c3 = enc("SearchQuery", { offset = req.offset, limit = req.limit, query = q, sort = sort,
+    local sqm, m6, c6 = sa.to_query(req, { offset = req.offset, limit = req.limit, query = q, sort = sort,
       getTotalCount = req.get_total_count, token = req.token })
+    if not sqm then return nil, m6, c6 end
+    local body, m3, c3 = enc("SearchQuery", sqm)
     if not body then return nil, m3, c3 end
     local ctg, m4, c4 = ctg_out(req.columns_to_get)
     if m4 then return nil, m4, c4 end
@@ -286,7 +289,7 @@ OPS.Search = {
         req.routing_values[i] = pk
       end
     end
-    return req
+    return sa.from_query(s, req)
   end,
   res = function(res)
     local rows, msg, code = rows_out(res.rows)
@@ -296,8 +299,8 @@ OPS.Search = {
       hits = {}
       for i, h in ipairs(res.search_hits) do hits[i] = { score = h.score } end
     end
-    return { total_hits = res.total_count or -1, rows = rows, is_all_succeeded = res.is_all_succeeded ~= false,
-      search_hits = hits, next_token = res.next_token, consumed = consumed(res.consumed) }
+    return sa.to_response(res, { total_hits = res.total_count or -1, rows = rows, is_all_succeeded = res.is_all_succeeded ~= false,
+      search_hits = hits, next_token = res.next_token, consumed = consumed(res.consumed) }, rows_out)
   end,
   from_res = function(m)
     local rows, msg, code = rows_in(m.rows)
@@ -308,7 +311,7 @@ OPS.Search = {
       res.search_hits = {}
       for i, h in ipairs(m.search_hits) do res.search_hits[i] = { score = h.score } end
     end
-    return res
+    return sa.from_response(m, res, rows_in)
   end,
 }
 

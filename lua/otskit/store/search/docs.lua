@@ -9,7 +9,8 @@
 --   p.."num"  (f, v, doc): LONG, DOUBLE, BOOLEAN (0/1) and DATE (ms) values,
 --             B-tree on (f, v, doc) and (doc, f, v);
 --   p.."kw"   (f, v, doc): KEYWORD values, the same two B-trees;
---   p.."has"  (f, doc): which fields a document has (exists);
+--   p.."has"  (f, doc): which TEXT, GEO_POINT, VECTOR and NESTED fields a
+--             document has (exists; num and kw answer it for the others);
 --   p.."gpt"  (doc, f, lat, lon) and p.."geo" (an R*Tree over the points);
 --   p.."fts"  an FTS5 table, one column per TEXT field: each value's tokens
 --             (analysed in Lua) hex-encoded, the values of an array
@@ -37,7 +38,7 @@ end
 function docs.ddl(p, def)
   local s = {
     ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER)"):format(p),
-    ("CREATE UNIQUE INDEX %sdoc_pk ON %sdoc(pk) WHERE parent IS NULL"):format(p, p),
+    ("CREATE INDEX %sdoc_pk ON %sdoc(pk, parent)"):format(p, p),
     ("CREATE INDEX %sdoc_parent ON %sdoc(parent) WHERE parent IS NOT NULL"):format(p, p),
     ("CREATE TABLE %snum (f INTEGER, v, doc INTEGER, PRIMARY KEY (f, v, doc)) WITHOUT ROWID"):format(p),
     ("CREATE INDEX %snum_doc ON %snum(doc, f, v)"):format(p, p),
@@ -233,8 +234,30 @@ function docs.guarded(fn, ...)
   error(r1, 0)
 end
 
--- indexes the fields `fields` of one document `id` from get(name) -> value
-local function index_fields(h, p, def, id, fields, get, fts)
+-- multi-row inserts of (f, v, doc) triples, cached by row count
+local MULTI = {}
+local function flush(h, p, what, list, n)
+  local i = 1
+  while i <= n do
+    local rows = math.min(200, math.floor((n - i + 1) / 3))
+    local k = p .. what .. rows
+    local text = MULTI[k]
+    if not text then
+      local vals = {}
+      for r = 0, rows - 1 do vals[r + 1] = ("(?%d, ?%d, ?%d)"):format(3 * r + 1, 3 * r + 2, 3 * r + 3) end
+      text = ("INSERT OR IGNORE INTO %s%s (f, v, doc) VALUES %s"):format(p, what, table.concat(vals, ", "))
+      MULTI[k] = text
+    end
+    local b = {}
+    for j = 1, rows * 3 do b[j] = list[i + j - 1] end
+    run(h, text, b, rows * 3)
+    i = i + rows * 3
+  end
+end
+
+-- indexes the fields `fields` of one document `id` from get(name) -> value;
+-- numbers and keywords are gathered in acc (flushed by docs.put)
+local function index_fields(h, p, def, id, fields, get, fts, acc)
   for _, d in ipairs(fields) do
     local raw = get(d.name:match("([^.]+)$"))
     if raw ~= nil and (d.index ~= false or d.type == "NESTED") then
@@ -253,7 +276,7 @@ local function index_fields(h, p, def, id, fields, get, fts)
                 local x = obj[n]
                 if x == cjson.null then return nil end
                 return x
-              end, fts)
+              end, fts, acc)
             end
           end
           if any then run(h, ins(p, "has"), { d.id, id }) end
@@ -261,22 +284,29 @@ local function index_fields(h, p, def, id, fields, get, fts)
       else
         local vals = values_of(d, raw)
         if #vals > 0 then
-          run(h, ins(p, "has"), { d.id, id })
           local where = def.store_of[ty]
           if where == "num" or where == "kw" then
-            local s = ins(p, where)
-            for _, v in ipairs(vals) do run(h, s, { d.id, v, id }) end
-          elseif where == "geo" then
+            local l = acc[where]
             for _, v in ipairs(vals) do
-              local gid = run(h, ins(p, "gpt"), { id, d.id, v[1], v[2] })[1][1]
-              run(h, ins(p, "geo"), { gid, v[1], v[2] })
+              local n = l.n
+              l[n + 1], l[n + 2], l[n + 3] = d.id, v, id
+              l.n = n + 3
             end
-          elseif where == "fts" then
-            local parts = {}
-            for i, toks in ipairs(vals) do parts[i] = docs.fts_text(toks) end
-            local col = fts[id]
-            if not col then col = {}; fts[id] = col end
-            col["c" .. d.id] = table.concat(parts, " x ")
+          else
+            -- exists for the other types: num and kw answer it themselves
+            run(h, ins(p, "has"), { d.id, id })
+            if where == "geo" then
+              for _, v in ipairs(vals) do
+                local gid = run(h, ins(p, "gpt"), { id, d.id, v[1], v[2] })[1][1]
+                run(h, ins(p, "geo"), { gid, v[1], v[2] })
+              end
+            elseif where == "fts" then
+              local parts = {}
+              for i, toks in ipairs(vals) do parts[i] = docs.fts_text(toks) end
+              local col = fts[id]
+              if not col then col = {}; fts[id] = col end
+              col["c" .. d.id] = table.concat(parts, " x ")
+            end
           end
         end
       end
@@ -284,14 +314,18 @@ local function index_fields(h, p, def, id, fields, get, fts)
   end
 end
 
---- docs.put(h, p, def, key, route, ts, cols): (re)indexes the row with key
--- `key` whose columns are cols (name -> value); ts: its newest cell's
--- timestamp (ms). Raises docs.FAIL on a SQLite failure.
-function docs.put(h, p, def, key, route, ts, cols)
-  docs.remove(h, p, def, key)
+--- docs.put(h, p, def, key, route, ts, cols [, fresh]): (re)indexes the
+-- row with key `key` whose columns are cols (name -> value); ts: its
+-- newest cell's timestamp (ms); fresh: the row is known not to be in the
+-- index (a build). Raises docs.FAIL on a SQLite failure.
+function docs.put(h, p, def, key, route, ts, cols, fresh)
+  if not fresh then docs.remove(h, p, def, key) end
   local id = run(h, ins(p, "doc"), { key, sql.NULL, sql.NULL, route or sql.NULL, ts }, 5)[1][1]
   local fts = {}
-  index_fields(h, p, def, id, def.top, function(n) return cols[n] end, fts)
+  local acc = { num = { n = 0 }, kw = { n = 0 } }
+  index_fields(h, p, def, id, def.top, function(n) return cols[n] end, fts, acc)
+  flush(h, p, "num", acc.num, acc.num.n)
+  flush(h, p, "kw", acc.kw, acc.kw.n)
   if def.fts_cols then
     for doc, col in pairs(fts) do
       local b, q = { doc }, { "?1" }

@@ -36,6 +36,7 @@ local function has_meta(h)
   local r = docs.run(h, "SELECT 1 FROM sqlite_master WHERE name = 's_meta'")
   return r[1] ~= nil
 end
+search.has_meta = has_meta
 
 --- db:_search_defs() -> { [table] = { [index] = ix } } (cached per
 -- definition generation; ix = { name, table, id, p, def, ttl, created })
@@ -56,7 +57,7 @@ function DB:_search_defs()
       end
     end
   end
-  self.sx = { gen = self.gen, by = by }
+  self.sx = { gen = self.gen, by = by, meta = next(by) ~= nil or has_meta(h) }
   return by
 end
 
@@ -80,7 +81,7 @@ function search.route(def, vals)
 end
 
 -- (re)indexes the row with key k of table t in index ix, from the table
-function search.reindex(self, t, ix, k)
+function search.reindex(self, t, ix, k, fresh)
   local h = self.h
   local blob, err, code = h:get(t.kv, k)
   if blob == nil and err then error(setmetatable({ msg = err, code = code }, docs.FAIL), 0) end
@@ -99,7 +100,7 @@ function search.reindex(self, t, ix, k)
     if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53
     if cols[c.name] == nil then cols[c.name] = v end
   end
-  docs.put(h, ix.p, ix.def, k, search.route(ix.def, vals), ts, cols)
+  docs.put(h, ix.p, ix.def, k, search.route(ix.def, vals), ts, cols, fresh)
 end
 
 --- db:search_delay(seconds | nil): from now on a write becomes searchable
@@ -128,7 +129,8 @@ end
 --- db:_search_catch_up(): indexes the delayed writes now due
 function DB:_search_catch_up()
   local h = self.h
-  if not has_meta(h) then return end
+  self:_search_defs()
+  if not self.sx.meta then return end
   local due = docs.run(h, "SELECT tbl, key FROM s_pending WHERE due <= ?1", { self:now() })
   if not due[1] then return end
   local by = self:_search_defs()
@@ -255,7 +257,7 @@ local function create(self, req)
     if nk == 0 then break end
     for i = 1, nk do keys[#keys + 1] = ks[i] end
   end
-  for _, k in ipairs(keys) do search.reindex(self, t, ix, k) end
+  for _, k in ipairs(keys) do search.reindex(self, t, ix, k, true) end
   local b1, b2, b3 = self:_bump()
   if not b1 then return nil, b2, b3 end
   self.sx = nil

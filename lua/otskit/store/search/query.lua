@@ -92,15 +92,26 @@ end
 
 local function fts_quote(tok) return '"' .. docs.hex(tok) .. '"' end
 
--- "a.id IN (SELECT ...)" on the value table of d -> SQL | nil, msg, code
+-- A leaf is "a.id IN (SELECT doc ...)" when it drives the scan (the first
+-- clause of a conjunction: SQLite then visits only its documents) and
+-- "EXISTS (... doc = a.id ...)" otherwise (an index probe per document
+-- another clause found, never a materialised list). self.drive says which.
+
+-- the documents whose values of d (num or kw) meet cond
 function Ctx:values(a, d, cond)
   local tbl = d.type == "KEYWORD" and "kw" or "num"
-  return ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, self:bind(d.id), cond)
+  if self.drive then
+    return ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, self:bind(d.id), cond)
+  end
+  return ("EXISTS (SELECT 1 FROM %s%s WHERE doc = %s.id AND f = %s AND %s)"):format(self.p, tbl, a, self:bind(d.id), cond)
 end
 
 function Ctx:fts(a, d, expr)
-  return ("%s.id IN (SELECT rowid FROM %sfts WHERE %sfts MATCH %s)"):format(a, self.p, self.p,
-    self:bind("{c" .. d.id .. "} : " .. expr))
+  local m = self:bind("{c" .. d.id .. "} : " .. expr)
+  if self.drive then
+    return ("%s.id IN (SELECT rowid FROM %sfts WHERE %sfts MATCH %s)"):format(a, self.p, self.p, m)
+  end
+  return ("EXISTS (SELECT 1 FROM %sfts WHERE %sfts MATCH %s AND rowid = %s.id)"):format(self.p, self.p, m, a)
 end
 
 function Ctx:fts_score(a, d, expr)
@@ -152,7 +163,10 @@ K.match = function(self, q, a, path)
     expr = self:fts(a, d, "(" .. all .. ")")
   else
     local parts = {}
+    local drive = self.drive
+    self.drive = false
     for i, t in ipairs(uniq) do parts[i] = "(" .. self:fts(a, d, t) .. ")" end
+    self.drive = drive
     expr = "(" .. table.concat(parts, " + ") .. ") >= " .. math.floor(need)
   end
   return expr, self:fts_score(a, d, "(" .. table.concat(uniq, " OR ") .. ")")
@@ -274,8 +288,19 @@ end
 K.exists = function(self, q, a, path)
   local d, m, c = self:field(q.field_name, path, "exists")
   if not d then return nil, m, c end
-  return ("%s.id IN (SELECT doc FROM %shas WHERE f = %s)"):format(a, self.p, self:bind(d.id)), "1"
+  if d.type == "KEYWORD" or d.type == "LONG" or d.type == "DOUBLE" or d.type == "BOOLEAN" or d.type == "DATE" then
+    return self:values(a, d, "1"), "1"
+  end
+  if self.drive then
+    return ("%s.id IN (SELECT doc FROM %shas WHERE f = %s)"):format(a, self.p, self:bind(d.id)), "1"
+  end
+  return ("EXISTS (SELECT 1 FROM %shas WHERE f = %s AND doc = %s.id)"):format(self.p, self:bind(d.id), a), "1"
 end
+
+-- which clause of a conjunction drives the scan (lower first)
+local DRIVE_RANK = { term = 1, terms = 1, match_phrase = 2, match = 2, geo_distance = 2, geo_bounding_box = 2,
+  geo_polygon = 2, prefix = 3, nested = 4, range = 5, wildcard = 6, exists = 7, bool = 8, const_score = 8,
+  function_score = 8 }
 
 local function list_of(v, what)
   if v == nil then return {} end
@@ -293,9 +318,23 @@ K.bool = function(self, q, a, path, depth)
     if not l then return nil, m, c end
     lists[k] = l
   end
+  -- the driver: the first must/filter clause of the most selective kind
+  local drive, driver = self.drive, nil
+  if drive then
+    local best
+    for _, k in ipairs({ "must", "filter" }) do
+      for _, sub in ipairs(lists[k]) do
+        local kind = type(sub) == "table" and next(sub) or nil
+        local rank = DRIVE_RANK[kind] or 9
+        if not best or rank < best then best, driver = rank, sub end
+      end
+    end
+  end
   for _, k in ipairs({ "must", "filter", "must_not" }) do
     for _, sub in ipairs(lists[k]) do
+      self.drive = drive and sub == driver
       local e, s, c = self:compile(sub, a, path, depth + 1)
+      self.drive = drive
       if not e then return nil, s, c end
       if k == "must_not" then conds[#conds + 1] = "NOT (" .. e .. ")"
       else
@@ -311,8 +350,10 @@ K.bool = function(self, q, a, path, depth)
     if need == nil and m then return nil, m, c end
     need = need or default
     local parts = {}
+    self.drive = false
     for i, sub in ipairs(should) do
       local e, s, c2 = self:compile(sub, a, path, depth + 1)
+      self.drive = false
       if not e then return nil, s, c2 end
       parts[i] = "(" .. e .. ")"
       scores[#scores + 1] = "(CASE WHEN " .. parts[i] .. " THEN " .. s .. " ELSE 0 END)"
@@ -322,6 +363,7 @@ K.bool = function(self, q, a, path, depth)
   elseif q.minimum_should_match ~= nil and q.minimum_should_match ~= 0 then
     return bad("bool: minimum_should_match without should queries")
   end
+  self.drive = drive
   if #conds == 0 then conds[1] = "1" end
   return table.concat(conds, " AND "), #scores > 0 and table.concat(scores, " + ") or "0"
 end
@@ -338,14 +380,24 @@ K.nested = function(self, q, a, path, depth)
   if q.query == nil then return bad("nested: query is missing") end
   self.aliases = self.aliases + 1
   local c = "n" .. self.aliases
+  local drive = self.drive
+  self.drive = false
   local e, s, code = self:compile(q.query, c, q.path, depth + 1)
+  self.drive = drive
   if not e then return nil, s, code end
-  return ("%s.id IN (SELECT %s.parent FROM %sdoc %s WHERE %s.path = %s AND (%s))"):format(a, c, self.p, c, c,
-    self:bind(q.path), e), "1"
+  if drive then
+    return ("%s.id IN (SELECT %s.parent FROM %sdoc %s WHERE %s.path = %s AND (%s))"):format(a, c, self.p, c, c,
+      self:bind(q.path), e), "1"
+  end
+  return ("EXISTS (SELECT 1 FROM %sdoc %s WHERE %s.parent = %s.id AND %s.path = %s AND (%s))"):format(self.p, c, c, a,
+    c, self:bind(q.path), e), "1"
 end
 
 -- the points of geo field d matching cond (on alias g) inside a box
 function Ctx:geo(a, d, box, cond)
+  if not self.drive then
+    return ("EXISTS (SELECT 1 FROM %sgpt g WHERE g.doc = %s.id AND g.f = %s AND %s)"):format(self.p, a, self:bind(d.id), cond)
+  end
   return ("%s.id IN (SELECT g.doc FROM %sgpt g WHERE g.f = %s AND g.id IN (SELECT id FROM %sgeo WHERE lat0 <= %s AND lat1 >= %s AND lon0 <= %s AND lon1 >= %s) AND %s)")
     :format(a, self.p, self:bind(d.id), self.p, self:bind(box[2] + 1e-6), self:bind(box[1] - 1e-6),
       self:bind(box[4] + 1e-6), self:bind(box[3] - 1e-6), cond)

@@ -9,6 +9,7 @@ local schema = require "otskit.store.schema"
 local docs = require "otskit.store.search.docs"
 local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
+local analytics = require "otskit.store.search.analytics"
 
 local DB = base.DB
 local invalid, check_req, now_ms = base.invalid, base.check_req, base.now_ms
@@ -114,8 +115,8 @@ local function routing(ctx, t, ix, rv)
 end
 
 local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
-  "columns_to_get", "routing_values", "timeout_ms" }
-local LATER = { aggs = true, group_bys = true, collapse = true, highlight = true }
+  "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse" }
+local LATER = { highlight = true }
 
 local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
@@ -124,6 +125,7 @@ end
 -- the WHERE of a search: the query, the index TTL, routing
 local function where(self, ctx, t, ix, req)
   local q = req.query or { match_all = {} }
+  ctx.drive = true
   local cond, score, code = ctx:compile(q, "d", nil, 0)
   if not cond then return nil, score, code end
   local parts = { "d.parent IS NULL", "(" .. cond .. ")" }
@@ -181,18 +183,40 @@ local function do_search(self, req)
   ctx.score = score
   local keys, used_score = sort.compile(ctx, sorters)
   if not keys then return nil, used_score, "OTSParameterInvalid" end
+  local ckey
+  if req.collapse ~= nil then -- one row per value: offset/limit paging only
+    if after then return invalid("collapse pages with offset and limit, not with a token") end
+    local cm, cc
+    ckey, cm, cc = analytics.collapse(ctx, req.collapse)
+    if not ckey then return nil, cm, cc end
+  end
+  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end)
+  if aggs == nil and gbs then return nil, gbs, c3 end
   if after then
     if #after ~= #keys then return invalid("invalid token: it was not issued by this index, or it was altered") end
     cond = cond .. " AND " .. sort.after(ctx, keys, after)
   end
   local h = self.h
-  local res = { total_count = -1, is_all_succeeded = true, rows = {} }
+  local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
   if req.get_total_count then
     local cwhere = cond
     local ct = ("SELECT count(*) FROM %sdoc d WHERE %s"):format(ix.p, cwhere)
     res.total_count = docs.run(h, ct, ctx.binds, nparams(ct))[1][1]
   end
   if limit == 0 then return res end
+  if ckey then -- the first row of each collapse value, in the search's order
+    local text = ("SELECT d.pk, %s, %s FROM %sdoc d WHERE %s %s"):format(ckey, sort.select(keys), ix.p, cond,
+      sort.order_by(keys))
+    local seen, kept, null_seen = {}, {}, false
+    for _, r in ipairs(docs.run(h, text, ctx.binds, nparams(text))) do
+      local v = r[2]
+      local fresh
+      if v == nil then fresh = not null_seen; null_seen = true else fresh = not seen[v]; seen[v] = true end
+      if fresh then kept[#kept + 1] = r[1] end
+    end
+    for i = offset + 1, math.min(#kept, offset + limit) do res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols) end
+    return res
+  end
   local text = ("SELECT d.pk, %s%s FROM %sdoc d WHERE %s %s LIMIT %s OFFSET %s"):format(sort.select(keys),
     used_score and "" or "", ix.p, cond, sort.order_by(keys), ctx:bind(limit + 1), ctx:bind(offset))
   local rows = docs.run(h, text, ctx.binds, nparams(text))

@@ -1,0 +1,220 @@
+--- otskit.store.search.agg -- a search's aggregations (avg, max, min, sum,
+-- count, distinct_count, top_rows, percentiles), computed by SQL over the
+-- index's value tables (aggregate functions over the matched documents
+-- joined to p.."num" / p.."kw"). Group-bys are otskit.store.search.groupby;
+-- both work on a scope: an SQL condition on the document alias d whose
+-- ?N parameters are in the compile context's binds.
+--
+-- An aggregation: { name, type = "avg"|"max"|"min"|"sum"|"count"|
+-- "distinct_count"|"top_rows"|"percentiles", field_name, missing, limit,
+-- sort, percentiles }. Its result: { name, type, value } (avg, max, min,
+-- sum: a number, absent when no document has a value; count,
+-- distinct_count: an integer), { name, type, rows } (top_rows), { name,
+-- type, items = { {key, value} } } (percentiles).
+local docs = require "otskit.store.search.docs"
+local sort = require "otskit.store.search.sort"
+
+local agg = {}
+
+--- The service's limits.
+agg.LIMITS = { per_level = 16, top_rows = 100, percentiles = 1000 }
+local L = agg.LIMITS
+
+local function bad(msg) return nil, msg, "OTSParameterInvalid" end
+agg.bad = bad
+
+local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
+local VALUED = { LONG = true, DOUBLE = true, DATE = true, KEYWORD = true, BOOLEAN = true }
+
+local function nparams(text)
+  local n = 0
+  for d in text:gmatch("%?(%d+)") do
+    local v = tonumber(d)
+    if v > n then n = v end
+  end
+  return n
+end
+
+--- agg.query(env, text) -> rows (the scope's binds)
+function agg.query(env, text)
+  return docs.run(env.h, text, env.ctx.binds, nparams(text))
+end
+
+--- agg.field(env, name, what, types) -> d | false (a field the index does
+-- not have: no document has a value) | nil, msg, code
+function agg.field(env, name, what, types)
+  if type(name) ~= "string" or name == "" then return bad(what .. ": field_name must be a non-empty string") end
+  local d = env.ctx.def.byname[name]
+  if not d then return false end
+  if d.parent then return bad(("%s: field [%s] is inside a NESTED field: otskit aggregates top-level fields"):format(what, name)) end
+  if not (types or VALUED)[d.type] then return bad(("%s: field [%s] is %s: it cannot be aggregated here"):format(what, name, d.type)) end
+  if d.index == false then return bad(("%s: field [%s] is not indexed (index = false)"):format(what, name)) end
+  return d
+end
+
+--- agg.missing(d, v, what) -> the value stored for v in d's table | nil (no
+-- missing) | nil, msg, code
+function agg.missing(d, v, what)
+  if v == nil then return nil end
+  local ty = d and d.type
+  if ty == "KEYWORD" then
+    if type(v) ~= "string" then return bad(what .. ": missing must be a string for KEYWORD field " .. d.name) end
+    return v
+  elseif ty == "BOOLEAN" then
+    if type(v) ~= "boolean" then return bad(what .. ": missing must be a boolean for BOOLEAN field " .. d.name) end
+    return v and 1 or 0
+  elseif ty == "DATE" and type(v) == "string" then
+    local ms = docs.date(v, d.date_formats)
+    if not ms then return bad(what .. ": missing does not parse as a date of field " .. d.name) end
+    return ms
+  end
+  if type(v) ~= "number" then return bad(what .. ": missing must be a number for field " .. (d and d.name or "?")) end
+  return v
+end
+
+local function tbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
+
+-- "FROM doc d LEFT JOIN values n ... WHERE scope" of field d
+local function joined(env, d, scope)
+  return ("FROM %sdoc d LEFT JOIN %s n ON n.doc = d.id AND n.f = %s WHERE %s"):format(env.ctx.p, tbl(env, d),
+    env.ctx:bind(d.id), scope)
+end
+
+local function num(v)
+  if v == nil then return nil end
+  return tonumber(v) + 0.0
+end
+
+local RUN = {}
+
+local function simple(fn)
+  return function(env, a, scope, what)
+    local d, m, c = agg.field(env, a.field_name, what, NUMERIC)
+    if d == nil then return nil, m, c end
+    if not d then return { value = fn == "sum" and 0.0 or nil } end
+    local miss, m2, c2 = agg.missing(d, a.missing, what)
+    if m2 then return nil, m2, c2 end
+    local x = miss ~= nil and ("coalesce(n.v, %s)"):format(env.ctx:bind(miss)) or "n.v"
+    local r = agg.query(env, ("SELECT %s(%s) %s"):format(fn, x, joined(env, d, scope)))[1]
+    local v = num(r[1])
+    if fn == "sum" and v == nil then v = 0.0 end
+    return { value = v }
+  end
+end
+RUN.avg, RUN.max, RUN.min, RUN.sum = simple("avg"), simple("max"), simple("min"), simple("total")
+
+function RUN.count(env, a, scope, what)
+  local d, m, c = agg.field(env, a.field_name, what)
+  if d == nil then return nil, m, c end
+  if a.missing ~= nil then return bad(what .. ": count takes no missing value") end
+  if not d then return { value = 0 } end
+  local r = agg.query(env, ("SELECT count(n.v) %s"):format(joined(env, d, scope)))[1]
+  return { value = r[1] }
+end
+
+function RUN.distinct_count(env, a, scope, what)
+  local d, m, c = agg.field(env, a.field_name, what)
+  if d == nil then return nil, m, c end
+  if not d then return { value = a.missing ~= nil and 1 or 0 } end
+  local miss, m2, c2 = agg.missing(d, a.missing, what)
+  if m2 then return nil, m2, c2 end
+  local x = miss ~= nil and ("coalesce(n.v, %s)"):format(env.ctx:bind(miss)) or "n.v"
+  local r = agg.query(env, ("SELECT count(DISTINCT %s) %s"):format(x, joined(env, d, scope)))[1]
+  return { value = r[1] }
+end
+
+function RUN.percentiles(env, a, scope, what)
+  local ps = a.percentiles
+  if ps == nil then ps = { 1, 5, 25, 50, 75, 95, 99 } end
+  if type(ps) ~= "table" or #ps == 0 or #ps > L.percentiles then
+    return bad(what .. ": percentiles must be a list of 1.." .. L.percentiles .. " numbers")
+  end
+  for _, p in ipairs(ps) do
+    if type(p) ~= "number" or p ~= p or p < 0 or p > 100 then return bad(what .. ": each percentile is in 0..100") end
+  end
+  local d, m, c = agg.field(env, a.field_name, what, NUMERIC)
+  if d == nil then return nil, m, c end
+  local items = {}
+  if not d then
+    for i, p in ipairs(ps) do items[i] = { key = p + 0.0 } end
+    return { items = items }
+  end
+  local miss, m2, c2 = agg.missing(d, a.missing, what)
+  if m2 then return nil, m2, c2 end
+  local x = miss ~= nil and ("coalesce(n.v, %s)"):format(env.ctx:bind(miss)) or "n.v"
+  local vals = agg.query(env, ("SELECT x FROM (SELECT %s AS x %s) WHERE x IS NOT NULL ORDER BY x"):format(x,
+    joined(env, d, scope)))
+  local n = #vals
+  for i, p in ipairs(ps) do
+    local v
+    if n > 0 then -- linear interpolation between the closest ranks
+      local r = p / 100 * (n - 1) + 1
+      local lo = math.floor(r)
+      local hi = math.min(lo + 1, n)
+      local f = r - lo
+      v = tonumber(vals[lo][1]) + 0.0
+      if f > 0 then v = v + (tonumber(vals[hi][1]) - v) * f end
+    end
+    items[i] = { key = p + 0.0, value = v }
+  end
+  return { items = items }
+end
+
+function RUN.top_rows(env, a, scope, what)
+  local limit = a.limit
+  if limit == nil then limit = 1 end
+  if type(limit) ~= "number" or limit ~= math.floor(limit) or limit < 1 or limit > L.top_rows then
+    return bad(what .. ": limit must be an integer in 1.." .. L.top_rows)
+  end
+  local sorters = a.sort or env.ix.def.index_sort
+  local keys, used = sort.compile(env.ctx, sorters)
+  if not keys then return nil, used, "OTSParameterInvalid" end
+  local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s LIMIT %s"):format(sort.select(keys), env.ctx.p, scope,
+    sort.order_by(keys), env.ctx:bind(limit))
+  local rows = {}
+  for i, r in ipairs(agg.query(env, text)) do rows[i] = env.row_of(r[1]) end
+  return { rows = rows }
+end
+
+local FIELDS = { name = true, type = true, field_name = true, missing = true, limit = true, sort = true,
+  percentiles = true }
+
+--- agg.run_list(env, list, scope, where) -> { results in order } | nil,
+-- msg, code. where: names the level in messages.
+function agg.run_list(env, list, scope, where)
+  if list == nil then return nil end
+  if type(list) ~= "table" then return bad(where .. ": aggs must be a list") end
+  if #list > L.per_level then return bad(("%s: at most %d aggregations per level"):format(where, L.per_level)) end
+  local out, seen = {}, {}
+  for i, a in ipairs(list) do
+    if type(a) ~= "table" then return bad(where .. ": each aggregation is a table") end
+    for k in pairs(a) do
+      if not FIELDS[k] then return bad(("%s: aggregation field %s is not known"):format(where, tostring(k))) end
+    end
+    if type(a.name) ~= "string" or a.name == "" then return bad(where .. ": each aggregation needs a name") end
+    if seen[a.name] then return bad(where .. ": duplicate aggregation name " .. a.name) end
+    seen[a.name] = true
+    local f = RUN[a.type]
+    if not f then return bad(("%s: unknown aggregation type %s"):format(where, tostring(a.type))) end
+    local what = ("aggregation [%s]"):format(a.name)
+    local r, m, c = f(env, a, scope, what)
+    if not r then return nil, m, c end
+    r.name, r.type = a.name, a.type
+    out[i] = r
+  end
+  return out
+end
+
+--- agg.value(results, name) -> the single value of a sub-aggregation (for
+-- sub_agg_sort) | nil, msg
+function agg.value(results, name)
+  for _, r in ipairs(results or {}) do
+    if r.name == name then
+      if r.rows or r.items then return nil, "sub_agg_sort: aggregation " .. name .. " has no single value" end
+      return r.value
+    end
+  end
+  return nil, "sub_agg_sort: no sub-aggregation named " .. tostring(name)
+end
+
+return agg

@@ -1,0 +1,126 @@
+--- otskit.store.search.composite -- group_by_composite: the combinations
+-- of its sources' keys (field, histogram, date_histogram), in ascending
+-- key order, `size` per page (default 10, <= 2000), one SQL GROUP BY over
+-- the sources' value tables; next_token (signed, as search tokens) carries
+-- the last combination of a page. Documents lacking a source's field are
+-- in no combination.
+local agg = require "otskit.store.search.agg"
+local dates = require "otskit.store.search.dates"
+
+local bad = agg.bad
+local SOURCES = { field = true, histogram = true, date_histogram = true }
+local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
+
+local function num_string(v)
+  if v == math.floor(v) and v > -2^53 and v < 2^53 then return ("%.0f"):format(v) end
+  for p = 1, 17 do
+    local t = ("%." .. p .. "g"):format(v)
+    if tonumber(t) == v then return t end
+  end
+  return ("%.17g"):format(v)
+end
+
+return function(gb, K, children)
+  local L = gb.LIMITS
+  return function(env, g, scope, depth, what)
+    local size = g.size or L.default_size
+    if type(size) ~= "number" or size ~= math.floor(size) or size < 1 or size > L.size then
+      return bad(what .. ": size must be an integer in 1.." .. L.size)
+    end
+    local src = g.sources
+    if type(src) ~= "table" or #src == 0 or #src > L.composite_sources then
+      return bad(what .. ": sources must list 1.." .. L.composite_sources .. " group-bys")
+    end
+    local ctx = env.ctx
+    local joins, keys, names, fmt, conds = {}, {}, {}, {}, {}
+    local empty = false
+    for i, s in ipairs(src) do
+      if type(s) ~= "table" or not SOURCES[s.type] then
+        return bad(what .. ": each source is a field, histogram or date_histogram group-by")
+      end
+      if s.sub_aggs or s.sub_group_bys or s.sort or s.size or s.min_doc_count or s.missing or s.field_range then
+        return bad(what .. ": a source takes only name, type, field_name, interval, offset and time_zone")
+      end
+      if type(s.name) ~= "string" or s.name == "" then return bad(what .. ": each source needs a name") end
+      names[i] = s.name
+      local d, m, c = agg.field(env, s.field_name, what .. ".sources", s.type ~= "field" and NUMERIC or nil)
+      if d == nil then return nil, m, c end
+      if not d then empty = true; d = { id = -1, type = "KEYWORD" } end
+      local a = "c" .. i
+      joins[i] = ("JOIN %s%s %s ON %s.doc = d.id AND %s.f = %s"):format(ctx.p, d.type == "KEYWORD" and "kw" or "num",
+        a, a, a, ctx:bind(d.id))
+      local x = a .. ".v"
+      if s.type == "field" then
+        keys[i] = x
+        fmt[i] = function(v)
+          if d.type == "KEYWORD" then return v end
+          if d.type == "BOOLEAN" then return v == 1 and "true" or "false" end
+          return num_string(v)
+        end
+      elseif s.type == "histogram" then
+        local iv, off = s.interval, s.offset or 0
+        if type(iv) ~= "number" or not (iv > 0) or type(off) ~= "number" then
+          return bad(what .. ": a histogram source needs interval > 0 and a numeric offset")
+        end
+        if s.time_zone then return bad(what .. ": a histogram source takes no time_zone") end
+        local e = ("((%s) - %s) * 1.0 / %s"):format(x, ctx:bind(off), ctx:bind(iv))
+        keys[i] = ("(CAST(%s AS INTEGER) - ((%s) < CAST(%s AS INTEGER)))"):format(e, e, e)
+        fmt[i] = function(b) return num_string(b * iv + off) end
+      else
+        if d.type ~= "DATE" and d.id ~= -1 then return bad(what .. ": a date_histogram source needs a DATE field") end
+        local iv, m1, c1 = dates.interval(s.interval, what .. ".interval")
+        if not iv then return nil, m1, c1 end
+        local off, m2, c2 = dates.interval(s.offset, what .. ".offset", true)
+        if not off then return nil, m2, c2 end
+        local tz, m3, c3 = dates.zone(s.time_zone, what)
+        if not tz then return nil, m3, c3 end
+        keys[i] = dates.bucket_sql(ctx, x, iv, off, tz)
+        fmt[i] = function(b) return num_string(dates.bucket_start(b, iv, off, tz)) end
+      end
+      conds[i] = keys[i]
+    end
+    local res = { items = {}, source_names = names }
+    if empty then return res end
+    local after
+    if g.next_token ~= nil and g.next_token ~= "" then
+      local p, m, c = env.open(g.next_token)
+      if not p or p.kind ~= "composite" or type(p.extra) ~= "table" or type(p.extra.keys) ~= "table"
+        or #p.extra.keys ~= #src then
+        return nil, m or "invalid next_token", c or "OTSParameterInvalid"
+      end
+      after = p.extra.keys
+    end
+    local cols, ks = {}, {}
+    for i, k in ipairs(keys) do cols[i] = k .. " AS k" .. i; ks[i] = "k" .. i end
+    local inner = ("SELECT %s, count(DISTINCT d.id) AS n FROM %sdoc d %s WHERE %s GROUP BY %s"):format(
+      table.concat(cols, ", "), ctx.p, table.concat(joins, " "), scope, table.concat(ks, ", "))
+    local where = ""
+    if after then
+      local b = {}
+      for i, v in ipairs(after) do b[i] = ctx:bind(v) end
+      where = ("WHERE (%s) > (%s)"):format(table.concat(ks, ", "), table.concat(b, ", "))
+    end
+    local rows = agg.query(env, ("SELECT * FROM (%s) %s ORDER BY %s LIMIT %s"):format(inner, where,
+      table.concat(ks, ", "), ctx:bind(size + 1)))
+    for i = 1, math.min(#rows, size) do
+      local r = rows[i]
+      local it = { keys = {}, row_count = r[#src + 1] }
+      local bc = {}
+      for j = 1, #src do
+        it.keys[j] = fmt[j](r[j])
+        bc[j] = ("%s = %s"):format(keys[j], ctx:bind(r[j]))
+      end
+      local s = ("%s AND d.id IN (SELECT d.id FROM %sdoc d %s WHERE %s)"):format(scope, ctx.p, table.concat(joins, " "),
+        table.concat(bc, " AND "))
+      local ok, m, c = children(env, g, it, s, depth, what)
+      if not ok then return nil, m, c end
+      res.items[i] = it
+    end
+    if #rows > size then
+      local last = {}
+      for j = 1, #src do last[j] = rows[size][j] end
+      res.next_token = env.sign({ kind = "composite", after = {}, extra = { keys = last } })
+    end
+    return res
+  end
+end

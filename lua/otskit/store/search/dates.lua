@@ -1,0 +1,89 @@
+--- otskit.store.search.dates -- date_histogram buckets: intervals of
+-- MILLISECOND..WEEK (fixed lengths; weeks start on Monday) or MONTH,
+-- QUARTER_YEAR, YEAR (calendar months), shifted by a time zone ("+05:30")
+-- and an offset, as SQL bucket numbers and back to each bucket's first
+-- millisecond (UTC).
+local dates = {}
+
+local function bad(msg) return nil, msg, "OTSParameterInvalid" end
+
+local MS = { MILLISECOND = 1, SECOND = 1000, MINUTE = 60000, HOUR = 3600000, DAY = 86400000, WEEK = 7 * 86400000 }
+local MONTHS = { MONTH = 1, QUARTER_YEAR = 3, YEAR = 12 }
+local MONDAY = 4 * 86400000 -- 1970-01-05, the first Monday after the epoch
+
+--- date formats a missing value or a field_range bound may take on a field
+-- the index does not have
+dates.FORMATS = { "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss.SSSSSS", "yyyy-MM-dd'T'HH:mm:ss.SSS",
+  "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd" }
+
+--- dates.interval({ value, unit }, what, optional) -> { ms | months } | nil, msg, code
+function dates.interval(v, what, optional)
+  if v == nil and optional then return { ms = 0 } end
+  if type(v) ~= "table" or type(v.value) ~= "number" or v.value ~= math.floor(v.value) then
+    return bad(what .. " must be { value (an integer), unit }")
+  end
+  if not optional and v.value <= 0 then return bad(what .. ": value must be > 0") end
+  if MS[v.unit] then return { ms = v.value * MS[v.unit], week = v.unit == "WEEK" } end
+  if MONTHS[v.unit] then
+    if optional then return bad(what .. ": an offset is a fixed length (MILLISECOND..WEEK)") end
+    return { months = v.value * MONTHS[v.unit] }
+  end
+  return bad(what .. ": unit must be YEAR, QUARTER_YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND or MILLISECOND")
+end
+
+--- dates.zone("+05:30" | "-08:00" | nil) -> ms east of UTC | nil, msg, code
+function dates.zone(s, what)
+  if s == nil or s == "" or s == "Z" or s == "UTC" then return 0 end
+  if type(s) ~= "string" then return bad(what .. ": time_zone must be a string such as +05:30") end
+  local sign, h, m = s:match("^([+-])(%d%d):?(%d%d)$")
+  if not sign or tonumber(h) > 18 or tonumber(m) > 59 then return bad(what .. ": time_zone must look like +05:30") end
+  local ms = (tonumber(h) * 60 + tonumber(m)) * 60000
+  return sign == "-" and -ms or ms
+end
+
+local function floor_sql(e)
+  return ("(CAST(%s AS INTEGER) - ((%s) < CAST(%s AS INTEGER)))"):format(e, e, e)
+end
+
+--- dates.bucket_sql(ctx, x, iv, off, tz) -> SQL: the bucket number of the
+-- milliseconds x
+function dates.bucket_sql(ctx, x, iv, off, tz)
+  local shift = tz - off.ms
+  if iv.ms then
+    if iv.week then shift = shift - MONDAY end
+    return floor_sql(("((%s) + %s) * 1.0 / %s"):format(x, ctx:bind(shift), ctx:bind(iv.ms)))
+  end
+  local t = ("((%s) + %s) / 1000.0"):format(x, ctx:bind(shift))
+  local idx = ("(CAST(strftime('%%Y', %s, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%%m', %s, 'unixepoch') AS INTEGER) - 1)")
+    :format(t, t)
+  return floor_sql(("%s * 1.0 / %s"):format(idx, ctx:bind(iv.months)))
+end
+
+-- days since 1970-01-01 of a civil date
+local function days(y, m, d)
+  local fl = math.floor
+  y = m <= 2 and y - 1 or y
+  local era = fl((y >= 0 and y or y - 399) / 400)
+  local yoe = y - era * 400
+  local doy = fl((153 * (m + (m > 2 and -3 or 9)) + 2) / 5) + d - 1
+  local doe = yoe * 365 + fl(yoe / 4) - fl(yoe / 100) + doy
+  return era * 146097 + doe - 719468
+end
+dates.days = days
+
+--- dates.bucket_start(b, iv, off, tz) -> the first millisecond (UTC) of bucket b
+function dates.bucket_start(b, iv, off, tz)
+  local shift = tz - off.ms
+  local v
+  if iv.ms then
+    if iv.week then shift = shift - MONDAY end
+    v = b * iv.ms - shift
+  else
+    local idx = b * iv.months
+    local y = math.floor(idx / 12)
+    v = days(y, idx - y * 12 + 1, 1) * 86400000 - shift
+  end
+  return math.tointeger and math.tointeger(v) or v
+end
+
+return dates

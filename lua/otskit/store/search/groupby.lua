@@ -1,0 +1,428 @@
+--- otskit.store.search.groupby -- a search's group-bys: field, range,
+-- filter, geo_distance, histogram, date_histogram, geo_grid, composite.
+-- Buckets are counted by SQL (GROUP BY over the matched documents joined
+-- to the index's value tables; a document counts once per bucket however
+-- many of its array values fall in it); each bucket's sub_aggs and
+-- sub_group_bys run on the bucket's scope (the matched documents AND the
+-- bucket's condition).
+--
+-- A group-by: { name, type, field_name, size, sort = { {group_key_sort =
+-- {order}} | {row_count_sort = {order}} | {sub_agg_sort = {sub_agg_name,
+-- order}} }, min_doc_count, sub_aggs, sub_group_bys, ranges = { {from,
+-- to} }, filters = { query }, origin = {lat, lon}, interval, offset,
+-- missing, field_range = {min, max}, time_zone, precision, sources,
+-- next_token }. Its result: { name, type, items = { {key | from, to |
+-- timestamp | keys, row_count, sub_aggs, sub_group_bys} }, next_token,
+-- source_names }.
+local agg = require "otskit.store.search.agg"
+local sort = require "otskit.store.search.sort"
+local geohash = require "otskit.store.search.geohash"
+local dates = require "otskit.store.search.dates"
+
+local gb = {}
+
+--- The service's limits.
+gb.LIMITS = { per_level = 16, depth = 3, size = 2000, default_size = 10, filters = 10, ranges = 100,
+  geo_ranges = 10, buckets = 10000, composite_sources = 32 }
+local L = gb.LIMITS
+local bad = agg.bad
+
+local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
+local run_list
+
+local function key_string(d, v)
+  if d.type == "KEYWORD" then return v end
+  if d.type == "BOOLEAN" then return v == 1 and "true" or "false" end
+  if d.type == "DOUBLE" then
+    local s = ("%.17g"):format(v)
+    for p = 1, 17 do
+      local t = ("%." .. p .. "g"):format(v)
+      if tonumber(t) == v then s = t; break end
+    end
+    return s
+  end
+  return ("%.0f"):format(v)
+end
+
+-- children of a bucket: its sub-aggregations and sub-group-bys
+local function children(env, g, item, scope, depth, what)
+  if g.sub_aggs ~= nil then
+    local r, m, c = agg.run_list(env, g.sub_aggs, scope, what .. ".sub_aggs")
+    if not r then return nil, m, c end
+    item.sub_aggs = r
+  end
+  if g.sub_group_bys ~= nil then
+    local r, m, c = run_list(env, g.sub_group_bys, scope, depth + 1, what .. ".sub_group_bys")
+    if not r then return nil, m, c end
+    item.sub_group_bys = r
+  end
+  return item
+end
+
+local ORDER = { ASC = false, DESC = true }
+
+-- sorts items by the group-by's sorters; key(item) -> a comparable key
+local function sort_items(env, g, items, key, default, what)
+  local sorters = g.sort
+  if sorters == nil then sorters = default end
+  if type(sorters) ~= "table" then return bad(what .. ": sort must be a list of sorters") end
+  local cmp = {}
+  for i, s in ipairs(sorters) do
+    if type(s) ~= "table" then return bad(what .. ": each sorter is a table") end
+    local kind, b = next(s)
+    b = b or {}
+    local desc = ORDER[b.order or "ASC"]
+    if desc == nil then return bad(what .. ": order must be ASC or DESC") end
+    if kind == "group_key_sort" then
+      cmp[i] = { key, desc }
+    elseif kind == "row_count_sort" then
+      cmp[i] = { function(it) return it.row_count end, desc }
+    elseif kind == "sub_agg_sort" then
+      local name = b.sub_agg_name
+      local found = false
+      for _, a in ipairs(g.sub_aggs or {}) do if a.name == name then found = true end end
+      if not found then return bad(what .. ": sub_agg_sort names no sub-aggregation: " .. tostring(name)) end
+      cmp[i] = { function(it)
+        local v = agg.value(it.sub_aggs, name)
+        return v == nil and -math.huge or v
+      end, desc }
+    else
+      return bad(what .. ": a sorter is group_key_sort, row_count_sort or sub_agg_sort")
+    end
+  end
+  for i, it in ipairs(items) do it._n = i end
+  table.sort(items, function(x, y)
+    for _, c in ipairs(cmp) do
+      local a, b = c[1](x), c[1](y)
+      if a ~= b then
+        if c[2] then return a > b end
+        return a < b
+      end
+    end
+    return x._n < y._n
+  end)
+  for _, it in ipairs(items) do it._n = nil end
+  return items
+end
+
+local function size_of(g, what, default)
+  local s = g.size
+  if s == nil then return default or L.default_size end
+  if type(s) ~= "number" or s ~= math.floor(s) or s < 1 or s > L.size then
+    return bad(what .. ": size must be an integer in 1.." .. L.size)
+  end
+  return s
+end
+
+local function min_docs(g, what, default)
+  local m = g.min_doc_count
+  if m == nil then return default end
+  if type(m) ~= "number" or m ~= math.floor(m) or m < 0 then return bad(what .. ": min_doc_count must be an integer >= 0") end
+  return m
+end
+
+local function valtbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
+
+local K = {}
+
+function K.field(env, g, scope, depth, what)
+  local size, m, c = size_of(g, what)
+  if not size then return nil, m, c end
+  local mdc, m2, c2 = min_docs(g, what, 1)
+  if not mdc then return nil, m2, c2 end
+  local d, m3, c3 = agg.field(env, g.field_name, what)
+  if d == nil then return nil, m3, c3 end
+  local items = {}
+  if d then
+    local ctx = env.ctx
+    local f = ctx:bind(d.id)
+    local rows = agg.query(env, ("SELECT n.v, count(DISTINCT d.id) FROM %sdoc d JOIN %s n ON n.doc = d.id AND n.f = %s WHERE %s GROUP BY n.v")
+      :format(ctx.p, valtbl(env, d), f, scope))
+    for _, r in ipairs(rows) do
+      if r[2] >= mdc then items[#items + 1] = { v = r[1], key = key_string(d, r[1]), row_count = r[2] } end
+    end
+    local function bucket(it)
+      return ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND v = %s)"):format(scope, valtbl(env, d), f, ctx:bind(it.v))
+    end
+    local by_sub = false
+    for _, s in ipairs(type(g.sort) == "table" and g.sort or {}) do if type(s) == "table" and s.sub_agg_sort then by_sub = true end end
+    if by_sub then
+      for _, it in ipairs(items) do
+        local ok, mm, cc = children(env, g, it, bucket(it), depth, what)
+        if not ok then return nil, mm, cc end
+      end
+    end
+    local r, m4, c4 = sort_items(env, g, items, function(it) return it.v end,
+      { { row_count_sort = { order = "DESC" } }, { group_key_sort = { order = "ASC" } } }, what)
+    if not r then return nil, m4, c4 end
+    for i = size + 1, #items do items[i] = nil end
+    if not by_sub then
+      for _, it in ipairs(items) do
+        local ok, mm, cc = children(env, g, it, bucket(it), depth, what)
+        if not ok then return nil, mm, cc end
+      end
+    end
+    for _, it in ipairs(items) do it.v = nil end
+  end
+  return { items = items }
+end
+
+local function ranges_of(g, what, max)
+  local rs = g.ranges
+  if type(rs) ~= "table" or #rs == 0 or #rs > max then return bad(what .. ": ranges must list 1.." .. max .. " ranges") end
+  for _, r in ipairs(rs) do
+    if type(r) ~= "table" then return bad(what .. ": each range is { from, to }") end
+    if r.from ~= nil and type(r.from) ~= "number" or r.to ~= nil and type(r.to) ~= "number" then
+      return bad(what .. ": range bounds are numbers")
+    end
+  end
+  return rs
+end
+
+-- range-like group-bys: cond(from, to) -> SQL condition on d
+local function ranged(env, g, scope, depth, what, rs, cond)
+  local items = {}
+  for i, r in ipairs(rs) do
+    local from, to = r.from or -math.huge, r.to or math.huge
+    local s = scope .. " AND " .. cond(from, to)
+    local n = agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, s))[1][1]
+    local it = { from = from + 0.0, to = to + 0.0, row_count = n }
+    local ok, m, c = children(env, g, it, s, depth, what)
+    if not ok then return nil, m, c end
+    items[i] = it
+  end
+  return { items = items }
+end
+
+function K.range(env, g, scope, depth, what)
+  local rs, m, c = ranges_of(g, what, L.ranges)
+  if not rs then return nil, m, c end
+  local d, m2, c2 = agg.field(env, g.field_name, what, NUMERIC)
+  if d == nil then return nil, m2, c2 end
+  local ctx = env.ctx
+  return ranged(env, g, scope, depth, what, rs, function(from, to)
+    if not d then return "0" end
+    return ("d.id IN (SELECT doc FROM %snum WHERE f = %s AND v >= %s AND v < %s)"):format(ctx.p, ctx:bind(d.id),
+      ctx:bind(from), ctx:bind(to))
+  end)
+end
+
+function K.geo_distance(env, g, scope, depth, what)
+  local rs, m, c = ranges_of(g, what, L.geo_ranges)
+  if not rs then return nil, m, c end
+  local o = g.origin
+  if type(o) ~= "table" or type(o.lat) ~= "number" or type(o.lon) ~= "number" or o.lat < -90 or o.lat > 90
+    or o.lon < -180 or o.lon > 180 then
+    return bad(what .. ": origin must be { lat, lon } in range")
+  end
+  local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
+  if d == nil then return nil, m2, c2 end
+  local ctx = env.ctx
+  return ranged(env, g, scope, depth, what, rs, function(from, to)
+    if not d then return "0" end
+    return ("d.id IN (SELECT doc FROM %sgpt WHERE f = %s AND geo_dist(lat, lon, %s, %s) >= %s AND geo_dist(lat, lon, %s, %s) < %s)")
+      :format(ctx.p, ctx:bind(d.id), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(from), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(to))
+  end)
+end
+
+function K.filter(env, g, scope, depth, what)
+  local fs = g.filters
+  if type(fs) ~= "table" or #fs == 0 or #fs > L.filters then return bad(what .. ": filters must list 1.." .. L.filters .. " queries") end
+  local items = {}
+  for i, q in ipairs(fs) do
+    local cond, m, c = env.ctx:compile(q, "d", nil, 0)
+    if not cond then return nil, m, c end
+    local s = scope .. " AND (" .. cond .. ")"
+    local it = { row_count = agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, s))[1][1] }
+    local ok, m2, c2 = children(env, g, it, s, depth, what)
+    if not ok then return nil, m2, c2 end
+    items[i] = it
+  end
+  return { items = items }
+end
+
+-- histogram and date_histogram share this: keyexpr(x) -> SQL bucket number
+-- of value x; back(b) -> the bucket's key; nextb(b) -> the following bucket
+local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, key_of, bucket_cond, mdc)
+  local ctx = env.ctx
+  local items = {}
+  if d or miss ~= nil then
+    local x = d and (miss ~= nil and ("coalesce(n.v, %s)"):format(ctx:bind(miss)) or "n.v") or ctx:bind(miss)
+    local from = d and ("%sdoc d LEFT JOIN %snum n ON n.doc = d.id AND n.f = %s"):format(ctx.p, ctx.p, ctx:bind(d.id))
+      or ctx.p .. "doc d"
+    local conds = { scope, x .. " IS NOT NULL" }
+    if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
+    if hi ~= nil then conds[#conds + 1] = x .. " < " .. ctx:bind(hi) end
+    local rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
+      :format(keyexpr(x), from, table.concat(conds, " AND ")))
+    if #rows > L.buckets then return bad(("%s: more than %d buckets"):format(what, L.buckets)) end
+    for _, r in ipairs(rows) do
+      if r[2] >= math.max(mdc, 1) then items[#items + 1] = { b = r[1], row_count = r[2] } end
+    end
+    if mdc == 0 and #rows > 0 then -- the empty buckets between the first and the last
+      local all, i = {}, 1
+      for b = rows[1][1], rows[#rows][1] do
+        if i <= #rows and rows[i][1] == b then all[#all + 1] = { b = b, row_count = rows[i][2] }; i = i + 1
+        else all[#all + 1] = { b = b, row_count = 0 } end
+        if #all > L.buckets then return bad(("%s: more than %d buckets"):format(what, L.buckets)) end
+      end
+      items = all
+    end
+    for _, it in ipairs(items) do
+      key_of(it)
+      local s = scope .. " AND " .. bucket_cond(it.b, x, from)
+      local ok, m, c = children(env, g, it, s, depth, what)
+      if not ok then return nil, m, c end
+    end
+  end
+  local r, m, c = sort_items(env, g, items, function(it) return it.b end, { { group_key_sort = { order = "ASC" } } }, what)
+  if not r then return nil, m, c end
+  for _, it in ipairs(items) do it.b = nil end
+  return { items = items }
+end
+
+-- floor(e) in SQL without the math functions
+local function sql_floor(e)
+  return ("(CAST(%s AS INTEGER) - ((%s) < CAST(%s AS INTEGER)))"):format(e, e, e)
+end
+
+function K.histogram(env, g, scope, depth, what)
+  local iv = g.interval
+  if type(iv) ~= "number" or not (iv > 0) or iv == math.huge then return bad(what .. ": interval must be a number > 0") end
+  local off = g.offset or 0
+  if type(off) ~= "number" then return bad(what .. ": offset must be a number") end
+  local mdc, m, c = min_docs(g, what, 0)
+  if not mdc then return nil, m, c end
+  local d, m2, c2 = agg.field(env, g.field_name, what, NUMERIC)
+  if d == nil then return nil, m2, c2 end
+  local miss, m3, c3 = agg.missing(d or { type = "DOUBLE", name = g.field_name }, g.missing, what)
+  if m3 then return nil, m3, c3 end
+  local fr = g.field_range
+  local lo, hi
+  if fr ~= nil then
+    if type(fr) ~= "table" or type(fr.min) ~= "number" or type(fr.max) ~= "number" or fr.min > fr.max then
+      return bad(what .. ": field_range must be { min, max } numbers, min <= max")
+    end
+    lo, hi = fr.min, fr.max
+  end
+  local ctx = env.ctx
+  local integral = (not d or d.type ~= "DOUBLE") and iv == math.floor(iv) and off == math.floor(off)
+  local bi, bo = ctx:bind(iv), ctx:bind(off)
+  return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
+    function(x) return sql_floor(("((%s) - %s) * 1.0 / %s"):format(x, bo, bi)) end,
+    function(it)
+      local k = it.b * iv + off
+      if integral then k = math.tointeger and math.tointeger(k) or k else k = k + 0.0 end
+      it.key = k
+    end,
+    function(b, x, from)
+      return ("d.id IN (SELECT d.id FROM %s WHERE %s >= %s AND %s < %s)"):format(from, x, ctx:bind(b * iv + off), x,
+        ctx:bind((b + 1) * iv + off))
+    end, mdc)
+end
+
+function K.date_histogram(env, g, scope, depth, what)
+  local iv, m, c = dates.interval(g.interval, what .. ".interval")
+  if not iv then return nil, m, c end
+  local off, m1, c1 = dates.interval(g.offset, what .. ".offset", true)
+  if not off then return nil, m1, c1 end
+  local tz, m2, c2 = dates.zone(g.time_zone, what)
+  if not tz then return nil, m2, c2 end
+  local mdc, m3, c3 = min_docs(g, what, 0)
+  if not mdc then return nil, m3, c3 end
+  local d, m4, c4 = agg.field(env, g.field_name, what, { DATE = true })
+  if d == nil then return nil, m4, c4 end
+  local fake = d or { type = "DATE", name = g.field_name, date_formats = dates.FORMATS }
+  local miss, m5, c5 = agg.missing(fake, g.missing, what)
+  if m5 then return nil, m5, c5 end
+  local lo, hi
+  if g.field_range ~= nil then
+    local fr = g.field_range
+    if type(fr) ~= "table" then return bad(what .. ": field_range must be { min, max }") end
+    local a, m6, c6 = agg.missing(fake, fr.min, what .. ".field_range")
+    if m6 then return nil, m6, c6 end
+    local b, m7, c7 = agg.missing(fake, fr.max, what .. ".field_range")
+    if m7 then return nil, m7, c7 end
+    if a == nil or b == nil or a > b then return bad(what .. ": field_range needs min <= max") end
+    lo, hi = a, b
+  end
+  local ctx = env.ctx
+  return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
+    function(x) return dates.bucket_sql(ctx, x, iv, off, tz) end,
+    function(it) it.timestamp = dates.bucket_start(it.b, iv, off, tz) end,
+    function(b, x, from)
+      return ("d.id IN (SELECT d.id FROM %s WHERE %s >= %s AND %s < %s)"):format(from, x,
+        ctx:bind(dates.bucket_start(b, iv, off, tz)), x, ctx:bind(dates.bucket_start(b + 1, iv, off, tz)))
+    end, mdc)
+end
+
+function K.geo_grid(env, g, scope, depth, what)
+  local p = g.precision
+  if type(p) ~= "number" or p ~= math.floor(p) or p < 1 or p > 12 then return bad(what .. ": precision must be 1..12") end
+  local size, m, c = size_of(g, what)
+  if not size then return nil, m, c end
+  local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
+  if d == nil then return nil, m2, c2 end
+  local items = {}
+  if d then
+    local ctx = env.ctx
+    local f = ctx:bind(d.id)
+    local count, docset = {}, {}
+    for _, r in ipairs(agg.query(env, ("SELECT d.id, g.lat, g.lon FROM %sdoc d JOIN %sgpt g ON g.doc = d.id AND g.f = %s WHERE %s")
+      :format(ctx.p, ctx.p, f, scope))) do
+      local h = geohash.encode(r[2], r[3], p)
+      local s = docset[h]
+      if not s then s = {}; docset[h] = s; count[h] = 0 end
+      if not s[r[1]] then s[r[1]] = true; count[h] = count[h] + 1 end
+    end
+    for h, n in pairs(count) do items[#items + 1] = { key = h, row_count = n } end
+    local r, m3, c3 = sort_items(env, g, items, function(it) return it.key end,
+      { { row_count_sort = { order = "DESC" } }, { group_key_sort = { order = "ASC" } } }, what)
+    if not r then return nil, m3, c3 end
+    for i = size + 1, #items do items[i] = nil end
+    for _, it in ipairs(items) do
+      local lat0, lat1, lon0, lon1 = geohash.box(it.key)
+      it.top_left, it.bottom_right = { lat = lat1, lon = lon0 }, { lat = lat0, lon = lon1 }
+      local s = ("%s AND d.id IN (SELECT doc FROM %sgpt WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
+        :format(scope, ctx.p, f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
+      local ok, m4, c4 = children(env, g, it, s, depth, what)
+      if not ok then return nil, m4, c4 end
+    end
+  end
+  return { items = items }
+end
+
+K.composite = require("otskit.store.search.composite")(gb, K, children)
+
+local FIELDS = { name = true, type = true, field_name = true, size = true, sort = true, min_doc_count = true,
+  sub_aggs = true, sub_group_bys = true, ranges = true, filters = true, origin = true, interval = true, offset = true,
+  missing = true, field_range = true, time_zone = true, precision = true, sources = true, next_token = true }
+gb.FIELDS = FIELDS
+
+--- gb.run_list(env, list, scope, depth, where) -> { results } | nil, msg, code
+function run_list(env, list, scope, depth, where)
+  if list == nil then return nil end
+  if type(list) ~= "table" then return bad(where .. ": group_bys must be a list") end
+  if depth > L.depth then return bad(("%s: group-bys nest at most %d levels"):format(where, L.depth)) end
+  if #list > L.per_level then return bad(("%s: at most %d group-bys per level"):format(where, L.per_level)) end
+  local out, seen = {}, {}
+  for i, g in ipairs(list) do
+    if type(g) ~= "table" then return bad(where .. ": each group-by is a table") end
+    for k in pairs(g) do
+      if not FIELDS[k] then return bad(("%s: group-by field %s is not known"):format(where, tostring(k))) end
+    end
+    if type(g.name) ~= "string" or g.name == "" then return bad(where .. ": each group-by needs a name") end
+    if seen[g.name] then return bad(where .. ": duplicate group-by name " .. g.name) end
+    seen[g.name] = true
+    local f = K[g.type]
+    if not f then return bad(("%s: unknown group-by type %s"):format(where, tostring(g.type))) end
+    local r, m, c = f(env, g, scope, depth, ("group_by [%s]"):format(g.name))
+    if not r then return nil, m, c end
+    r.name, r.type = g.name, g.type
+    out[i] = r
+  end
+  return out
+end
+gb.run_list = run_list
+
+return gb

@@ -1,0 +1,236 @@
+-- spec/search_agg_spec.lua -- search analytics (otskit.store.search.agg,
+-- .groupby) against a brute-force Lua model over random documents:
+-- avg, min, max, sum, count, distinct_count, percentiles with and without
+-- missing values, on single values and arrays; group_by_field (with a
+-- sub-aggregation), range, histogram, filter, composite paging; collapse.
+local store = require "otskit.store"
+local cjson = require "cjson.safe"
+
+local ROUNDS = os.getenv("OTSKIT_QUICK") and 4 or 20
+
+local function close(a, b)
+  if a == nil or b == nil then return a == b end
+  return math.abs(a - b) <= 1e-9 * math.max(1, math.abs(a), math.abs(b))
+end
+
+local function setup(seed)
+  math.randomseed(seed)
+  local db = assert(store.open{})
+  assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+  assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+    { field_name = "n", field_type = "LONG", enable_sort_and_agg = true, is_array = true },
+    { field_name = "x", field_type = "DOUBLE", enable_sort_and_agg = true },
+    { field_name = "k", field_type = "KEYWORD", enable_sort_and_agg = true },
+  } } })
+  local docs = {}
+  for i = 1, math.random(0, 60) do
+    local d = { id = i }
+    if math.random() < 0.8 then
+      d.n = {}
+      for j = 1, math.random(1, 3) do d.n[j] = math.random(-20, 20) end
+    end
+    if math.random() < 0.7 then d.x = math.random(-1000, 1000) / 8 end
+    if math.random() < 0.8 then d.k = "k" .. math.random(1, 6) end
+    local cols = { x = d.x, k = d.k }
+    if d.n then cols.n = cjson.encode(d.n) end
+    assert(db:put_row{ table = "t", primary_key = { { "id", i } }, columns = cols })
+    docs[#docs + 1] = d
+  end
+  return db, docs
+end
+
+-- the values of field f of document d (a list). The index keeps each
+-- distinct value of an array once (p.."num" is keyed by (f, v, doc)), so
+-- an array's repeated values count once: the model does the same.
+local function vals(d, f)
+  local v = d[f]
+  if v == nil then return {} end
+  if type(v) ~= "table" then return { v } end
+  local out, seen = {}, {}
+  for _, x in ipairs(v) do if not seen[x] then seen[x] = true; out[#out + 1] = x end end
+  return out
+end
+
+local function model_agg(docs, a)
+  local all = {}
+  for _, d in ipairs(docs) do
+    local v = vals(d, a.field_name)
+    if #v == 0 and a.missing ~= nil then v = { a.missing } end
+    for _, x in ipairs(v) do all[#all + 1] = x end
+  end
+  if a.type == "count" then return #all end
+  if a.type == "distinct_count" then
+    local s, n = {}, 0
+    for _, x in ipairs(all) do if not s[x] then s[x] = true; n = n + 1 end end
+    return n
+  end
+  if a.type == "sum" then local s = 0 for _, x in ipairs(all) do s = s + x end return s end
+  if #all == 0 then return nil end
+  table.sort(all)
+  if a.type == "min" then return all[1] end
+  if a.type == "max" then return all[#all] end
+  local s = 0
+  for _, x in ipairs(all) do s = s + x end
+  return s / #all
+end
+
+local function check(db, docs)
+  local aggs, expect = {}, {}
+  for i = 1, 5 do
+    local ty = ({ "avg", "min", "max", "sum", "count", "distinct_count" })[math.random(6)]
+    local f = math.random() < 0.5 and "n" or "x"
+    local a = { name = "a" .. i, type = ty, field_name = f }
+    if ty ~= "count" and math.random() < 0.5 then a.missing = math.random(-5, 5) end
+    aggs[i], expect[i] = a, model_agg(docs, a)
+  end
+  local lo = math.random(-20, 10)
+  local res = assert(db:search{ table = "t", index = "ix", limit = 0, get_total_count = true, aggs = aggs,
+    group_bys = {
+      { name = "f", type = "field", field_name = "k", size = 2000,
+        sub_aggs = { { name = "s", type = "sum", field_name = "n" } } },
+      { name = "r", type = "range", field_name = "n", ranges = { { from = lo, to = lo + 7 }, { from = lo } } },
+      { name = "h", type = "histogram", field_name = "n", interval = 5, min_doc_count = 1 },
+      { name = "q", type = "filter", filters = { { range = { field_name = "x", from = 0 } }, { exists = { field_name = "k" } } } },
+    } })
+  assert.are.equal(#docs, res.total_count)
+  for i, a in ipairs(aggs) do
+    local got = res.aggs[i].value
+    assert(close(got, expect[i]), ("%s(%s missing %s): %s vs model %s"):format(a.type, a.field_name,
+      tostring(a.missing), tostring(got), tostring(expect[i])))
+  end
+  -- field: per keyword, rows and the sum of n
+  local by = {}
+  for _, d in ipairs(docs) do
+    if d.k then
+      local b = by[d.k] or { n = 0, s = 0 }
+      by[d.k] = b
+      b.n = b.n + 1
+      for _, x in ipairs(vals(d, "n")) do b.s = b.s + x end
+    end
+  end
+  local fr = res.group_bys[1].items
+  local n = 0
+  for _ in pairs(by) do n = n + 1 end
+  assert.are.equal(n, #fr)
+  for i, it in ipairs(fr) do
+    assert.are.equal(by[it.key].n, it.row_count)
+    assert(close(by[it.key].s, it.sub_aggs[1].value))
+    if i > 1 then
+      local p = fr[i - 1]
+      assert(p.row_count > it.row_count or p.row_count == it.row_count and p.key < it.key, "default order")
+    end
+  end
+  -- range: rows with a value in [from, to)
+  local function count(pred)
+    local c = 0
+    for _, d in ipairs(docs) do
+      local hit = false
+      for _, x in ipairs(vals(d, "n")) do if pred(x) then hit = true end end
+      if hit then c = c + 1 end
+    end
+    return c
+  end
+  local rr = res.group_bys[2].items
+  assert.are.equal(count(function(x) return x >= lo and x < lo + 7 end), rr[1].row_count)
+  assert.are.equal(count(function(x) return x >= lo end), rr[2].row_count)
+  -- histogram: every bucket of 5 that has rows, ascending
+  local hs = {}
+  for _, d in ipairs(docs) do
+    local seen = {}
+    for _, x in ipairs(vals(d, "n")) do
+      local b = math.floor(x / 5) * 5
+      if not seen[b] then seen[b] = true; hs[b] = (hs[b] or 0) + 1 end
+    end
+  end
+  local keys = {}
+  for b in pairs(hs) do keys[#keys + 1] = b end
+  table.sort(keys)
+  local hi = res.group_bys[3].items
+  assert.are.equal(#keys, #hi)
+  for i, b in ipairs(keys) do
+    assert.are.equal(b, hi[i].key)
+    assert.are.equal(hs[b], hi[i].row_count)
+  end
+  -- filter
+  local f1, f2 = 0, 0
+  for _, d in ipairs(docs) do
+    if d.x and d.x >= 0 then f1 = f1 + 1 end
+    if d.k then f2 = f2 + 1 end
+  end
+  assert.are.equal(f1, res.group_bys[4].items[1].row_count)
+  assert.are.equal(f2, res.group_bys[4].items[2].row_count)
+end
+
+describe("search analytics vs a brute-force model", function()
+  it("aggregations and group-bys over random documents", function()
+    for round = 1, ROUNDS do
+      local db, docs = setup(round * 7919)
+      check(db, docs)
+      db:close()
+    end
+  end)
+
+  it("composite pages cover every (k, n bucket) pair once; collapse keeps one row per k", function()
+    for round = 1, ROUNDS do
+      local db, docs = setup(round * 104729)
+      local want, total = {}, 0
+      for _, d in ipairs(docs) do
+        if d.k then
+          local seen = {}
+          for _, x in ipairs(vals(d, "n")) do
+            local key = d.k .. "|" .. math.floor(x / 10) * 10
+            if not seen[key] then seen[key] = true; want[key] = (want[key] or 0) + 1 end
+          end
+        end
+      end
+      local tok, got = nil, {}
+      repeat
+        local r = assert(db:search{ table = "t", index = "ix", limit = 0, group_bys = { { name = "c", type = "composite",
+          size = math.random(1, 5), next_token = tok, sources = { { name = "k", type = "field", field_name = "k" },
+            { name = "h", type = "histogram", field_name = "n", interval = 10 } } } } })
+        local g = r.group_bys[1]
+        for _, it in ipairs(g.items) do
+          local key = it.keys[1] .. "|" .. it.keys[2]
+          assert.is_nil(got[key])
+          got[key] = it.row_count
+          total = total + 1
+        end
+        tok = g.next_token
+      until not tok
+      for k, v in pairs(want) do assert.are.equal(v, got[k], k) end
+      for k in pairs(got) do assert(want[k], k) end
+      local ks, nk = {}, 0
+      for _, d in ipairs(docs) do
+        local key = d.k or "\0none"
+        if not ks[key] then ks[key] = true; nk = nk + 1 end
+      end
+      local c = assert(db:search{ table = "t", index = "ix", limit = 100, collapse = { field_name = "k" } })
+      assert.are.equal(nk, #c.rows)
+      db:close()
+    end
+  end)
+
+  it("refuses bad requests with OTSParameterInvalid", function()
+    local db = setup(1)
+    local function bad(req)
+      req.table, req.index, req.limit = "t", "ix", 0
+      local r, msg, code = db:search(req)
+      assert.is_nil(r)
+      assert.are.equal("OTSParameterInvalid", code, msg)
+    end
+    bad{ aggs = { { name = "a", type = "median", field_name = "n" } } }
+    bad{ aggs = { { name = "a", type = "avg", field_name = "k" } } }
+    bad{ aggs = { { name = "a", type = "avg", field_name = "n", missing = "x" } } }
+    bad{ aggs = { { name = "a", type = "avg", field_name = "n" }, { name = "a", type = "sum", field_name = "n" } } }
+    bad{ aggs = { { name = "a", type = "top_rows", limit = 101 } } }
+    bad{ aggs = { { name = "a", type = "percentiles", field_name = "n", percentiles = { 101 } } } }
+    bad{ group_bys = { { name = "g", type = "field", field_name = "k", size = 2001 } } }
+    bad{ group_bys = { { name = "g", type = "histogram", field_name = "n", interval = 0 } } }
+    bad{ group_bys = { { name = "g", type = "date_histogram", field_name = "n", interval = { value = 1, unit = "DAY" } } } }
+    bad{ group_bys = { { name = "g", type = "composite", next_token = "forged", sources = {
+      { name = "k", type = "field", field_name = "k" } } } } }
+    bad{ group_bys = { { name = "g", type = "field", field_name = "k", bogus = 1 } } }
+    bad{ collapse = { field_name = "nope" } }
+    db:close()
+  end)
+end)
