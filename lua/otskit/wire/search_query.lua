@@ -234,6 +234,14 @@ function decode_query(m, depth)
 end
 sq.decode_query = decode_query
 
+--- sq.register(kind, query_type, message, enc, dec): a query kind another
+-- module carries (otskit.wire.search_score)
+function sq.register(kind, qtype, message, e, d)
+  KINDS[kind] = { qtype, message }
+  BY_TYPE[qtype] = kind
+  ENC[kind], DEC[kind] = e, d
+end
+
 ----------------------------------------------------------------------
 -- sort
 

@@ -217,8 +217,8 @@ local function ins(p, what)
   return s
 end
 
-local function run(h, text, binds, n)
-  local rows, err, code = sql.rows(h, text, binds, n)
+local function run(h, text, binds, n, max, skip)
+  local rows, err, code = sql.rows(h, text, binds, n, max, skip)
   if not rows then error(setmetatable({ msg = err, code = code }, docs.FAIL), 0) end
   return rows
 end

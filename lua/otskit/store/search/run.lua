@@ -10,6 +10,8 @@ local docs = require "otskit.store.search.docs"
 local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
 local analytics = require "otskit.store.search.analytics"
+require "otskit.store.search.score" -- the functions_score query kind
+require "otskit.store.search.knn" -- the knn_vector query kind
 
 local DB = base.DB
 local invalid, check_req, now_ms = base.invalid, base.check_req, base.now_ms
@@ -171,8 +173,16 @@ local function do_search(self, req)
     sorters, after = p.sort or {}, p.after
   elseif sorters == nil then
     sorters = ix.def.index_sort
+    -- a functions_score query orders by its score unless a sort is given
+    if type(req.query) == "table" and (req.query.functions_score or req.query.knn_vector) then
+      sorters = { { score_sort = { order = "DESC" } } }
+    end
   end
   local ctx = query.ctx(ix.def, ix.p)
+  ctx.h = self.h -- a knn_vector query reads the rows' vectors
+  ctx.read_vector = function(pk, name)
+    return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = { [name] = true } }).columns[name]
+  end
   if type(sorters) == "table" then
     for _, so in ipairs(sorters) do
       if type(so) == "table" and so.score_sort then ctx.want_score = true end
@@ -217,9 +227,10 @@ local function do_search(self, req)
     for i = offset + 1, math.min(#kept, offset + limit) do res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols) end
     return res
   end
-  local text = ("SELECT d.pk, %s%s FROM %sdoc d WHERE %s %s LIMIT %s OFFSET %s"):format(sort.select(keys),
-    used_score and "" or "", ix.p, cond, sort.order_by(keys), ctx:bind(limit + 1), ctx:bind(offset))
-  local rows = docs.run(h, text, ctx.binds, nparams(text))
+  -- no LIMIT / OFFSET in the text: the binding stops after the page
+  -- (see otskit.core.sql.rows)
+  local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s"):format(sort.select(keys), ix.p, cond, sort.order_by(keys))
+  local rows = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset)
   local n = math.min(#rows, limit)
   local hits = used_score and {} or nil
   for i = 1, n do
@@ -316,8 +327,8 @@ local function scan(self, req)
   end
   if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
   if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
-  local text = ("SELECT d.pk FROM %sdoc d WHERE %s ORDER BY d.pk LIMIT %s"):format(ix.p, cond, ctx:bind(limit + 1))
-  local rows = docs.run(self.h, text, ctx.binds, nparams(text))
+  local text = ("SELECT d.pk FROM %sdoc d WHERE %s ORDER BY d.pk"):format(ix.p, cond)
+  local rows = docs.run(self.h, text, ctx.binds, nparams(text), limit + 1)
   local res = { rows = {} }
   for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end
   if #rows > limit then
