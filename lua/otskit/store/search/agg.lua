@@ -150,7 +150,8 @@ function RUN.distinct_count(env, a, scope, what)
   if not d then return { value = a.missing ~= nil and 1 or 0 } end
   local miss, m2, c2 = agg.missing(d, a.missing, what)
   if m2 then return nil, m2, c2 end
-  local r = agg.query(env, ("SELECT count(DISTINCT n.v), count(DISTINCT n.doc) %s"):format(values_of(env, d, scope)))[1]
+  local r = agg.query(env, ("SELECT count(DISTINCT n.v), %s %s"):format(miss ~= nil and "count(DISTINCT n.doc)" or "0",
+    values_of(env, d, scope)))[1]
   local v = r[1]
   if miss ~= nil and ndocs(env, scope) > r[2] then
     local has = agg.query(env, ("SELECT 1 %s AND n.v = %s LIMIT 1"):format(values_of(env, d, scope), env.ctx:bind(miss)))[1]
