@@ -96,6 +96,33 @@ describe("otskit analyze: the index choice", function()
     assert.matches("advice: for orders by any combination of seller, type and price the best practices advise search", text, 1, true)
   end)
 
+  it("newest first and devices: the figures docs/analyze.md quotes, and the advice agrees", function()
+    local newest = analyze.run(scenario("newest"))
+    local d = by_name(newest)
+    local function fig(x) local m = x.metrics return { m.rows_per_query, m.requests_per_query, m.failed_ops } end
+    assert.are.same({ 100, 1, 1817 }, fig(d.tsfirst))
+    assert.are.same({ 256, 16, 0 }, fig(d.buckets))
+    assert.are.same({ 100, 1, 0 }, fig(d.search))
+    assert.are.equal("monotonic_key", d.tsfirst.findings[1].cause)
+    assert.are.equal("fanout", d.buckets.findings[1].cause)
+    assert.are.same({}, d.search.findings)
+    assert.are.equal(1000, d.search.metrics.extras["ms until a write is visible"])
+    assert.is_true(newest.advice[1].agree)
+    -- the design that lost writes is not recommended, though it reads as little
+    assert.are.equal("search", newest.queries[1].best)
+    assert.matches("over the data left after 1817 of 3000 writes failed", newest.queries[1].text, 1, true)
+    local devices = analyze.run(scenario("devices"))
+    d = by_name(devices)
+    assert.are.same({ 160, 11, 0 }, fig(d.metadata))
+    assert.are.same({ 20, 1, 0 }, fig(d.alldata))
+    assert.are.equal(("%.1f"):format(d.metadata.metrics.rows_kept_per_row), "1.1")
+    assert.are.equal(("%.1f"):format(d.alldata.metrics.rows_kept_per_row), "1.9")
+    assert.is_true(devices.advice[1].agree)
+    assert.are.equal("alldata", devices.queries[1].best)       -- reads: the measures say what the advice costs
+    assert.are.equal(20, devices.queries[1].designs[1].results_per_query)
+    assert.are.equal(20, devices.queries[1].designs[2].results_per_query)
+  end)
+
   it("reports advice the measures contradict, and refuses malformed advice", function()
     local sc = scenario("files")
     local copy = {}

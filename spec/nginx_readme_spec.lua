@@ -81,7 +81,7 @@ describe("docs/openresty.md: your own nginx.conf", function()
     local path = os.tmpname()
     write(path, "set -e\n" .. (P and ("P='" .. P .. "'\n") or "") .. (servepid and ("serve=" .. servepid .. "\n") or "")
       .. table.concat(exports, "\n") .. "\n" .. script .. "\n")
-    local out, rc = sh(ENV .. "sh " .. path)
+    local out, rc = sh(ENV .. "timeout 300 sh " .. path)   -- never waits forever
     os.remove(path)
     return out, rc
   end

@@ -84,6 +84,25 @@ describe("search analytics on the wire", function()
     end
   end)
 
+  it("functions_score and knn_vector queries survive encode -> decode", function()
+    local qs = {
+      { functions_score = { query = { match_all = {} }, score_mode = "SUM", combine_mode = "REPLACE", min_score = 0.5,
+        max_score = 8, functions = {
+          { weight = 2, filter = { term = { field_name = "k", term = "a" } },
+            decay = { field_name = "n", math_function = "LINEAR", decay = 0.5, multi_value_mode = "MIN",
+              param = { origin = 1.25, scale = 2, offset = 0.5 } } },
+          { random = {} },
+          { field_value_factor = { field_name = "n", factor = 0.5, modifier = "LOG1P", missing = 1 } } } } },
+      { knn_vector = { field_name = "v", top_k = 7, float32_query_vector = { 0.5, -1.25, 2 }, weight = 2,
+        filter = { exists = { field_name = "k" } } } },
+    }
+    for _, q in ipairs(qs) do
+      local req = { table = "t", index = "ix", query = q, limit = 3 }
+      local back = assert(wire.decode_request("Search", assert(wire.encode_request("Search", req))))
+      assert.same(req, back)
+    end
+  end)
+
   it("mutated bodies never raise", function()
     local r = helper.rng(99)
     local seeds = {}

@@ -177,6 +177,39 @@ describe("the store interface (store and client through otskit serve)", function
     assert.is_nil(got[13].row)
   end)
 
+  it("SQL: mapping tables, SELECT, DESCRIBE and the errors alike", function()
+    local function sql_outcome(res, msg, code)
+      if res == nil then return { error = code, msg_is_string = type(msg) == "string" } end
+      return { type = res.type, columns = res.columns, rows = res.rows, n = #res.rows }
+    end
+    local got = same_everywhere(function(db, t)
+      local out = {}
+      local function add(...) out[#out + 1] = sql_outcome(...) end
+      assert(db:create_table{ name = t, primary_key = {{"a", "STRING"}, {"b", "INTEGER"}} })
+      for i = 1, 12 do
+        assert(db:put_row{ table = t, primary_key = {{"a", i % 2 == 0 and "x" or "y"}, {"b", i}},
+          columns = { n = i * 3, s = "v" .. (i % 3), yes = i % 4 == 0, f = store.double(i / 2), bin = store.binary("\0" .. i) } })
+      end
+      add(db:sql(("CREATE TABLE %s (a VARCHAR(10), b BIGINT, n BIGINT, s MEDIUMTEXT, yes BOOL, f DOUBLE, bin MEDIUMBLOB, "
+        .. "PRIMARY KEY (a, b))"):format(t)))
+      add(db:sql("DESCRIBE " .. t))
+      add(db:sql(("SELECT * FROM %s WHERE a = 'x' AND b >= 4 ORDER BY b DESC LIMIT 3"):format(t)))
+      add(db:sql(("SELECT s, COUNT(*), SUM(n), AVG(f), MIN(b), MAX(yes) FROM %s GROUP BY s ORDER BY s"):format(t)))
+      add(db:sql(("SELECT b FROM %s WHERE n > 20 && yes ORDER BY b"):format(t)))
+      add(db:sql(("UPDATE %s SET n = 1"):format(t)))
+      add(db:sql(("SELECT nope FROM %s"):format(t)))
+      add(db:sql(("CREATE TABLE %s (a VARCHAR(10), PRIMARY KEY (a))"):format(t)))
+      add(db:sql(("DROP MAPPING TABLE %s"):format(t)))
+      add(db:sql(("SELECT * FROM %s"):format(t)))
+      return out
+    end)
+    assert.same({ "x", 12, 36, "v0", true, 6.0, "\0" .. 12 }, got[3].rows[1])
+    assert.same({ "LONG", "BOOLEAN", "DOUBLE", "BINARY" },
+      { got[3].columns[2].type, got[3].columns[5].type, got[3].columns[6].type, got[3].columns[7].type })
+    assert.same({ "OTSUnsupportOperation", "OTSParameterInvalid", "OTSParameterInvalid", "OTSParameterInvalid" },
+      { got[6].error, got[7].error, got[8].error, got[10].error })
+  end)
+
   it("batches: per-row results, failed rows leave data unchanged", function()
     local got = same_everywhere(function(db, t)
       local out = {}

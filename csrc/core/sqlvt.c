@@ -374,9 +374,12 @@ static int x_filter(sqlite3_vtab_cursor *b, int idxNum, const char *idxStr, int 
     long n = bound(&pre, v->cols[v->pkcol[p]].kind, argv[a], lower, &m);
     if (n < 0) { rc = SQLITE_NOMEM; goto done; }
     if (n > 0 && lower) {
-      /* > x starts at x too (wider: SQLite checks the constraint) */
+      size_t l = (size_t)n;
+      /* > x: past every key starting with x (each element's encoding is
+       * prefix-free); nothing is above when there is no successor */
+      if (op == 'g' && (l = successor(m, l)) == 0) empty = 1;
       free(c->lo);
-      c->lo = m, lolen = (size_t)n, has_lo = 1;
+      c->lo = m, lolen = l, has_lo = l > 0;
     } else if (n > 0) {
       size_t h = (size_t)n;
       if (op == 'L') h = successor(m, h); /* <= x: past every key starting with x */

@@ -13,6 +13,7 @@
 #include "tablestore_filter.pb-c.h"
 #include "search.pb-c.h"
 #include "search_agg.pb-c.h"
+#include "search_score.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const messages[] = {
   &ots__error__descriptor,
@@ -75,6 +76,14 @@ static const ProtobufCMessageDescriptor *const messages[] = {
   &ots__search__search_index_splits_options__descriptor, &ots__search__compute_splits_request__descriptor,
   &ots__search__compute_splits_response__descriptor, &ots__search__scan_query__descriptor,
   &ots__search__parallel_scan_request__descriptor, &ots__search__parallel_scan_response__descriptor,
+  /* search_score.proto */
+  &ots__search__field_value_factor_function__descriptor,
+  &ots__search__decay_func_numeric_param__descriptor,
+  &ots__search__decay_function__descriptor,
+  &ots__search__random_score_function__descriptor,
+  &ots__search__function__descriptor,
+  &ots__search__functions_score_query__descriptor,
+  &ots__search__knn_vector_query__descriptor,
   /* search_agg.proto */
   &ots__search__aggregation__descriptor, &ots__search__aggregations__descriptor,
   &ots__search__group_by__descriptor, &ots__search__group_bys__descriptor,

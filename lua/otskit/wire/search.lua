@@ -8,6 +8,8 @@ local pb = require "otskit.wire.plainbuffer"
 local common = require "otskit.wire.common"
 local sq = require "otskit.wire.search_query"
 local sa = require "otskit.wire.search_agg"
+require "otskit.wire.search_score" -- registers functions_score
+require "otskit.wire.search_knn" -- registers knn_vector
 
 local invalid, check_keys, set, consumed = common.invalid, common.check_keys, common.set, common.consumed
 local dec, enc = sq.decode_message, sq.encode_message

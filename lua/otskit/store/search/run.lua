@@ -10,6 +10,8 @@ local docs = require "otskit.store.search.docs"
 local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
 local analytics = require "otskit.store.search.analytics"
+require "otskit.store.search.score" -- the functions_score query kind
+require "otskit.store.search.knn" -- the knn_vector query kind
 
 local DB = base.DB
 local invalid, check_req, now_ms = base.invalid, base.check_req, base.now_ms
@@ -171,8 +173,16 @@ local function do_search(self, req)
     sorters, after = p.sort or {}, p.after
   elseif sorters == nil then
     sorters = ix.def.index_sort
+    -- a functions_score query orders by its score unless a sort is given
+    if type(req.query) == "table" and (req.query.functions_score or req.query.knn_vector) then
+      sorters = { { score_sort = { order = "DESC" } } }
+    end
   end
   local ctx = query.ctx(ix.def, ix.p)
+  ctx.h = self.h -- a knn_vector query reads the rows' vectors
+  ctx.read_vector = function(pk, name)
+    return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = { [name] = true } }).columns[name]
+  end
   if type(sorters) == "table" then
     for _, so in ipairs(sorters) do
       if type(so) == "table" and so.score_sort then ctx.want_score = true end

@@ -1,0 +1,139 @@
+--- bench/search_agg_bench.lua -- search analytics (aggregations and
+-- group-bys of otskit.store's search index) against the same SQL asked of
+-- SQLite directly over the same data (one table, one row per document,
+-- B-tree indexes on the grouped columns): N documents of a LONG, a
+-- DOUBLE, two KEYWORDs (1000 and 50 values) and a DATE; each question over
+-- every document and over a filtered third, p50 of R runs, the ratio.
+-- Every answer is checked equal to SQLite's before it is timed.
+-- N: OTSKIT_SEARCH_AGG_BENCH_N (default 1 000 000; 20 000 in the quick
+-- suite); R: OTSKIT_SEARCH_AGG_BENCH_R (default 5; 3 quick).
+local bench = require "lib"
+local store = require "otskit.store"
+local core = require "otskit.core"
+local sql, kv = core.sql, core.kv
+
+local N = tonumber(os.getenv("OTSKIT_SEARCH_AGG_BENCH_N") or "") or (bench.quick and 20000 or 1000000)
+local R = tonumber(os.getenv("OTSKIT_SEARCH_AGG_BENCH_R") or "") or (bench.quick and 3 or 5)
+local clock = os.clock
+
+local seed = 42
+local function rnd(n) seed = (seed * 48271) % 2147483647; return seed % n end
+local DAY0 = 1500000000000
+local function doc(i)
+  seed = (i * 2654435761) % 2147483647 + 1
+  return { l = rnd(1000000), d = rnd(100000) / 8, k = "k" .. rnd(1000), c = "c" .. rnd(50), day = DAY0 + rnd(365 * 86400) * 1000 }
+end
+
+local db = assert(store.open{ partitions = false })
+assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+local rows = {}
+for i = 1, N do
+  rows[#rows + 1] = { type = "PUT", primary_key = { { "id", i } }, columns = doc(i) }
+  if #rows == 200 or i == N then
+    assert(assert(db:batch_write_row{ tables = { { table = "t", rows = rows } } }).failed == 0)
+    rows = {}
+  end
+end
+assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+  { field_name = "l", field_type = "LONG", enable_sort_and_agg = true },
+  { field_name = "d", field_type = "DOUBLE", enable_sort_and_agg = true },
+  { field_name = "k", field_type = "KEYWORD", enable_sort_and_agg = true },
+  { field_name = "c", field_type = "KEYWORD", enable_sort_and_agg = true },
+  { field_name = "day", field_type = "DATE", enable_sort_and_agg = true },
+} } })
+
+local h = assert(kv.open(":memory:"))
+local function exec(s) assert(sql.exec(h, s)) end
+exec("CREATE TABLE docs (id INTEGER PRIMARY KEY, l, d, k, c, day)")
+exec("BEGIN")
+for i = 1, N do
+  local x = doc(i)
+  sql.rows(h, "INSERT INTO docs VALUES (?1, ?2, ?3, ?4, ?5, ?6)", { i, x.l, x.d, x.k, x.c, x.day })
+end
+exec("CREATE INDEX docs_k ON docs(k); CREATE INDEX docs_c ON docs(c); CREATE INDEX docs_l ON docs(l)")
+exec("COMMIT")
+
+local function near(a, b) return math.abs(a - b) <= 1e-9 * math.max(1, math.abs(a)) end
+
+-- { name, search request part, SQL, check(res, rows) }
+local QS = {
+  { "avg+min+max+sum", { aggs = { { name = "a", type = "avg", field_name = "l" }, { name = "mi", type = "min", field_name = "d" },
+      { name = "ma", type = "max", field_name = "d" }, { name = "s", type = "sum", field_name = "l" } } },
+    "SELECT avg(l), min(d), max(d), total(l) FROM docs %s",
+    function(res, r)
+      local a = res.aggs
+      return near(a[1].value, r[1][1]) and near(a[2].value, r[1][2]) and near(a[3].value, r[1][3]) and near(a[4].value, r[1][4])
+    end },
+  { "distinct_count", { aggs = { { name = "dc", type = "distinct_count", field_name = "k" } } },
+    "SELECT count(DISTINCT k) FROM docs %s",
+    function(res, r) return res.aggs[1].value == r[1][1] end },
+  { "group_by_field (top 10)", { group_bys = { { name = "g", type = "field", field_name = "k", size = 10 } } },
+    "SELECT k, count(*) AS n FROM docs %s GROUP BY k ORDER BY n DESC, k LIMIT 10",
+    function(res, r)
+      local it = res.group_bys[1].items
+      if #it ~= #r then return false end
+      for i, x in ipairs(it) do if x.key ~= r[i][1] or x.row_count ~= r[i][2] then return false end end
+      return true
+    end },
+  { "group_by_field + sub avg", { group_bys = { { name = "g", type = "field", field_name = "c", size = 50,
+      sub_aggs = { { name = "a", type = "avg", field_name = "l" } } } } },
+    "SELECT c, count(*) AS n, avg(l) FROM docs %s GROUP BY c ORDER BY n DESC, c LIMIT 50",
+    function(res, r)
+      local it = res.group_bys[1].items
+      if #it ~= #r then return false end
+      for i, x in ipairs(it) do
+        if x.key ~= r[i][1] or x.row_count ~= r[i][2] or not near(x.sub_aggs[1].value, r[i][3]) then return false end
+      end
+      return true
+    end },
+  { "histogram", { group_bys = { { name = "h", type = "histogram", field_name = "l", interval = 100000, min_doc_count = 1 } } },
+    "SELECT l / 100000 AS b, count(*) FROM docs %s GROUP BY b ORDER BY b",
+    function(res, r)
+      local it = res.group_bys[1].items
+      if #it ~= #r then return false end
+      for i, x in ipairs(it) do if x.key ~= r[i][1] * 100000 or x.row_count ~= r[i][2] then return false end end
+      return true
+    end },
+  { "date_histogram (month)", { group_bys = { { name = "m", type = "date_histogram", field_name = "day",
+      interval = { value = 1, unit = "MONTH" }, min_doc_count = 1 } } },
+    "SELECT strftime('%%Y-%%m', day / 1000, 'unixepoch') AS b, count(*) FROM docs %s GROUP BY b ORDER BY b",
+    function(res, r)
+      local it = res.group_bys[1].items
+      if #it ~= #r then return false end
+      for i, x in ipairs(it) do
+        if os.date("!%Y-%m", math.floor(x.timestamp / 1000)) ~= r[i][1] or x.row_count ~= r[i][2] then return false end
+      end
+      return true
+    end },
+}
+
+bench.title(("search analytics: %d documents"):format(N))
+bench.table({ "question", "filter", "otskit p50 ms", "SQLite p50 ms", "ratio" })
+local function p50(xs) table.sort(xs); return xs[math.ceil(#xs / 2)] end
+for _, q in ipairs(QS) do
+  for _, filtered in ipairs({ false, true }) do
+    local req = { table = "t", index = "ix", limit = 0, aggs = q[2].aggs, group_bys = q[2].group_bys }
+    local where = ""
+    local binds = {}
+    if filtered then
+      req.query = { range = { field_name = "l", from = 0, to = 333333, include_lower = true } }
+      where, binds = "WHERE l >= ?1 AND l < ?2", { 0, 333333 }
+    end
+    local text = q[3]:format(where)
+    local ot, ft = {}, {}
+    for i = 1, R do
+      local a0 = clock()
+      local res = assert(db:search(req))
+      local a1 = clock()
+      local rows = sql.rows(h, text, binds)
+      local a2 = clock()
+      ot[i], ft[i] = a1 - a0, a2 - a1
+      bench.same(true, q[4](res, rows), q[1])
+    end
+    local o, f = p50(ot), p50(ft)
+    bench.row(q[1], filtered and "l < 333333" or "all", o * 1e3, f * 1e3, o / f)
+    bench.value(("search agg %s%s: vs SQLite"):format(q[1], filtered and " (filtered)" or ""), "x", "lower", o / f)
+  end
+end
+db:close()
+h:close()

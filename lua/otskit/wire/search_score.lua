@@ -1,0 +1,74 @@
+--- otskit.wire.search_score -- the functions_score query (QueryType
+-- FUNCTIONS_SCORE_QUERY) in the store's vocabulary (otskit.store.search.
+-- score) <-> FunctionsScoreQuery (proto/search_score.proto); registered
+-- with otskit.wire.search_query. A decay's param travels as the bytes of
+-- DecayFuncNumericParam (date and geo params are refused).
+local common = require "otskit.wire.common"
+local sq = require "otskit.wire.search_query"
+
+local invalid, strip = common.invalid, sq.strip
+local dec, enc = sq.decode_message, sq.encode_message
+
+local function pre(v, p) return v ~= nil and p .. v or nil end
+
+local function enc_fs(b)
+  local q, m, c = sq.encode_query(b.query)
+  if not q then return nil, m, c end
+  local fns = {}
+  for i, f in ipairs(type(b.functions) == "table" and b.functions or {}) do
+    if type(f) ~= "table" then return invalid("functions_score: each function is a table") end
+    local o = { weight = f.weight, random = f.random and {} or nil }
+    if f.filter ~= nil then
+      local fq, fm, fc = sq.encode_query(f.filter)
+      if not fq then return nil, fm, fc end
+      o.filter = fq
+    end
+    local v = f.field_value_factor
+    if v then o.field_value_factor = { field_name = v.field_name, factor = v.factor, modifier = pre(v.modifier, "FM_"), missing = v.missing } end
+    local d = f.decay
+    if d then
+      local p = type(d.param) == "table" and d.param or {}
+      local pb, pm, pc = enc("DecayFuncNumericParam", { origin = p.origin, scale = p.scale, offset = p.offset })
+      if not pb then return nil, pm, pc end
+      o.decay = { field_name = d.field_name, math_function = d.math_function, param_type = "DF_NUMERIC_PARAM", param = pb,
+        decay = d.decay, multi_value_mode = pre(d.multi_value_mode, "MVM_") }
+    end
+    fns[i] = o
+  end
+  return { query = q, functions = fns, score_mode = pre(b.score_mode, "FSM_"), combine_mode = pre(b.combine_mode, "FCM_"),
+    min_score = b.min_score, max_score = b.max_score }
+end
+
+local function dec_fs(m, depth)
+  if m.query == nil then return invalid("FunctionsScoreQuery: query is missing") end
+  local q, qm, qc = sq.decode_query(m.query, depth + 1)
+  if not q then return nil, qm, qc end
+  local fns = {}
+  for i, f in ipairs(m.functions or {}) do
+    local o = { weight = f.weight, random = f.random and {} or nil }
+    if f.filter then
+      local fq, fm, fc = sq.decode_query(f.filter, depth + 1)
+      if not fq then return nil, fm, fc end
+      o.filter = fq
+    end
+    local v = f.field_value_factor
+    if v then o.field_value_factor = { field_name = v.field_name, factor = v.factor, modifier = strip(v.modifier, "FM_"), missing = v.missing } end
+    local d = f.decay
+    if d then
+      if d.param_type ~= nil and d.param_type ~= "DF_NUMERIC_PARAM" then
+        return invalid("DecayFunction: only numeric params are supported by otskit")
+      end
+      local p, pm, pc = dec("DecayFuncNumericParam", d.param or "")
+      if not p then return nil, pm, pc end
+      o.decay = { field_name = d.field_name, math_function = d.math_function, decay = d.decay,
+        multi_value_mode = strip(d.multi_value_mode, "MVM_"), param = { origin = p.origin, scale = p.scale, offset = p.offset } }
+    end
+    fns[i] = o
+  end
+  return { query = q, functions = fns, score_mode = strip(m.score_mode, "FSM_"), combine_mode = strip(m.combine_mode, "FCM_"),
+    min_score = m.min_score, max_score = m.max_score }
+end
+
+sq.register("functions_score", "FUNCTIONS_SCORE_QUERY", "FunctionsScoreQuery", enc_fs, dec_fs)
+
+return {}
