@@ -106,6 +106,22 @@ describe("otskit serve guards", function()
     assert.truthy(serve.admin(s, "GET"):find('"enabled":false', 1, true))
     assert.truthy(serve.admin(s, "PUT", "rate=0.5"):find('"enabled":true', 1, true))
     assert.truthy(serve.admin(s, "DELETE"):find('"enabled":false', 1, true))
+    -- or signed with the access key, like any request
+    local function signed(secret, body)
+      local h = { ["x-ots-date"] = wire.date(math.floor(socket.gettime() * 1000)),
+        ["x-ots-apiversion"] = "2015-12-31", ["x-ots-accesskeyid"] = serve.AK,
+        ["x-ots-instancename"] = serve.INSTANCE, ["x-ots-contentmd5"] = wire.content_md5(body) }
+      h["x-ots-signature"] = wire.sign_request(secret, "_otskit/faults", h)
+      local lines = { "PUT /_otskit/faults HTTP/1.1", "Host: x", "Connection: close", "Content-Length: " .. #body }
+      for k, v in pairs(h) do lines[#lines + 1] = k .. ": " .. v end
+      return raw(s.port, table.concat(lines, "\r\n") .. "\r\n\r\n" .. body)
+    end
+    local status, _, body = signed(serve.SK, "rate=0.25")
+    assert.equal(200, status, body); assert.truthy(body:find('"rate":0.25', 1, true), body)
+    status = signed("not-the-secret", "rate=1")
+    assert.equal(401, status)
+    assert.truthy(serve.admin(s, "GET"):find('"rate":0.25', 1, true))
+    serve.admin(s, "DELETE")
   end)
 
   it("refuses the default keys beyond loopback, and bad admin tokens", function()
