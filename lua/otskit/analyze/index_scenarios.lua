@@ -64,7 +64,7 @@ end
 
 out[#out + 1] = {
   name = "files",
-  title = "Files looked up by digest (MD5 or xxh3): filter scan vs global indexes vs a search index",
+  title = "Files looked up by digest (MD5 or xxh3): filter scan vs SQL vs global indexes vs a search index",
   note = "2000 files keyed by path; each query finds one file by its MD5 or its xxh3 digest (the best practices' example uses SHA1).",
   ops = FILES, rate = 40, queries = 20,
   item = function(i) return file_item(i) end,
@@ -104,6 +104,17 @@ out[#out + 1] = {
         local page = call(state.env, "get_range", { table = "files_by_" .. q.by, start = { q.value, INF_MIN },
           stop = { q.value, INF_MAX } }, "GetRange")
         return page and page.rows
+      end),
+    files_design("sql", "SQL: SELECT ... WHERE md5 = ... over a mapping of the table",
+      function(env)
+        base_table(env)
+        assert(env.store:sql("CREATE TABLE files (path VARCHAR(1024), md5 MEDIUMTEXT, xxh3 MEDIUMTEXT, "
+          .. "size BIGINT, PRIMARY KEY (path))"))
+        return { env = env }
+      end,
+      function(state, q)
+        local res = state.env.store:sql(("SELECT path, size FROM files WHERE %s = '%s'"):format(q.by, q.value))
+        return res and res.rows
       end),
     files_design("search", "one search index on both digests",
       function(env)
