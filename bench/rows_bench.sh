@@ -44,6 +44,7 @@ fi
 
 has serve || has client || exit 0
 tmp=$(mktemp -d /tmp/otskit-rows-bench.XXXXXX)
+chmod 755 "$tmp" # the workers may run as nobody
 spid=""
 cleanup() {
   set +e

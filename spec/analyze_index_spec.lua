@@ -33,11 +33,12 @@ describe("otskit analyze: the index choice", function()
 
   it("files by digest: a scan reads the table, an index one row; the costs of each index", function()
     local d = by_name(files)
-    for _, n in ipairs { "filter", "global", "search" } do
+    for _, n in ipairs { "filter", "global", "sql", "search" } do
       assert.are.equal(0, d[n].metrics.failed_ops)
       assert.are.equal(1, d[n].metrics.results_per_query)       -- every design finds the file
     end
     assert.are.equal(2000, d.filter.metrics.rows_per_query)
+    assert.are.equal(2000, d.sql.metrics.rows_per_query)        -- SQL scans: the engine does not use the index here
     assert.are.equal(1, d.global.metrics.rows_per_query)
     assert.are.equal(1, d.search.metrics.rows_per_query)
     -- two global indexes keep two rows per row; one search index one
@@ -54,12 +55,13 @@ describe("otskit analyze: the index choice", function()
     local paths = {}
     for _, x in ipairs(md5.designs) do paths[x.design] = x.paths[1].path .. " " .. x.paths[1].name end
     assert.are.same({ filter = "filter (scan) files", global = "global index files_by_md5",
-                      search = "search index files_search" }, paths)
+                      sql = "SQL (full scan) SELECT", search = "search index files_search" }, paths)
     table.sort(md5.tied)
     assert.are.same({ "global", "search" }, md5.tied)
     assert.are.equal("search", md5.best)                       -- fewer rows kept per row written
     -- the scan is flagged, the indexed designs are not
     assert.are.equal("scan_amplification", d.filter.findings[1].cause)
+    assert.are.equal("scan_amplification", d.sql.findings[1].cause)
     assert.are.same({}, d.global.findings)
     assert.are.same({}, d.search.findings)
     -- the advice (a global index) and the measures agree
@@ -96,6 +98,33 @@ describe("otskit analyze: the index choice", function()
     assert.matches("advice: for orders by any combination of seller, type and price the best practices advise search", text, 1, true)
   end)
 
+  it("newest first and devices: the figures docs/analyze.md quotes, and the advice agrees", function()
+    local newest = analyze.run(scenario("newest"))
+    local d = by_name(newest)
+    local function fig(x) local m = x.metrics return { m.rows_per_query, m.requests_per_query, m.failed_ops } end
+    assert.are.same({ 100, 1, 1817 }, fig(d.tsfirst))
+    assert.are.same({ 256, 16, 0 }, fig(d.buckets))
+    assert.are.same({ 100, 1, 0 }, fig(d.search))
+    assert.are.equal("monotonic_key", d.tsfirst.findings[1].cause)
+    assert.are.equal("fanout", d.buckets.findings[1].cause)
+    assert.are.same({}, d.search.findings)
+    assert.are.equal(1000, d.search.metrics.extras["ms until a write is visible"])
+    assert.is_true(newest.advice[1].agree)
+    -- the design that lost writes is not recommended, though it reads as little
+    assert.are.equal("search", newest.queries[1].best)
+    assert.matches("over the data left after 1817 of 3000 writes failed", newest.queries[1].text, 1, true)
+    local devices = analyze.run(scenario("devices"))
+    d = by_name(devices)
+    assert.are.same({ 160, 11, 0 }, fig(d.metadata))
+    assert.are.same({ 20, 1, 0 }, fig(d.alldata))
+    assert.are.equal(("%.1f"):format(d.metadata.metrics.rows_kept_per_row), "1.1")
+    assert.are.equal(("%.1f"):format(d.alldata.metrics.rows_kept_per_row), "1.9")
+    assert.is_true(devices.advice[1].agree)
+    assert.are.equal("alldata", devices.queries[1].best)       -- reads: the measures say what the advice costs
+    assert.are.equal(20, devices.queries[1].designs[1].results_per_query)
+    assert.are.equal(20, devices.queries[1].designs[2].results_per_query)
+  end)
+
   it("reports advice the measures contradict, and refuses malformed advice", function()
     local sc = scenario("files")
     local copy = {}
@@ -125,6 +154,7 @@ describe("otskit analyze: the index choice", function()
     assert.are.equal("a file by MD5", f.queries[1].kind)
     assert.are.equal("filter (scan)", f.queries[1].designs[1].paths[1].path)
     assert.are.equal(3, f.designs[2].measures.rows_kept_per_row)
+    assert.are.equal("SQL (full scan)", f.queries[1].designs[3].paths[1].path)
     assert.are.equal(6, #doc.scenarios[2].queries)
   end)
 end)

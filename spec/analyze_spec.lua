@@ -405,10 +405,13 @@ describe("otskit analyze: errors, many designs, the picture, --json", function()
     local pic = svg.render({ a, b, c })
     assert.is_true(well_formed(pic))
     for _, d in ipairs(a.designs) do assert.matches(">" .. d.name .. ": ", pic, 1, true) end
+    -- a long heading is cut over its map, whole in its tooltip
+    assert.matches("another_quite_long_name_here: another_quite_long_name_here<title>", pic, 1, true)
     assert.matches(">1. Five designs<", pic, 1, true)
     assert.matches(">3. tiny again<", pic, 1, true)
-    assert.not_matches(">2. tiny<", pic, 1, true)
-    assert.matches("Not drawn (the scenario sets picture = false: no partition story to show): 2. tiny", pic, 1, true)
+    assert.not_matches('class="scen">2. tiny<', pic, 1, true)
+    assert.matches("Not drawn (the scenario sets picture = false: no partition story to show):", pic, 1, true)
+    assert.matches(">2. tiny<", pic, 1, true)
     -- five heat maps take three lines: the picture grows with them
     local h5 = tonumber(svg.render({ a }):match('height="(%d+)"'))
     local h2 = tonumber(svg.render({ c }):match('height="(%d+)"'))

@@ -65,8 +65,19 @@ local function model_agg(docs, a)
     return n
   end
   if a.type == "sum" then local s = 0 for _, x in ipairs(all) do s = s + x end return s end
-  if #all == 0 then return nil end
   table.sort(all)
+  if a.type == "percentiles" then -- linear interpolation between the closest ranks
+    local out = {}
+    for i, p in ipairs(a.percentiles) do
+      if #all > 0 then
+        local r = p / 100 * (#all - 1) + 1
+        local lo = math.floor(r)
+        out[i] = all[lo] + (all[math.min(lo + 1, #all)] - all[lo]) * (r - lo)
+      end
+    end
+    return out
+  end
+  if #all == 0 then return nil end
   if a.type == "min" then return all[1] end
   if a.type == "max" then return all[#all] end
   local s = 0
@@ -74,17 +85,26 @@ local function model_agg(docs, a)
   return s / #all
 end
 
-local function check(db, docs)
+local function check(db, all)
+  -- every document, or those a query keeps (the value tables read through
+  -- the matched documents)
+  local query, docs = nil, all
+  if math.random() < 0.5 then
+    local lo = math.random(-60, 60)
+    query, docs = { range = { field_name = "x", from = lo, include_lower = true } }, {}
+    for _, d in ipairs(all) do if d.x and d.x >= lo then docs[#docs + 1] = d end end
+  end
   local aggs, expect = {}, {}
   for i = 1, 5 do
-    local ty = ({ "avg", "min", "max", "sum", "count", "distinct_count" })[math.random(6)]
+    local ty = ({ "avg", "min", "max", "sum", "count", "distinct_count", "percentiles" })[math.random(7)]
     local f = math.random() < 0.5 and "n" or "x"
     local a = { name = "a" .. i, type = ty, field_name = f }
+    if ty == "percentiles" then a.percentiles = { 0, 25, 50, 90, 100 } end
     if ty ~= "count" and math.random() < 0.5 then a.missing = math.random(-5, 5) end
     aggs[i], expect[i] = a, model_agg(docs, a)
   end
   local lo = math.random(-20, 10)
-  local res = assert(db:search{ table = "t", index = "ix", limit = 0, get_total_count = true, aggs = aggs,
+  local res = assert(db:search{ table = "t", index = "ix", limit = 0, get_total_count = true, aggs = aggs, query = query,
     group_bys = {
       { name = "f", type = "field", field_name = "k", size = 2000,
         sub_aggs = { { name = "s", type = "sum", field_name = "n" } } },
@@ -95,8 +115,15 @@ local function check(db, docs)
   assert.are.equal(#docs, res.total_count)
   for i, a in ipairs(aggs) do
     local got = res.aggs[i].value
-    assert(close(got, expect[i]), ("%s(%s missing %s): %s vs model %s"):format(a.type, a.field_name,
-      tostring(a.missing), tostring(got), tostring(expect[i])))
+    if a.type == "percentiles" then
+      for j, it in ipairs(res.aggs[i].items) do
+        assert.are.equal(a.percentiles[j], it.key)
+        assert(close(it.value, expect[i][j]), ("percentile %s: %s vs %s"):format(it.key, tostring(it.value), tostring(expect[i][j])))
+      end
+    else
+      assert(close(got, expect[i]), ("%s(%s missing %s): %s vs model %s"):format(a.type, a.field_name,
+        tostring(a.missing), tostring(got), tostring(expect[i])))
+    end
   end
   -- field: per keyword, rows and the sum of n
   local by = {}

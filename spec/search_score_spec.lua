@@ -112,6 +112,49 @@ describe("functions_score vs a Lua model", function()
     end
   end)
 
+  it("a query's weight multiplies its score, in the store and through the wire", function()
+    local wire = require "otskit.wire"
+    local db = assert(store.open{})
+    assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+    assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+      { field_name = "s", field_type = "TEXT" }, { field_name = "k", field_type = "KEYWORD" } } } })
+    for i = 1, 20 do
+      assert(db:put_row{ table = "t", primary_key = { { "id", i } }, columns = { s = ("a b a c"):sub(1, 1 + i % 4 * 2),
+        k = "k" .. i % 3 } })
+    end
+    local kinds = {
+      function(w) return { match = { field_name = "s", text = "a b", weight = w } } end,
+      function(w) return { match_phrase = { field_name = "s", text = "a b", weight = w } } end,
+      function(w) return { term = { field_name = "k", term = "k1", weight = w } } end,
+      function(w) return { terms = { field_name = "k", terms = { "k1", "k2" }, weight = w } } end,
+      function(w) return { prefix = { field_name = "k", prefix = "k", weight = w } } end,
+      function(w) return { wildcard = { field_name = "k", value = "k*", weight = w } } end,
+    }
+    for _, mk in ipairs(kinds) do
+      local w = math.random(2, 9) / 2
+      local function run(q)
+        local req = { table = "t", index = "ix", limit = 100, query = { bool = { must = { q }, should = { { match_all = {} } } } },
+          sort = { { score_sort = { order = "DESC" } }, { pk_sort = { order = "ASC" } } } }
+        local back = assert(wire.decode_request("Search", assert(wire.encode_request("Search", req))))
+        assert.same(q, back.query.bool.must[1])
+        return assert(db:search(back))
+      end
+      local plain, heavy = run(mk(nil)), run(mk(w))
+      assert.are.equal(#plain.rows, #heavy.rows)
+      assert.is_true(#plain.rows > 0)
+      local base = {}
+      for i, r in ipairs(plain.rows) do base[r.primary_key[1][2]] = plain.search_hits[i].score end
+      for i, r in ipairs(heavy.rows) do
+        local b = base[r.primary_key[1][2]]
+        -- bool sums must and the matching should (match_all scores 1)
+        assert(math.abs(heavy.search_hits[i].score - ((b - 1) * w + 1)) < 1e-6, "weighted score")
+      end
+    end
+    local r, msg, code = db:search{ table = "t", index = "ix", query = { term = { field_name = "k", term = "k1", weight = -1 } } }
+    assert.is_nil(r); assert.are.equal("OTSParameterInvalid", code, msg)
+    db:close()
+  end)
+
   it("refuses bad functions with OTSParameterInvalid", function()
     local db = assert(store.open{})
     assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })

@@ -106,6 +106,22 @@ describe("otskit serve guards", function()
     assert.truthy(serve.admin(s, "GET"):find('"enabled":false', 1, true))
     assert.truthy(serve.admin(s, "PUT", "rate=0.5"):find('"enabled":true', 1, true))
     assert.truthy(serve.admin(s, "DELETE"):find('"enabled":false', 1, true))
+    -- or signed with the access key, like any request
+    local function signed(secret, body)
+      local h = { ["x-ots-date"] = wire.date(math.floor(socket.gettime() * 1000)),
+        ["x-ots-apiversion"] = "2015-12-31", ["x-ots-accesskeyid"] = serve.AK,
+        ["x-ots-instancename"] = serve.INSTANCE, ["x-ots-contentmd5"] = wire.content_md5(body) }
+      h["x-ots-signature"] = wire.sign_request(secret, "_otskit/faults", h)
+      local lines = { "PUT /_otskit/faults HTTP/1.1", "Host: x", "Connection: close", "Content-Length: " .. #body }
+      for k, v in pairs(h) do lines[#lines + 1] = k .. ": " .. v end
+      return raw(s.port, table.concat(lines, "\r\n") .. "\r\n\r\n" .. body)
+    end
+    local status, _, body = signed(serve.SK, "rate=0.25")
+    assert.equal(200, status, body); assert.truthy(body:find('"rate":0.25', 1, true), body)
+    status = signed("not-the-secret", "rate=1")
+    assert.equal(401, status)
+    assert.truthy(serve.admin(s, "GET"):find('"rate":0.25', 1, true))
+    serve.admin(s, "DELETE")
   end)
 
   it("refuses the default keys beyond loopback, and bad admin tokens", function()
@@ -133,6 +149,10 @@ describe("otskit serve supervision", function()
     os.execute("kill -KILL " .. m)
     assert.is_true(wait_gone(workers, 10), "a worker outlived its master")
     assert.is_true(wait_gone({ s.pid }, 10), "otskit serve did not end with its master")
+    -- all gone: stop() must not signal pids that may be reused by now
+    s.pid = nil
+    os.remove(s.tmp .. "/ng/logs/nginx.pid")
+    os.execute("rm -rf " .. s.tmp)
     -- the port is free again
     local b = socket.bind("127.0.0.1", s.port)
     assert.truthy(b, "the port is still taken")
@@ -147,5 +167,7 @@ describe("otskit serve supervision", function()
     os.execute("kill -KILL " .. s.pid)
     workers[#workers + 1] = m
     assert.is_true(wait_gone(workers, 10), "nginx outlived otskit serve")
+    s.pid = nil
+    os.execute("rm -rf " .. s.tmp)
   end)
 end)

@@ -18,6 +18,11 @@ describe("bounds and -0.0", function()
     end
     assert.is_true(os.clock() - t0 < 1)
     assert.equal(3, #key.pack { n = 3 })
+    -- a bucket list for fan-out: bounded too
+    local t1 = os.clock()
+    assert.has_error(function() key.buckets { n = 1e9 }:all() end)
+    assert.is_true(os.clock() - t1 < 1)
+    assert.equal(1024, #key.buckets { n = 1024 }:all())
     assert.same({ key.null, 1, key.null }, key.unpack(key.pack { n = 3, [2] = 1 }))
   end)
 

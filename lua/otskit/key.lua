@@ -200,7 +200,7 @@ Buckets.__index = Buckets
 --   b:of(v) -> bucket 0..n-1: "mod": v mod n for an int64 v (never
 --             negative); "hash": the first 8 digest bytes of v (4 for
 --             crc32c; integers as decimal text), big-endian, mod n
---   b:all() -> {0, 1, ..., n-1}, for fan-out reads
+--   b:all() -> {0, 1, ..., n-1}, for fan-out reads (n <= 2^20, else raises)
 --   b:label(i) -> i zero-padded to width digits (default: the digits of
 --             n-1), for a bucket inside a STRING key
 function key.buckets(spec)
@@ -225,6 +225,9 @@ end
 function Buckets:of(v) return C.bucket(self.by, self.algo, self.n, v) end
 
 function Buckets:all()
+  -- a list of every bucket is for fan-out reads (merge.read takes 1024
+  -- sources): past 2^20 buckets it is refused at once, not built
+  if self.n > 1048576 then raise("buckets: all() lists at most 1048576 buckets, n is %d", self.n) end
   local t = {}
   for i = 0, self.n - 1 do t[i + 1] = i end
   return t

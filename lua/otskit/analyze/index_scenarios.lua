@@ -4,6 +4,7 @@
 -- (scenario.advice: checked against the measures by otskit.analyze).
 local store = require "otskit.store"
 local hash = require "otskit.hash"
+local timeseries = require "otskit.patterns.timeseries"
 local S = require "otskit.analyze.scenarios"
 
 local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
@@ -63,7 +64,7 @@ end
 
 out[#out + 1] = {
   name = "files",
-  title = "Files looked up by digest (MD5 or xxh3): filter scan vs global indexes vs a search index",
+  title = "Files looked up by digest (MD5 or xxh3): filter scan vs SQL vs global indexes vs a search index",
   note = "2000 files keyed by path; each query finds one file by its MD5 or its xxh3 digest (the best practices' example uses SHA1).",
   ops = FILES, rate = 40, queries = 20,
   item = function(i) return file_item(i) end,
@@ -103,6 +104,17 @@ out[#out + 1] = {
         local page = call(state.env, "get_range", { table = "files_by_" .. q.by, start = { q.value, INF_MIN },
           stop = { q.value, INF_MAX } }, "GetRange")
         return page and page.rows
+      end),
+    files_design("sql", "SQL: SELECT ... WHERE md5 = ... over a mapping of the table",
+      function(env)
+        base_table(env)
+        assert(env.store:sql("CREATE TABLE files (path VARCHAR(1024), md5 MEDIUMTEXT, xxh3 MEDIUMTEXT, "
+          .. "size BIGINT, PRIMARY KEY (path))"))
+        return { env = env }
+      end,
+      function(state, q)
+        local res = state.env.store:sql(("SELECT path, size FROM files WHERE %s = '%s'"):format(q.by, q.value))
+        return res and res.rows
       end),
     files_design("search", "one search index on both digests",
       function(env)
@@ -281,6 +293,222 @@ out[#out + 1] = {
         until not token
         return rows
       end),
+  },
+}
+
+---------------------------------------------------------------------------
+-- Newest-first readings: timestamp first vs 16 buckets merged vs even
+-- writes plus a search index sorted by time
+
+local T0 = 1767225600
+local SENSORS = 50
+
+local function reading(i) return { ts = T0 * 1000 + i * 10, id = ("sensor-%02d"):format(i % SENSORS), v = i % 97 } end
+
+local function even_key(id) return hash.md5(id, true):sub(1, 2) end
+
+local function hex_splits()
+  local t = {}
+  for k = 1, 15 do t[k] = ("%02x"):format(k * 16) end
+  return t
+end
+
+local function newest_visibility(write, query)
+  return function(state, env)
+    local t0 = env.now()
+    local it = { ts = math.floor(t0 * 1000) + T0 * 1000 + 10 ^ 9, id = "sensor-new", v = 1 }
+    assert(write(state, it, env))
+    for k = 0, 500 do
+      env.set_time(t0 + k * 0.01)
+      local rows = query(state, { kind = "the newest 100 readings", limit = 1 }, env)
+      if rows and rows[1] and (rows[1].ts == it.ts or cell(rows[1], "ts") == it.ts) then
+        return { ["ms until a write is visible"] = k * 10 }
+      end
+    end
+    return { ["ms until a write is visible"] = "over 5000" }
+  end
+end
+
+local function newest_design(name, label, setup, write, query)
+  return { name = name, label = label, setup = setup, write = write, query = query,
+           report = newest_visibility(write, query) }
+end
+
+out[#out + 1] = {
+  name = "newest",
+  title = "Newest readings first: timestamp first vs 16 buckets merged vs even writes + a search index sorted by time",
+  note = "3000 readings of 50 sensors at 100 per second; each query reads the newest 100 of all sensors.",
+  ops = 3000, rate = 100, queries = 10,
+  item = function(i) return reading(i) end,
+  query_item = function() return { kind = "the newest 100 readings", limit = 100 } end,
+  advice = {
+    { query = "the newest readings of all sensors", design = "search",
+      why = "keys spread for the writes (hash first), a search index sorted by time for newest-first reads: no hot partition and one request per query, at the price of an index and its delay",
+      by = { "rows_per_query", "requests_per_query", "failed_ops" } },
+  },
+  designs = {
+    newest_design("tsfirst", "key (ts, id): newest first is one backward range",
+      function(env)
+        assert(env.store:create_table { name = "readings", primary_key = { { "ts", "INTEGER" }, { "id", "STRING" } } })
+        return { env = env }
+      end,
+      function(state, it)
+        return call(state.env, "put_row", { table = "readings", primary_key = { it.ts, it.id }, columns = { v = it.v } },
+          "PutRow", { idempotent = true })
+      end,
+      function(state, q)
+        local page = call(state.env, "get_range", { table = "readings", start = { INF_MAX, INF_MAX },
+          stop = { INF_MIN, INF_MIN }, direction = "BACKWARD", limit = q.limit }, "GetRange")
+        if not page then return nil end
+        local rows = {}
+        for i, row in ipairs(page.rows) do rows[i] = { ts = cell(row, "ts") } end
+        return rows
+      end),
+    newest_design("buckets", "key (ts mod 16, ts, id): 16 backward ranges merged",
+      function(env)
+        local ts = timeseries.new { store = env.store, table = "readings", buckets = 16, secret = env.secret, retry = env.retry }
+        assert(ts:create())
+        return { env = env, ts = ts }
+      end,
+      function(state, it) return state.ts:put(it.ts, it.id, { v = it.v }) end,
+      function(state, q)
+        local rows = state.ts:read { limit = q.limit }
+        if not rows then return nil end
+        local out2 = {}
+        for i, r in ipairs(rows) do out2[i] = { ts = r.ts } end
+        return out2
+      end),
+    newest_design("search", "key (md5(id)[1..2], id, ts) pre-split; search index on ts, sorted newest first",
+      function(env)
+        assert(env.store:create_table { name = "readings", splits = hex_splits(),
+          primary_key = { { "h", "STRING" }, { "id", "STRING" }, { "ts", "INTEGER" } } })
+        assert(env.store:create_search_index { table = "readings", index = "readings_by_ts", schema = { field_schemas = {
+          { field_name = "at", field_type = "LONG", enable_sort_and_agg = true } } } })
+        if env.store.search_delay then env.store:search_delay(1) end
+        return { env = env }
+      end,
+      function(state, it)
+        return call(state.env, "put_row", { table = "readings", primary_key = { even_key(it.id), it.id, it.ts },
+          columns = { v = it.v, at = it.ts } }, "PutRow", { idempotent = true })
+      end,
+      function(state, q)
+        local res = call(state.env, "search", { table = "readings", index = "readings_by_ts", limit = q.limit,
+          query = { match_all = {} }, sort = { { field_sort = { field_name = "at", order = "DESC" } } } }, "Search")
+        if not res then return nil end
+        local rows = {}
+        for i, row in ipairs(res.rows) do rows[i] = { ts = cell(row, "ts") } end
+        return rows
+      end),
+  },
+}
+
+---------------------------------------------------------------------------
+-- Devices: a metadata table with a search index beside an unindexed data
+-- table vs a search index over all the data
+
+local DEVICES, TYPES2, REGIONS = 200, 4, 5
+local function device(n) return ("dev-%03d"):format(n) end
+local function dev_type(n) return ("type-%d"):format(n % TYPES2) end
+local function dev_region(n) return ("region-%d"):format(math.floor(n / TYPES2) % REGIONS) end
+
+local function device_item(i)
+  if i <= DEVICES then -- the devices in a scattered order (not a growing key)
+    local n = (i * 37) % DEVICES + 1
+    return { meta = true, n = n, dev = device(n), type = dev_type(n), region = dev_region(n) }
+  end
+  local n = (i * 7) % DEVICES + 1
+  return { n = n, dev = device(n), ts = T0 * 1000 + i * 10, v = i % 101, type = dev_type(n), region = dev_region(n) }
+end
+
+local function readings_table(env)
+  assert(env.store:create_table { name = "readings", splits = hex_splits(),
+    primary_key = { { "h", "STRING" }, { "dev", "STRING" }, { "ts", "INTEGER" } } })
+end
+
+local function devices_table(env)
+  local splits = {}
+  for k = 1, 7 do splits[k] = device(k * 25) end
+  assert(env.store:create_table { name = "devices", primary_key = { { "dev", "STRING" } }, splits = splits })
+end
+
+local function put(env, tbl, pk, cols)
+  return call(env, "put_row", { table = tbl, primary_key = pk, columns = cols }, "PutRow", { idempotent = true })
+end
+
+local function newest(rows, n)
+  table.sort(rows, function(a, b) return a.ts > b.ts end)
+  for j = #rows, n + 1, -1 do rows[j] = nil end
+  return rows
+end
+
+out[#out + 1] = {
+  name = "devices",
+  title = "Devices: metadata with a search index beside unindexed readings vs a search index over all readings",
+  note = "200 devices (type, region), then 3000 readings; each query: the newest 20 readings of the devices of one type in one region.",
+  ops = DEVICES + 3000, rate = 100, queries = 10,
+  item = function(i) return device_item(i) end,
+  query_item = function(_, r)
+    return { kind = "newest 20 readings of a type in a region", type = ("type-%d"):format(r.int(0, TYPES2 - 1)),
+             region = ("region-%d"):format(r.int(0, REGIONS - 1)) }
+  end,
+  advice = {
+    { query = "readings of the devices matching metadata conditions", design = "metadata",
+      why = "index the small metadata table and keep the big data table unindexed: the index stays small and writes of data cost no index row",
+      by = { "rows_kept_per_row", "index_bytes" } },
+  },
+  designs = {
+    { name = "metadata", label = "devices + search index (type, region); readings unindexed",
+      setup = function(env)
+        devices_table(env)
+        readings_table(env)
+        assert(env.store:create_search_index { table = "devices", index = "devices_search", schema = { field_schemas = {
+          { field_name = "type", field_type = "KEYWORD" }, { field_name = "region", field_type = "KEYWORD" } } } })
+        return { env = env }
+      end,
+      write = function(state, it)
+        if it.meta then return put(state.env, "devices", { it.dev }, { type = it.type, region = it.region }) end
+        return put(state.env, "readings", { even_key(it.dev), it.dev, it.ts }, { v = it.v })
+      end,
+      query = function(state, q)
+        local env = state.env
+        local res = call(env, "search", { table = "devices", index = "devices_search", limit = 100,
+          query = { bool = { filter = { { term = { field_name = "type", term = q.type } },
+                                         { term = { field_name = "region", term = q.region } } } } } }, "Search")
+        if not res then return nil end
+        local rows = {}
+        for _, drow in ipairs(res.rows) do
+          local dev = cell(drow, "dev")
+          local page = call(env, "get_range", { table = "readings", start = { even_key(dev), dev, INF_MAX },
+            stop = { even_key(dev), dev, INF_MIN }, direction = "BACKWARD", limit = 20 }, "GetRange")
+          if not page then return nil end
+          for _, row in ipairs(page.rows) do rows[#rows + 1] = { ts = cell(row, "ts") } end
+        end
+        return newest(rows, 20)
+      end },
+    { name = "alldata", label = "readings carry type and region; one search index over all readings",
+      setup = function(env)
+        devices_table(env)
+        readings_table(env)
+        assert(env.store:create_search_index { table = "readings", index = "readings_search", schema = { field_schemas = {
+          { field_name = "type", field_type = "KEYWORD" }, { field_name = "region", field_type = "KEYWORD" },
+          { field_name = "at", field_type = "LONG", enable_sort_and_agg = true } } } })
+        return { env = env }
+      end,
+      write = function(state, it)
+        if it.meta then return put(state.env, "devices", { it.dev }, { type = it.type, region = it.region }) end
+        return put(state.env, "readings", { even_key(it.dev), it.dev, it.ts },
+          { v = it.v, type = it.type, region = it.region, at = it.ts })
+      end,
+      query = function(state, q)
+        local res = call(state.env, "search", { table = "readings", index = "readings_search", limit = 20,
+          query = { bool = { filter = { { term = { field_name = "type", term = q.type } },
+                                         { term = { field_name = "region", term = q.region } } } } },
+          sort = { { field_sort = { field_name = "at", order = "DESC" } } } }, "Search")
+        if not res then return nil end
+        local rows = {}
+        for i, row in ipairs(res.rows) do rows[i] = { ts = cell(row, "ts") } end
+        return rows
+      end },
   },
 }
 

@@ -165,7 +165,7 @@ end
 -- what each design read for it, through which access path, and the design
 -- that answered it reading the fewest rows (then fewest requests, then
 -- fewest rows kept per row written), among those returning as many rows as
--- any design did.
+-- any design did, and losing no write when some design lost none.
 function analyze.query_choice(res)
   local order, by = {}, {}
   for _, d in ipairs(res.designs) do
@@ -174,17 +174,23 @@ function analyze.query_choice(res)
       if not k then k = { kind = e.kind, designs = {} }; by[e.kind] = k; order[#order + 1] = e.kind end
       k.designs[#k.designs + 1] = { design = d.name, paths = e.paths, rows_per_query = e.rows_per_query,
         requests_per_query = e.requests_per_query, results_per_query = e.results_per_query, failed = e.failed,
-        rows_kept_per_row = d.metrics.rows_kept_per_row, text = paths_text(e) }
+        rows_kept_per_row = d.metrics.rows_kept_per_row, text = paths_text(e),
+        failed_writes = d.metrics.failed_ops, ops = d.metrics.ops }
     end
   end
   local out = {}
   for _, kind in ipairs(order) do
     local k = by[kind]
-    local most = 0
-    for _, x in ipairs(k.designs) do if x.failed == 0 and x.results_per_query > most then most = x.results_per_query end end
+    -- candidates: no failed query, and no lost write when some design
+    -- lost none (a design that lost writes answers over other data)
+    local most, clean = 0, false
+    for _, x in ipairs(k.designs) do
+      if x.failed == 0 and x.results_per_query > most then most = x.results_per_query end
+      if x.failed == 0 and x.failed_writes == 0 then clean = true end
+    end
     local best, tied
     for _, x in ipairs(k.designs) do
-      if x.failed == 0 and x.results_per_query >= most then
+      if x.failed == 0 and x.results_per_query >= most and (not clean or x.failed_writes == 0) then
         if not best or x.rows_per_query < best.rows_per_query
            or (x.rows_per_query == best.rows_per_query and x.requests_per_query < best.requests_per_query) then
           best, tied = x, { x }
@@ -196,8 +202,9 @@ function analyze.query_choice(res)
     end
     local lines = {}
     for _, x in ipairs(k.designs) do
-      lines[#lines + 1] = ("%s: %s, %s returned%s"):format(x.design, x.text, num1(x.results_per_query),
-        x.failed > 0 and (", %d failed"):format(x.failed) or (x.results_per_query < most and " (fewer: it misses rows)" or ""))
+      lines[#lines + 1] = ("%s: %s, %s returned%s%s"):format(x.design, x.text, num1(x.results_per_query),
+        x.failed > 0 and (", %d failed"):format(x.failed) or (x.results_per_query < most and " (fewer: it misses rows)" or ""),
+        x.failed_writes > 0 and (" (over the data left after %d of %d writes failed)"):format(x.failed_writes, x.ops) or "")
     end
     k.best = best and best.design
     local function via(x) return x.paths[1] and x.paths[1].path or "no read" end
@@ -560,10 +567,12 @@ local function run_design(sc, d, items, qitems, progress, client)
       e.paths[#e.paths + 1] = { path = p.path, name = p.name, requests_per_query = p.requests / qk.queries,
                                 rows_per_query = p.rows / qk.queries }
     end
-    -- a PK range that reads many rows per row it returns is a filter scan
+    -- a PK range that reads many rows per row it returns, in large
+    -- pages (not many small ranges merged), is a filter scan
     for _, p in ipairs(e.paths) do
       if p.path == "PK range" and p.rows_per_query >= diagnose.SCAN * math.max(e.results_per_query, 1)
-         and p.rows_per_query >= diagnose.SCAN_ROWS then
+         and p.rows_per_query >= diagnose.SCAN_ROWS
+         and p.rows_per_query / math.max(p.requests_per_query, 1) >= diagnose.SCAN_ROWS then
         p.path = "filter (scan)"
       end
     end

@@ -434,6 +434,32 @@ end
 function M:search(req) return self:_read("search", req) end
 function M:parallel_scan(req) return self:_read("parallel_scan", req) end
 
+--- store:sql(query, opts), store:sql_query{ query }: counted as reads; a
+-- SELECT's rows read are what it scanned in the store (result.scanned),
+-- its access path "SQL (full scan)" or "SQL (key ranges)"
+function M:_sql(method, ...)
+  local r = self.reads[self.phase] or self.reads.write
+  r.requests, r.ranges = r.requests + 1, r.ranges + 1
+  local res, msg, code = self.db[method](self.db, ...)
+  if not res then self:_error(method, msg, code); return res, msg, code end
+  local scanned = res.scanned or 0
+  r.rows = r.rows + scanned
+  local qk = self.phase == "query" and self.query_kind
+  if qk and res.type == "SELECT" then
+    local path = (res.full_scans or 0) > 0 and "SQL (full scan)" or "SQL (key ranges)"
+    local e = qk.paths[path]
+    if not e then
+      e = { path = path, name = "SELECT", requests = 0, rows = 0 }
+      qk.paths[path] = e
+      qk.order[#qk.order + 1] = path
+    end
+    e.requests, e.rows = e.requests + 1, e.rows + scanned
+  end
+  return res, msg, code
+end
+function M:sql(query, opts) return self:_sql("sql", query, opts) end
+function M:sql_query(req) return self:_sql("sql_query", req) end
+
 function M:get_row(req) return self:_read("get_row", req) end
 function M:get_range(req) return self:_read("get_range", req) end
 function M:batch_get_row(req) return self:_read("batch_get_row", req) end

@@ -26,6 +26,15 @@ local function esc(s)
   return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
 end
 
+-- text cut to n characters (UTF-8 aware), "..." when cut: a heat map's
+-- heading stays over its map (the whole text is its tooltip)
+local function fit(text, n)
+  local chars = {}
+  for ch in text:gmatch("[%z\1-\127\194-\244][\128-\191]*") do chars[#chars + 1] = ch end
+  if #chars <= n then return text end
+  return table.concat(chars, "", 1, n - 3) .. "..."
+end
+
 -- rounded here: LuaJIT and C round halves differently in %.0f
 local function pct(x) return ("%d%%"):format(math.floor(100 * x + 0.5)) end
 
@@ -66,7 +75,8 @@ local function panel(out, x, y, d, scale, windows)
       :format(tx, y + PANEL_H, tx, y + PANEL_H + 4)
     out[#out + 1] = ('<text x="%.1f" y="%.1f" class="tick" text-anchor="middle">%d</text>'):format(tx, y + PANEL_H + 15, w)
   end
-  out[#out + 1] = ('<text x="%.1f" y="%.1f" class="design">%s</text>'):format(x, y - 22, esc(d.name .. ": " .. d.label))
+  out[#out + 1] = ('<text x="%.1f" y="%.1f" class="design">%s<title>%s</title></text>'):format(x, y - 22,
+    esc(fit(d.name .. ": " .. d.label, 64)), esc(d.name .. ": " .. d.label))
   local share = m.mean_share and ("hottest takes %s of each second's writes (peak %s)"):format(pct(m.mean_share), pct(m.peak_share))
     or "too few writes per second to rank"
   out[#out + 1] = ('<text x="%.1f" y="%.1f" class="stat">%d partitions · %s</text>'):format(x, y - 7, np, esc(share))
@@ -100,7 +110,7 @@ function svg.render(results, opts)
     else left_out[#left_out + 1] = label end
   end
   local W = LEFT + COLS * PANEL_W + (COLS - 1) * GAP + 70
-  local H = TOP + 30 + (#left_out > 0 and 40 or 0)
+  local H = TOP + 50 + (#left_out > 0 and 40 + 18 * #left_out or 0)
   for _, row in ipairs(rows) do H = H + scenario_height(row.r) end
   local out = {}
   out[#out + 1] = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">')
@@ -158,8 +168,11 @@ function svg.render(results, opts)
     end
   end
   if #left_out > 0 then
-    out[#out + 1] = ('<text x="%d" y="%d" class="note">Not drawn (the scenario sets picture = false: no partition story to show): %s</text>')
-      :format(LEFT - 30, ytop + 20, esc(table.concat(left_out, "; ")))
+    out[#out + 1] = ('<text x="%d" y="%d" class="note">Not drawn (the scenario sets picture = false: no partition story to show):</text>')
+      :format(LEFT - 30, ytop + 40)
+    for i, l in ipairs(left_out) do
+      out[#out + 1] = ('<text x="%d" y="%d" class="note">%s</text>'):format(LEFT - 10, ytop + 40 + 18 * i, esc(l))
+    end
   end
   out[#out + 1] = "</svg>"
   return table.concat(out, "\n") .. "\n"

@@ -5,13 +5,16 @@
 --   GET    /_otskit/faults   the current faults and their counters
 --   PUT    /_otskit/faults   body: a faults spec (see otskit.server.faults)
 --   DELETE /_otskit/faults   faults off
--- /_otskit/faults also needs the admin token (cfg.admin_token, given at
--- start or random) in the x-otskit-admin-token header: an address alone
--- is not a credential (any local user, or a proxy on this host, has it).
--- Without it: 401 {"error": ...}.
+-- /_otskit/faults also needs credentials: the admin token (cfg.admin_token,
+-- given at start or random) in the x-otskit-admin-token header, or the
+-- x-ots-* headers of a request signed with the access key (as the SDKs
+-- sign, over "/_otskit/faults" and the body). An address alone is not a
+-- credential (any local user, or a proxy on this host, has it). Without
+-- them: 401 {"error": ...}.
 local cjson = require "cjson.safe"
 local faults = require "otskit.server.faults"
 local wire = require "otskit.wire"
+local auth = require "otskit.server.auth"
 
 local admin = {}
 
@@ -33,11 +36,18 @@ function admin.handle(state)
     return reply(200, { ok = true, instance = state.cfg.instance, workers = state.cfg.workers,
                         storage = state.cfg.path == ":memory:" and "memory" or "data" })
   elseif what == "faults" then
-    local want, got = state.cfg.admin_token, ngx.req.get_headers(32)["x-otskit-admin-token"]
-    if type(want) ~= "string" or want == "" or type(got) ~= "string" or not wire.equal(got, want) then
+    local headers = ngx.req.get_headers(32)
+    local want, got = state.cfg.admin_token, headers["x-otskit-admin-token"]
+    local allowed = type(want) == "string" and want ~= "" and type(got) == "string" and wire.equal(got, want)
+    if not allowed and headers["x-ots-signature"] ~= nil then
+      -- or signed like any request, over "/_otskit/faults" and the body
+      ngx.req.read_body()
+      allowed = auth.verify(state.cfg, "_otskit/faults", headers, ngx.req.get_body_data() or "", ngx.now() * 1000)
+    end
+    if not allowed then
       ngx.header["www-authenticate"] = "x-otskit-admin-token"
       return reply(401, { error = "the admin endpoint needs its token in the x-otskit-admin-token header "
-        .. "(given with --admin-token, or in PREFIX/admin-token)" })
+        .. "(given with --admin-token, or in PREFIX/admin-token), or a request signed with the access key" })
     end
     if method == "GET" then
       local cfg = faults.parse(dict:get("faults"))

@@ -214,6 +214,7 @@ function encode_query(q)
   if type(body) ~= "table" then return invalid(kind .. ": the query body must be a table") end
   local m, msg, code = ENC[kind](body)
   if not m then return nil, msg, code end
+  if body.weight ~= nil and m.weight == nil then m.weight = body.weight end -- a query's weight
   local b, m2, c2 = enc(k[2], m)
   if not b then return nil, m2, c2 end
   return { type = k[1], query = b }
@@ -230,6 +231,7 @@ function decode_query(m, depth)
   if not body then return nil, msg, code end
   local q, m2, c2 = DEC[kind](body, depth)
   if not q then return nil, m2, c2 end
+  if body.weight ~= nil and q.weight == nil then q.weight = body.weight end -- a query's weight
   return { [kind] = q }
 end
 sq.decode_query = decode_query

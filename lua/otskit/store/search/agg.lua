@@ -74,10 +74,23 @@ end
 
 local function tbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
 
--- "FROM doc d LEFT JOIN values n ... WHERE scope" of field d
-local function joined(env, d, scope)
-  return ("FROM %sdoc d LEFT JOIN %s n ON n.doc = d.id AND n.f = %s WHERE %s"):format(env.ctx.p, tbl(env, d),
-    env.ctx:bind(d.id), scope)
+--- agg.ALL: the scope of every document (a match_all search): the value
+-- tables are read without the documents
+agg.ALL = "d.parent IS NULL AND (1)"
+
+--- agg.values_of(env, d, scope) -> "FROM values n WHERE n.f = F [AND n.doc
+-- IN (the scope's documents)]": the values of field d in the scope (one
+-- row per distinct value of a document)
+function agg.values_of(env, d, scope)
+  local s = ("FROM %s n WHERE n.f = %s"):format(tbl(env, d), env.ctx:bind(d.id))
+  if scope ~= agg.ALL then s = s .. (" AND n.doc IN (SELECT d.id FROM %sdoc d WHERE %s)"):format(env.ctx.p, scope) end
+  return s
+end
+local values_of = agg.values_of
+
+-- the number of documents in the scope
+local function ndocs(env, scope)
+  return agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, scope))[1][1]
 end
 
 local function num(v)
@@ -87,29 +100,48 @@ end
 
 local RUN = {}
 
+-- avg, max, min, sum: the values' count, total, min, max and the documents
+-- having one, in one read; missing adds its value once per document without
 local function simple(fn)
   return function(env, a, scope, what)
     local d, m, c = agg.field(env, a.field_name, what, NUMERIC)
     if d == nil then return nil, m, c end
-    if not d then return { value = fn == "sum" and 0.0 or nil } end
-    local miss, m2, c2 = agg.missing(d, a.missing, what)
+    local miss, m2, c2
+    if d then miss, m2, c2 = agg.missing(d, a.missing, what) elseif a.missing ~= nil and type(a.missing) ~= "number" then
+      m2, c2 = what .. ": missing must be a number", "OTSParameterInvalid"
+    else miss = a.missing end
     if m2 then return nil, m2, c2 end
-    local x = miss ~= nil and ("coalesce(n.v, %s)"):format(env.ctx:bind(miss)) or "n.v"
-    local r = agg.query(env, ("SELECT %s(%s) %s"):format(fn, x, joined(env, d, scope)))[1]
-    local v = num(r[1])
-    if fn == "sum" and v == nil then v = 0.0 end
-    return { value = v }
+    local n, total, lo, hi, having = 0, 0, nil, nil, 0
+    if d then
+      -- the documents having a value count only when a missing value stands in
+      local r = agg.query(env, ("SELECT count(*), total(n.v), min(n.v), max(n.v), %s %s"):format(
+        miss ~= nil and "count(DISTINCT n.doc)" or "0", values_of(env, d, scope)))[1]
+      n, total, lo, hi, having = r[1], r[2], r[3], r[4], r[5]
+    end
+    if miss ~= nil then
+      local k = ndocs(env, scope) - having
+      if k > 0 then
+        n, total = n + k, total + miss * k
+        lo = (lo == nil or miss < lo) and miss or lo
+        hi = (hi == nil or miss > hi) and miss or hi
+      end
+    end
+    local v
+    if fn == "avg" then v = n > 0 and total / n or nil
+    elseif fn == "sum" then v = total
+    elseif fn == "min" then v = lo
+    else v = hi end
+    return { value = num(v) }
   end
 end
-RUN.avg, RUN.max, RUN.min, RUN.sum = simple("avg"), simple("max"), simple("min"), simple("total")
+RUN.avg, RUN.max, RUN.min, RUN.sum = simple("avg"), simple("max"), simple("min"), simple("sum")
 
 function RUN.count(env, a, scope, what)
   local d, m, c = agg.field(env, a.field_name, what)
   if d == nil then return nil, m, c end
   if a.missing ~= nil then return bad(what .. ": count takes no missing value") end
   if not d then return { value = 0 } end
-  local r = agg.query(env, ("SELECT count(n.v) %s"):format(joined(env, d, scope)))[1]
-  return { value = r[1] }
+  return { value = agg.query(env, ("SELECT count(*) %s"):format(values_of(env, d, scope)))[1][1] }
 end
 
 function RUN.distinct_count(env, a, scope, what)
@@ -118,9 +150,14 @@ function RUN.distinct_count(env, a, scope, what)
   if not d then return { value = a.missing ~= nil and 1 or 0 } end
   local miss, m2, c2 = agg.missing(d, a.missing, what)
   if m2 then return nil, m2, c2 end
-  local x = miss ~= nil and ("coalesce(n.v, %s)"):format(env.ctx:bind(miss)) or "n.v"
-  local r = agg.query(env, ("SELECT count(DISTINCT %s) %s"):format(x, joined(env, d, scope)))[1]
-  return { value = r[1] }
+  local r = agg.query(env, ("SELECT count(DISTINCT n.v), %s %s"):format(miss ~= nil and "count(DISTINCT n.doc)" or "0",
+    values_of(env, d, scope)))[1]
+  local v = r[1]
+  if miss ~= nil and ndocs(env, scope) > r[2] then
+    local has = agg.query(env, ("SELECT 1 %s AND n.v = %s LIMIT 1"):format(values_of(env, d, scope), env.ctx:bind(miss)))[1]
+    if not has then v = v + 1 end
+  end
+  return { value = v }
 end
 
 function RUN.percentiles(env, a, scope, what)
@@ -141,9 +178,17 @@ function RUN.percentiles(env, a, scope, what)
   end
   local miss, m2, c2 = agg.missing(d, a.missing, what)
   if m2 then return nil, m2, c2 end
-  local x = miss ~= nil and ("coalesce(n.v, %s)"):format(env.ctx:bind(miss)) or "n.v"
-  local vals = agg.query(env, ("SELECT x FROM (SELECT %s AS x %s) WHERE x IS NOT NULL ORDER BY x"):format(x,
-    joined(env, d, scope)))
+  local vals = agg.query(env, ("SELECT n.v, n.doc %s ORDER BY n.v"):format(values_of(env, d, scope)))
+  if miss ~= nil then
+    local having = {}
+    for _, r in ipairs(vals) do having[r[2]] = true end
+    local k = ndocs(env, scope)
+    for _ in pairs(having) do k = k - 1 end
+    if k > 0 then
+      for _ = 1, k do vals[#vals + 1] = { miss } end
+      table.sort(vals, function(x, y) return x[1] < y[1] end)
+    end
+  end
   local n = #vals
   for i, p in ipairs(ps) do
     local v
@@ -203,6 +248,52 @@ function agg.run_list(env, list, scope, where)
     out[i] = r
   end
   return out
+end
+
+local BATCH = { avg = true, min = true, max = true, sum = true, count = true }
+
+--- agg.by_group(env, list, gd, scope) -> fn(v) -> the results of the
+-- aggregations `list` over the documents whose field gd has value v, all
+-- groups computed by one GROUP BY per aggregation | nil when the list is
+-- not only avg/min/max/sum/count without missing values (run it per
+-- group with agg.run_list then; it also reports the list's errors)
+function agg.by_group(env, list, gd, scope)
+  if type(list) ~= "table" or #list == 0 or #list > L.per_level then return nil end
+  local seen, fields = {}, {}
+  for i, a in ipairs(list) do
+    if type(a) ~= "table" or not BATCH[a.type] or a.missing ~= nil or type(a.name) ~= "string" or a.name == ""
+      or seen[a.name] then return nil end
+    for k in pairs(a) do if not FIELDS[k] then return nil end end
+    seen[a.name] = true
+    local d = agg.field(env, a.field_name, "", a.type ~= "count" and NUMERIC or nil)
+    if not d then return nil end
+    fields[i] = d
+  end
+  local ctx = env.ctx
+  local per = {}
+  for i, a in ipairs(list) do
+    local d = fields[i]
+    local text = ("SELECT g.v, count(n.v), total(n.v), min(n.v), max(n.v) FROM %s g JOIN %s n ON n.doc = g.doc AND n.f = %s WHERE g.f = %s")
+      :format(tbl(env, gd), tbl(env, d), ctx:bind(d.id), ctx:bind(gd.id))
+    if scope ~= agg.ALL then text = text .. (" AND g.doc IN (SELECT d.id FROM %sdoc d WHERE %s)"):format(ctx.p, scope) end
+    local m = {}
+    for _, r in ipairs(agg.query(env, text .. " GROUP BY g.v")) do m[r[1]] = r end
+    per[i] = m
+  end
+  return function(v)
+    local out = {}
+    for i, a in ipairs(list) do
+      local r = per[i][v]
+      local val
+      if a.type == "count" then val = r and r[2] or 0
+      elseif a.type == "sum" then val = num(r and r[3] or 0)
+      elseif r and r[2] > 0 then
+        if a.type == "avg" then val = num(r[3] / r[2]) elseif a.type == "min" then val = num(r[4]) else val = num(r[5]) end
+      end
+      out[i] = { name = a.name, type = a.type, value = val }
+    end
+    return out
+  end
 end
 
 --- agg.value(results, name) -> the single value of a sub-aggregation (for

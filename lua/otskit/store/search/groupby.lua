@@ -136,8 +136,8 @@ function K.field(env, g, scope, depth, what)
   if d then
     local ctx = env.ctx
     local f = ctx:bind(d.id)
-    local rows = agg.query(env, ("SELECT n.v, count(DISTINCT d.id) FROM %sdoc d JOIN %s n ON n.doc = d.id AND n.f = %s WHERE %s GROUP BY n.v")
-      :format(ctx.p, valtbl(env, d), f, scope))
+    -- (f, v, doc) is unique: count(*) counts the documents of a value
+    local rows = agg.query(env, ("SELECT n.v, count(*) %s GROUP BY n.v"):format(agg.values_of(env, d, scope)))
     for _, r in ipairs(rows) do
       if r[2] >= mdc then items[#items + 1] = { v = r[1], key = key_string(d, r[1]), row_count = r[2] } end
     end
@@ -146,9 +146,16 @@ function K.field(env, g, scope, depth, what)
     end
     local by_sub = false
     for _, s in ipairs(type(g.sort) == "table" and g.sort or {}) do if type(s) == "table" and s.sub_agg_sort then by_sub = true end end
+    -- simple sub-aggregations of every group at once
+    local batched = g.sub_aggs ~= nil and agg.by_group(env, g.sub_aggs, d, scope)
+    local rest = g
+    if batched then
+      rest = { sub_group_bys = g.sub_group_bys }
+      for _, it in ipairs(items) do it.sub_aggs = batched(it.v) end
+    end
     if by_sub then
       for _, it in ipairs(items) do
-        local ok, mm, cc = children(env, g, it, bucket(it), depth, what)
+        local ok, mm, cc = children(env, rest, it, bucket(it), depth, what)
         if not ok then return nil, mm, cc end
       end
     end
@@ -158,7 +165,7 @@ function K.field(env, g, scope, depth, what)
     for i = size + 1, #items do items[i] = nil end
     if not by_sub then
       for _, it in ipairs(items) do
-        local ok, mm, cc = children(env, g, it, bucket(it), depth, what)
+        local ok, mm, cc = children(env, rest, it, bucket(it), depth, what)
         if not ok then return nil, mm, cc end
       end
     end
@@ -253,8 +260,17 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
     local conds = { scope, x .. " IS NOT NULL" }
     if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
     if hi ~= nil then conds[#conds + 1] = x .. " < " .. ctx:bind(hi) end
-    local rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
-      :format(keyexpr(x), from, table.concat(conds, " AND ")))
+    local rows
+    if d and miss == nil then -- from the values alone
+      local vc = {}
+      if lo ~= nil then vc[#vc + 1] = " AND n.v >= " .. ctx:bind(lo) end
+      if hi ~= nil then vc[#vc + 1] = " AND n.v < " .. ctx:bind(hi) end
+      rows = agg.query(env, ("SELECT b, count(DISTINCT doc) FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b ORDER BY b")
+        :format(keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc)))
+    else
+      rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
+        :format(keyexpr(x), from, table.concat(conds, " AND ")))
+    end
     if #rows > L.buckets then return bad(("%s: more than %d buckets"):format(what, L.buckets)) end
     for _, r in ipairs(rows) do
       if r[2] >= math.max(mdc, 1) then items[#items + 1] = { b = r[1], row_count = r[2] } end

@@ -72,16 +72,35 @@ query.KINDS.knn_vector = function(self, q, a, path, depth)
   -- the candidates: rows with the field that match the filter
   local text = ("SELECT d.id, d.pk FROM %sdoc d WHERE d.parent IS NULL AND d.id IN (SELECT doc FROM %shas WHERE f = %s) AND (%s)")
     :format(self.p, self.p, self:bind(d.id), cond)
+  -- in phases (knn.profile, when a table, sums each phase's CPU seconds)
+  local prof, clock = knn.profile, os.clock
+  local t0 = prof and clock()
+  local rows = docs.run(self.h, text, self.binds, nparams(text))
+  local t1 = prof and clock()
+  local raw = {}
+  for i, r in ipairs(rows) do raw[i] = self.read_vector(r[2], d.name) end
+  local t2 = prof and clock()
+  local vecs = {}
+  for i, s in ipairs(raw) do vecs[i] = type(s) == "string" and cjson.decode(s) or false end
+  local t3 = prof and clock()
   local best = {}
   local metric = d.vector.metric_type
-  for _, r in ipairs(docs.run(self.h, text, self.binds, nparams(text))) do
-    local s = self.read_vector(r[2], d.name)
-    local vec = type(s) == "string" and cjson.decode(s)
+  for i, r in ipairs(rows) do
+    local vec = vecs[i]
     if type(vec) == "table" and #vec == #v then
       best[#best + 1] = { r[1], knn.similarity(metric, v, vec, an) * w }
     end
   end
+  local t4 = prof and clock()
   table.sort(best, function(x, y) if x[2] ~= y[2] then return x[2] > y[2] end return x[1] < y[1] end)
+  if prof then
+    local t5 = clock()
+    prof.scan = (prof.scan or 0) + t1 - t0
+    prof.read = (prof.read or 0) + t2 - t1
+    prof.decode = (prof.decode or 0) + t3 - t2
+    prof.score = (prof.score or 0) + t4 - t3
+    prof.sort = (prof.sort or 0) + t5 - t4
+  end
   local ids, scores = {}, {}
   for i = 1, math.min(k, #best) do
     ids[i] = best[i][1]

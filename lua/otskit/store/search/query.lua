@@ -504,7 +504,14 @@ function Ctx:compile(q, a, path, depth)
     return bad("unknown query kind: " .. tostring(kind))
   end
   if type(body) ~= "table" then return bad(kind .. ": the query body must be a table") end
-  return f(self, body, a, path, depth)
+  local w = body.weight -- a query's weight multiplies its score
+  if w == nil then return f(self, body, a, path, depth) end
+  if type(w) ~= "number" or not (w > 0) or w == math.huge then return bad(kind .. ": weight must be a number > 0") end
+  local b = {}
+  for k, v in pairs(body) do if k ~= "weight" then b[k] = v end end
+  local e, s, c = f(self, b, a, path, depth)
+  if not e then return nil, s, c end
+  return e, ("((%s) * %s)"):format(s, self:bind(w))
 end
 
 query.KINDS = K
