@@ -57,7 +57,7 @@ assert(res.full_scans == 0 and res.range_reads == 1 and res.scanned == HI - LO, 
 local _ = INF_MIN
 
 bench.title(("sql: SELECT with a key range and a filter, %d rows, range of %d, %d returned"):format(N, HI - LO, n))
-bench.table({ "read", "SELECT rows/s", "get_range rows/s", "get_range/SELECT time" })
+bench.table({ "read", "SELECT rows/s", "get_range rows/s", "SELECT/get_range time" })
 local r = bench.run { name = "key range + filter", unit = "rows/s", units = HI - LO, warmup = 1,
   min_reps = bench.reps(bench.quick and 5 or 7),
   variants = { { "SELECT", function() return by_sql() end }, { "get_range", function() return by_range() end } },
