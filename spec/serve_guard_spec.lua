@@ -149,6 +149,10 @@ describe("otskit serve supervision", function()
     os.execute("kill -KILL " .. m)
     assert.is_true(wait_gone(workers, 10), "a worker outlived its master")
     assert.is_true(wait_gone({ s.pid }, 10), "otskit serve did not end with its master")
+    -- all gone: stop() must not signal pids that may be reused by now
+    s.pid = nil
+    os.remove(s.tmp .. "/ng/logs/nginx.pid")
+    os.execute("rm -rf " .. s.tmp)
     -- the port is free again
     local b = socket.bind("127.0.0.1", s.port)
     assert.truthy(b, "the port is still taken")
@@ -163,5 +167,7 @@ describe("otskit serve supervision", function()
     os.execute("kill -KILL " .. s.pid)
     workers[#workers + 1] = m
     assert.is_true(wait_gone(workers, 10), "nginx outlived otskit serve")
+    s.pid = nil
+    os.execute("rm -rf " .. s.tmp)
   end)
 end)
