@@ -36,6 +36,11 @@ typedef struct sqlvt_state {
   int over_quota;        /* 1 once a read went past the quota */
   int64_t range_reads;   /* xFilter calls that read a key range (not all) */
   int64_t full_scans;    /* xFilter calls that read the whole table */
+  /* the caller's: a statement being stepped (finalized by the next call
+   * if an error unwound the last one), and its time limit */
+  sqlite3_stmt *stmt;
+  int64_t start_ms, timeout_ms;
+  int timed_out;
 } sqlvt_state;
 
 /* Registers the module on db's connection with st (owned by the caller,

@@ -31,6 +31,34 @@
 #include "sqlvt.h"
 
 #define STATE "otskit.sqlq.state"
+#define BOX "otskit.sqlq.box"
+
+/* What a Lua error (out of memory) must not leak: a malloc'ed buffer or a
+ * private SQLite connection, freed by the box's __gc if not by the call. */
+typedef struct { void *mem; sqlite3 *db; } box;
+
+static box *new_box(lua_State *L) {
+  box *b = (box *)lua_newuserdata(L, sizeof *b);
+  b->mem = NULL, b->db = NULL;
+  luaL_getmetatable(L, BOX);
+  lua_setmetatable(L, -2);
+  return b;
+}
+
+static void box_release(box *b) {
+  free(b->mem);
+  if (b->db) {
+    sqlite3_stmt *p;
+    while ((p = sqlite3_next_stmt(b->db, NULL)) != NULL) sqlite3_finalize(p);
+    sqlite3_close(b->db);
+  }
+  b->mem = NULL, b->db = NULL;
+}
+
+static int box_gc(lua_State *L) {
+  box_release((box *)luaL_checkudata(L, 1, BOX));
+  return 0;
+}
 
 static kv_db *checkdb(lua_State *L) {
   kv_db **u = (kv_db **)luaL_checkudata(L, 1, "otskit.kv.db");
@@ -48,25 +76,28 @@ static int l_attach(lua_State *L) {
   return 1;
 }
 
-typedef struct {
-  struct timespec start;
-  int64_t timeout_ms;
-  int timed_out;
-} progress;
-
-static int64_t elapsed_ms(const struct timespec *a) {
+static int64_t mono_ms(void) {
   struct timespec b;
   clock_gettime(CLOCK_MONOTONIC, &b);
-  return (int64_t)(b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+  return (int64_t)b.tv_sec * 1000 + b.tv_nsec / 1000000;
 }
 
+/* the progress handler's argument is the state (alive as long as the
+ * connection): a Lua error raised while stepping leaves nothing dangling */
 static int on_progress(void *p) {
-  progress *g = (progress *)p;
-  if (g->timeout_ms >= 0 && elapsed_ms(&g->start) > g->timeout_ms) {
+  sqlvt_state *g = (sqlvt_state *)p;
+  if (g->timeout_ms >= 0 && mono_ms() - g->start_ms > g->timeout_ms) {
     g->timed_out = 1;
     return 1;
   }
   return 0;
+}
+
+/* what a call unwound by a Lua error (out of memory) left behind */
+static void leftover(sqlite3 *sq, sqlvt_state *st) {
+  sqlite3_progress_handler(sq, 0, NULL, NULL);
+  if (st->stmt) sqlite3_finalize(st->stmt);
+  st->stmt = NULL;
 }
 
 static void push_col(lua_State *L, sqlite3_stmt *st, int i) {
@@ -93,17 +124,19 @@ static int l_select(lua_State *L) {
   const char *text = luaL_checklstring(L, 3, &len), *tail = NULL;
   sqlite3 *sq = (sqlite3 *)kv_sqlite(db);
   sqlite3_stmt *st = NULL, *more = NULL;
-  progress g;
+  sqlvt_state *g;
   int rc, ncol, i, *classes;
   int64_t max_rows, n = 0;
   luaL_checktype(L, 4, LUA_TTABLE);
+  g = state;
+  leftover(sq, state);
   state->quota = otsk_optintfield(L, 4, "quota", 100000, -1, INT64_MAX, "sqlq");
   state->now_ms = otsk_optintfield(L, 4, "now_ms", 0, INT64_MIN, INT64_MAX, "sqlq");
-  g.timeout_ms = otsk_optintfield(L, 4, "timeout_ms", 30000, -1, INT64_MAX, "sqlq");
+  g->timeout_ms = otsk_optintfield(L, 4, "timeout_ms", 30000, -1, INT64_MAX, "sqlq");
   max_rows = otsk_optintfield(L, 4, "max_rows", 100000, 0, INT64_MAX, "sqlq");
   state->scanned = state->range_reads = state->full_scans = 0;
   state->over_quota = 0;
-  g.timed_out = 0;
+  g->timed_out = 0;
   if (len > 0x7fffffff) return otsk_fail(L, "OTSParameterInvalid", "the statement is too long");
   sqlite3_set_authorizer(sq, sqlvt_authorize, NULL);
   rc = sqlite3_prepare_v2(sq, text, (int)len, &st, &tail);
@@ -137,6 +170,7 @@ static int l_select(lua_State *L) {
     sqlite3_finalize(st);
     return otsk_fail(L, "OTSUnsupportOperation", "Operation not supported: only SELECT reads the mapping tables");
   }
+  state->stmt = st;
   ncol = sqlite3_column_count(st);
   lua_createtable(L, 0, 8);
   lua_createtable(L, ncol, 0);
@@ -153,8 +187,8 @@ static int l_select(lua_State *L) {
   classes = (int *)lua_newuserdata(L, sizeof(int) * (size_t)(ncol ? ncol : 1));
   memset(classes, 0, sizeof(int) * (size_t)(ncol ? ncol : 1));
   lua_newtable(L); /* rows */
-  clock_gettime(CLOCK_MONOTONIC, &g.start);
-  sqlite3_progress_handler(sq, 1000, on_progress, &g);
+  g->start_ms = mono_ms();
+  sqlite3_progress_handler(sq, 1000, on_progress, g);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (n >= max_rows) { rc = -1; break; }
     lua_createtable(L, ncol, 0);
@@ -178,8 +212,8 @@ static int l_select(lua_State *L) {
       snprintf(buf, sizeof buf, "The sql scanned rows of kv exceeds the quota! Scan quota is %lld rows.",
                (long long)state->quota);
       code = "OTSQuotaExhausted";
-    } else if (g.timed_out) {
-      snprintf(buf, sizeof buf, "The sql query ran longer than %lld ms.", (long long)g.timeout_ms);
+    } else if (g->timed_out) {
+      snprintf(buf, sizeof buf, "The sql query ran longer than %lld ms.", (long long)g->timeout_ms);
       code = "OTSRequestTimeout";
     } else {
       if (strstr(m, "otskit_map:")) code = "OTSInternalServerError";
@@ -187,12 +221,14 @@ static int l_select(lua_State *L) {
       snprintf(buf, sizeof buf, "%s", m);
     }
     sqlite3_finalize(st);
+    state->stmt = NULL;
     lua_pushnil(L);
     lua_pushstring(L, buf);
     lua_pushstring(L, code);
     return 3;
   }
   sqlite3_finalize(st);
+  state->stmt = NULL;
   lua_setfield(L, -3, "rows");
   lua_createtable(L, ncol, 0);
   for (i = 0; i < ncol; i++) {
@@ -228,11 +264,14 @@ static int l_parse_create(lua_State *L) {
   sqlite3_stmt *st = NULL;
   int rc, n = 0;
   char msg[512];
+  box *bx;
   if (len > 1000000) return otsk_fail(L, "OTSParameterInvalid", "the statement is too long");
+  bx = new_box(L);
   if (sqlite3_open_v2(":memory:", &sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_PRIVATECACHE, NULL) != SQLITE_OK) {
     sqlite3_close(sq);
     return otsk_fail(L, "OTSInternalServerError", "sqlite: cannot open a parser");
   }
+  bx->db = sq;
   sqlite3_set_authorizer(sq, create_only, NULL);
   rc = sqlite3_prepare_v2(sq, text, (int)len, &st, &tail);
   if (rc == SQLITE_OK && st == NULL) rc = SQLITE_MISUSE, snprintf(msg, sizeof msg, "an empty statement");
@@ -254,9 +293,11 @@ static int l_parse_create(lua_State *L) {
     rc = sqlite3_prepare_v2(sq, "SELECT name FROM sqlite_schema WHERE type = 'table'", -1, &st, NULL);
     if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
       const char *name = (const char *)sqlite3_column_text(st, 0);
-      lua_pushstring(L, name ? name : "");
+      char tname[256];
+      snprintf(tname, sizeof tname, "%s", name ? name : "");
       sqlite3_finalize(st);
       st = NULL;
+      lua_pushstring(L, tname);
       rc = sqlite3_prepare_v2(sq, "SELECT p.name, p.type, p.pk FROM sqlite_schema s, pragma_table_info(s.name) p "
                                   "WHERE s.type = 'table' ORDER BY p.cid", -1, &st, NULL);
       lua_newtable(L);
@@ -272,14 +313,14 @@ static int l_parse_create(lua_State *L) {
         lua_rawseti(L, -2, ++n);
       }
       sqlite3_finalize(st);
-      sqlite3_close(sq);
+      box_release(bx);
       return 2;
     }
     snprintf(msg, sizeof msg, "not a CREATE TABLE statement");
     rc = SQLITE_MISUSE;
   }
   sqlite3_finalize(st);
-  sqlite3_close(sq);
+  box_release(bx);
   return otsk_fail(L, "OTSParameterInvalid", "%s", msg);
 }
 
@@ -358,11 +399,15 @@ static int l_encode(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  i = (size_t)fbsql_write(cols, ncols, nrows, &out, &outlen);
-  if (i != 0) return otsk_error(L, "sqlq", "encode: out of memory");
-  lua_pushlstring(L, (const char *)out, outlen);
-  free(out);
-  return 1;
+  {
+    box *bx = new_box(L);
+    i = (size_t)fbsql_write(cols, ncols, nrows, &out, &outlen);
+    bx->mem = out;
+    if (i != 0) return otsk_error(L, "sqlq", "encode: out of memory");
+    lua_pushlstring(L, (const char *)out, outlen);
+    box_release(bx);
+    return 1;
+  }
 }
 
 static int l_decode(lua_State *L) {
@@ -414,6 +459,10 @@ int otsk_open_sqlq(lua_State *L) {
   static const luaL_Reg fns[] = {{"attach", l_attach}, {"select", l_select}, {"parse_create", l_parse_create},
                                  {"encode", l_encode}, {"decode", l_decode}, {NULL, NULL}};
   luaL_newmetatable(L, STATE);
+  lua_pop(L, 1);
+  luaL_newmetatable(L, BOX);
+  lua_pushcfunction(L, box_gc);
+  lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
   lua_newtable(L);
   otsk_setfuncs(L, fns);

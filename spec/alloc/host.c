@@ -124,6 +124,16 @@ static const scase cases[] = {
    "  local c = db:scan('t', 'k03', nil, false, 10); c:next(); c:fetch(5); c:close()\n"
    "  db:begin(); db:put('t', 'z', 'z'); db:rollback(); db:has('t'); db:drop('t')\n"
    "  db:close(); return kv.bsearch({ 'a', 'c', 'e' }, 'd') end"},
+  {"sqlq (SQL over a kv table, result sets)",
+   "local core = require('otskit.core'); local Q, key = core.sqlq, require('otskit.key')\n"
+   "local db = core.kv.open(); db:create('t_m'); local st = Q.attach(db)\n"
+   "for i = 1, 30 do db:put('t_m', key.pack({ i }), core.row.encode({ 'v' }, { 'INTEGER' }, { i })) end\n"
+   "assert(core.sql.exec(db, 'CREATE VIRTUAL TABLE temp.m USING otskit_map(k745f6d, t-1, k i 1, v i 0)'))\n"
+   "return function() local r = Q.select(db, st, 'SELECT k, v, v * 0.5 FROM m WHERE k > 3 AND k <= 20 ORDER BY k DESC', {})\n"
+   "  Q.select(db, st, 'SELECT nope FROM m', {}); Q.parse_create('CREATE TABLE x (a BIGINT, PRIMARY KEY (a))')\n"
+   "  local b = Q.encode({ { 'k', 'LONG' }, { 's', 'STRING' }, { 'f', 'DOUBLE' }, { 'b', 'BOOLEAN' }, { 'x', 'BINARY' } },\n"
+   "    { { 1, 'a', 0.5, true, '\\0' }, {} }, 2)\n"
+   "  return r, Q.decode(b), Q.decode('junk') end"},
   {"row encode/decode",
    "local R = require('otskit.core').row\n"
    "return function() local b = R.encode({ 'a', 'b', 'c', 'd', 'e' }, { 'STRING', 'INTEGER', 'DOUBLE', 'BOOLEAN', 'BINARY' },\n"
