@@ -11,6 +11,8 @@ local timeseries = require "otskit.patterns.timeseries"
 local spliced = require "otskit.patterns.spliced"
 local hotcold = require "otskit.patterns.hotcold"
 local chunked = require "otskit.patterns.chunked"
+local hashprefix = require "otskit.patterns.hashprefix"
+local colsplit = require "otskit.patterns.colsplit"
 
 local SECRET = "spec secret, 16+ bytes"
 
@@ -27,6 +29,7 @@ local function ticking(db, clock)
       return db:get_range(r)
     end,
     get_row = function(_, req) tick(); return db:get_row(req) end,
+    batch_get_row = function(_, req) tick(); return db:batch_get_row(req) end,
   }, { __index = function(_, name)
     local f = db[name]
     if type(f) == "function" then return function(_, ...) return f(db, ...) end end
@@ -112,6 +115,41 @@ describe("pattern read deadlines", function()
     check(clock, function(d) return p:get("a", d ~= nil and { deadline = d } or nil) end)
     check(clock, function(d) return p:read_range("a", 500, 9500, d ~= nil and { deadline = d } or nil) end)
     local v, _, code = p:get("a", { until_ = 1 })
+    assert.is_nil(v); assert.equal("OTSParameterInvalid", code)
+  end)
+
+  it("hashprefix: get_many (one read per batch of 100) and get", function()
+    local clock = { t = 0, reads = 0 }
+    local db = assert(store.open{})
+    local p = hashprefix.new{ store = ticking(db, clock), table = "orders" }
+    assert(p:create())
+    local list, ids = {}, {}
+    for i = 1, 450 do list[i] = { i, { v = i } }; ids[i] = i end
+    assert(p:put_many(list))
+    check(clock, function(d) return p:get_many(ids, nil, d ~= nil and { deadline = d } or nil) end)
+    local v, _, code = p:get(1, nil, { deadline = -1 })
+    assert.is_nil(v); assert.equal("RequestTimeout", code)
+    assert.same({ v = 1 }, p:get(1, nil, { deadline = math.huge }))
+  end)
+
+  it("colsplit: get (hot row, then cold row)", function()
+    local clock = { t = 0, reads = 0 }
+    local db = assert(store.open{})
+    local p = colsplit.new{ store = ticking(db, clock), table = "users",
+      primary_key = { { "id", "STRING" } }, hot = { "status" } }
+    assert(p:create())
+    assert(p:put({ "u1" }, { status = "ok", bio = "long text" }))
+    local saved = backoff.now
+    for _, case in ipairs { { 0.5, 1 }, { 5, 2 } } do
+      clock.t, clock.reads = 0, 0
+      backoff.now = function() return clock.t end
+      local v, _, code = p:get({ "u1" }, { "status", "bio" }, { deadline = case[1] })
+      backoff.now = saved
+      assert.equal(case[2], clock.reads)
+      if case[2] == 1 then assert.is_nil(v); assert.equal("RequestTimeout", code)
+      else assert.same({ status = "ok", bio = "long text" }, v) end
+    end
+    local v, _, code = p:get({ "u1" }, nil, { deadline = "later" })
     assert.is_nil(v); assert.equal("OTSParameterInvalid", code)
   end)
 end)

@@ -188,16 +188,7 @@ function P:_chunk(k, gen, i)
   return blob.unpack(res.row.columns.data, { max_size = 2 * MB })
 end
 
--- o (optional): { deadline = t }, the absolute time (otskit.backoff.now()
--- scale) checked before every read -> nil, msg, "RequestTimeout".
-local function read_opts(o)
-  if o == nil then return true end
-  if type(o) ~= "table" then return common.bad(MOD, "OTSParameterInvalid", "read options must be a table") end
-  for f in pairs(o) do
-    if f ~= "deadline" then return common.bad(MOD, "OTSParameterInvalid", "unknown read option '%s'", tostring(f)) end
-  end
-  return common.check_deadline(MOD, o.deadline)
-end
+local function read_opts(o) return common.read_opts(MOD, o) end
 
 --- p:get(key [, { deadline = t }]) -> value | false | nil, msg, code.
 -- Checks every chunk and the digest of the whole; past the deadline

@@ -294,6 +294,18 @@ function common.past(modname, d)
   end
 end
 
+--- common.read_opts(modname, o) -> true | nil, msg, "OTSParameterInvalid".
+-- The options table of a single-key read: nil or { deadline = t }, the
+-- absolute time (otskit.backoff.now() scale) checked before every read.
+function common.read_opts(modname, o)
+  if o == nil then return true end
+  if type(o) ~= "table" then return common.bad(modname, "OTSParameterInvalid", "read options must be a table") end
+  for f in pairs(o) do
+    if f ~= "deadline" then return common.bad(modname, "OTSParameterInvalid", "unknown read option '%s'", tostring(f)) end
+  end
+  return common.check_deadline(modname, o.deadline)
+end
+
 --- common.range_read(acc, r) -> rows, inner cursor | nil, msg, code
 -- One page of a read over several sources (buckets, month tables, or a
 -- single range), each a get_range in r.direction, merged by otskit.merge
