@@ -98,7 +98,7 @@ describe("otskit.key FFI fast paths", function()
   end)
 
   it("otskit.ffi holds the only cdef of the Lua code", function()
-    local p = assert(io.popen("grep -rl 'cdef' lua"))
+    local p = assert(io.popen("grep -rlw 'cdef' lua"))
     local files = {}
     for f in p:lines() do files[#files + 1] = f end
     p:close()
