@@ -188,11 +188,19 @@ function P:_chunk(k, gen, i)
   return blob.unpack(res.row.columns.data, { max_size = 2 * MB })
 end
 
---- p:get(key) -> value | false | nil, msg, code. Checks every chunk and
--- the digest of the whole.
-function P:get(k)
+local function read_opts(o) return common.read_opts(MOD, o) end
+
+--- p:get(key [, { deadline = t }]) -> value | false | nil, msg, code.
+-- Checks every chunk and the digest of the whole; past the deadline
+-- (absolute, otskit.backoff.now() scale) -> nil, msg, "RequestTimeout".
+function P:get(k, o)
   local kk, msg, code = check_key(k)
   if not kk then return nil, msg, code end
+  local ok, om, oc = read_opts(o)
+  if not ok then return nil, om, oc end
+  local dl = o and o.deadline
+  local _, pm, pc = common.past(MOD, dl)
+  if pc then return nil, pm, pc end
   local m, m0, c0 = self:_manifest(k)
   if not m then return m, m0, c0 end
   local info, mi, ci = blob.manifest(m.manifest)
@@ -200,6 +208,8 @@ function P:get(k)
   local values = require "otskit.values"
   local chunks, start, stalled = {}, { k, m.gen, values.INF_MIN }, 0
   repeat
+    local _, dm, dc = common.past(MOD, dl)
+    if dc then return nil, dm, dc end
     local page, m1, c1 = self.acc:store("get_range", { table = self.table, start = start,
       stop = { k, m.gen, values.INF_MAX }, direction = "FORWARD" }, "GetRange")
     if not page then return nil, m1, c1 end
@@ -218,12 +228,18 @@ function P:get(k)
   return v
 end
 
---- p:read_range(key, start, stop) -> bytes [start, stop) | false | nil,
--- msg, code. Reads only the chunks that cover the range (0-based, stop
--- exclusive; BadRange unless 0 <= start <= stop <= length).
-function P:read_range(k, start, stop)
+--- p:read_range(key, start, stop [, { deadline = t }]) -> bytes
+-- [start, stop) | false | nil, msg, code. Reads only the chunks that
+-- cover the range (0-based, stop exclusive; BadRange unless 0 <= start <=
+-- stop <= length); the deadline as in p:get.
+function P:read_range(k, start, stop, o)
   local kk, msg, code = check_key(k)
   if not kk then return nil, msg, code end
+  local ok, om, oc = read_opts(o)
+  if not ok then return nil, om, oc end
+  local dl = o and o.deadline
+  local _, pm, pc = common.past(MOD, dl)
+  if pc then return nil, pm, pc end
   local m, m0, c0 = self:_manifest(k)
   if not m then return m, m0, c0 end
   local info, mi, ci = blob.manifest(m.manifest)
@@ -232,7 +248,11 @@ function P:read_range(k, start, stop)
   if not (common.is_int(start) and common.is_int(stop) and start >= 0 and start <= stop and stop <= len) then
     return common.bad(MOD, "BadRange", "range must satisfy 0 <= start <= stop <= %d", len)
   end
-  return blob.read_range(m.manifest, function(i) return self:_chunk(k, m.gen, i) end, start, stop)
+  return blob.read_range(m.manifest, function(i)
+    local _, dm, dc = common.past(MOD, dl)
+    if dc then return nil, dm, dc end
+    return self:_chunk(k, m.gen, i)
+  end, start, stop)
 end
 
 --- p:delete(key) -> true | nil, msg, code. The manifest goes first (the

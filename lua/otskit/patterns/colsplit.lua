@@ -122,10 +122,15 @@ function P:update(vals, columns)
   return true
 end
 
---- p:get(pk [, names]) -> columns | false (no such row) | nil, msg, code
-function P:get(vals, names)
+--- p:get(pk [, names [, { deadline = t }]]) -> columns | false (no such
+-- row) | nil, msg, code. Past the deadline (absolute, otskit.backoff.now()
+-- scale, checked before each of its reads): nil, msg, "RequestTimeout".
+function P:get(vals, names, o)
   local pk, msg, code = self:_pk(vals)
   if not pk then return nil, msg, code end
+  local ok, om, oc = common.read_opts(MOD, o)
+  if not ok then return nil, om, oc end
+  local dl = o and o.deadline
   local want_hot, want_cold
   local hn, cn
   if names == nil then
@@ -143,6 +148,8 @@ function P:get(vals, names)
   -- the hot row says whether the row exists; read it even for cold names
   local hot_cols -- nil: every column
   if names ~= nil then hot_cols = want_hot and hn or { self.hot_list[1] } end
+  local _, pm, pc = common.past(MOD, dl)
+  if pc then return nil, pm, pc end
   local res, m1, c1 = self.acc:store("get_row", { table = self.hot_table, primary_key = pk,
     columns = hot_cols }, "GetRow")
   if not res then return nil, m1, c1 end
@@ -151,6 +158,8 @@ function P:get(vals, names)
   if want_hot then for k, v in pairs(res.row.columns) do out[k] = v end end
   -- (a cold-only read asked the hot row for one column, only to see it exists)
   if want_cold then
+    local _, qm, qc = common.past(MOD, dl)
+    if qc then return nil, qm, qc end
     local r2, m2, c2 = self.acc:store("get_row", { table = self.cold_table, primary_key = pk, columns = cn }, "GetRow")
     if not r2 then return nil, m2, c2 end
     if r2.row then

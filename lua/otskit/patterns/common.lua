@@ -274,6 +274,38 @@ function common.write_batches(acc, rows, extra)
   return true
 end
 
+--- common.check_deadline(modname, d) -> true | nil, msg, "OTSParameterInvalid".
+-- A read's deadline: nil (none) or a number, the absolute time
+-- (otskit.backoff.now() scale, as otskit.client's t_end) past which the
+-- read stops with "RequestTimeout".
+function common.check_deadline(modname, d)
+  if type(d) == "nil" then return true end -- (a LuaJIT NULL cdata equals nil)
+  if type(d) ~= "number" or d ~= d then
+    return common.bad(modname, "OTSParameterInvalid", "deadline must be a number (absolute otskit.backoff.now() time)")
+  end
+  return true
+end
+
+--- common.past(modname, d) -> nil | nil, msg, "RequestTimeout" when the
+-- deadline d (nil: none) has passed. Checked before every read.
+function common.past(modname, d)
+  if d ~= nil and require("otskit.backoff").now() > d then
+    return nil, modname .. ": the read's deadline passed", "RequestTimeout"
+  end
+end
+
+--- common.read_opts(modname, o) -> true | nil, msg, "OTSParameterInvalid".
+-- The options table of a single-key read: nil or { deadline = t }, the
+-- absolute time (otskit.backoff.now() scale) checked before every read.
+function common.read_opts(modname, o)
+  if o == nil then return true end
+  if type(o) ~= "table" then return common.bad(modname, "OTSParameterInvalid", "read options must be a table") end
+  for f in pairs(o) do
+    if f ~= "deadline" then return common.bad(modname, "OTSParameterInvalid", "unknown read option '%s'", tostring(f)) end
+  end
+  return common.check_deadline(modname, o.deadline)
+end
+
 --- common.range_read(acc, r) -> rows, inner cursor | nil, msg, code
 -- One page of a read over several sources (buckets, month tables, or a
 -- single range), each a get_range in r.direction, merged by otskit.merge
@@ -282,7 +314,9 @@ end
 -- resume(src, vals) -> pk value list to start at (vals: the key columns
 -- of the cursor's row), or nil to start at start(src); get_range(req,
 -- src); map(row, src) -> the row to return; limit, cursor (inner),
--- secret, parallel, columns, direction ("FORWARD" | "BACKWARD").
+-- secret, parallel, columns, direction ("FORWARD" | "BACKWARD"),
+-- deadline (absolute, see common.check_deadline): checked before every
+-- get_range and by merge.read between rounds -> nil, msg, "RequestTimeout".
 function common.range_read(acc, r)
   local key, merge = require "otskit.key", require "otskit.merge"
   local pack, unpack_ = key.pack, key.unpack
@@ -310,6 +344,8 @@ function common.range_read(acc, r)
     end
     local drop = pending[src]
     if drop then want = want + 1 end
+    local _, pm, pc = common.past(acc.mod, r.deadline)
+    if pc then return nil, pm, pc end
     local req = { table = r.table_of(src), start = start, stop = r.stop(src),
                   direction = r.direction, limit = want, columns = r.columns }
     local page, msg, code = acc:call("GetRange", function() return r.get_range(req, src) end)
@@ -330,9 +366,16 @@ function common.range_read(acc, r)
     end
     return out, page.next_start_primary_key
   end
+  local left
+  if r.deadline ~= nil then
+    local _, pm, pc = common.past(acc.mod, r.deadline)
+    if pc then return nil, pm, pc end
+    left = r.deadline - require("otskit.backoff").now()
+    if not (left > 0) then return nil, acc.mod .. ": the read's deadline passed", "RequestTimeout" end
+  end
   local rows, cursor, code = merge.read { sources = r.sources, fetch = fetch, key = "k",
     limit = r.limit, order = backward and "desc" or "asc", cursor = r.cursor,
-    secret = r.secret, parallel = r.parallel }
+    secret = r.secret, parallel = r.parallel, deadline = left }
   if not rows then return nil, cursor, code end
   for i = 1, #rows do rows[i].k = nil end
   return rows, cursor

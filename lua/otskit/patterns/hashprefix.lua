@@ -92,10 +92,16 @@ function P:put_many(list)
   return common.write_batches(self.acc, rows)
 end
 
---- p:get(id [, columns]) -> columns | false | nil, msg, code
-function P:get(id, columns)
+--- p:get(id [, columns [, { deadline = t }]]) -> columns | false | nil,
+-- msg, code. Past the deadline (absolute, otskit.backoff.now() scale):
+-- nil, msg, "RequestTimeout".
+function P:get(id, columns, o)
   local k, msg, code = self:key(id)
   if not k then return nil, msg, code end
+  local ok, om, oc = common.read_opts(MOD, o)
+  if not ok then return nil, om, oc end
+  local _, pm, pc = common.past(MOD, o and o.deadline)
+  if pc then return nil, pm, pc end
   local res, m, c = self.acc:store("get_row", { table = self.table, primary_key = { { self.pk_name, k } },
     columns = columns }, "GetRow")
   if not res then return nil, m, c end
@@ -104,11 +110,15 @@ function P:get(id, columns)
   return res.row.columns
 end
 
---- p:get_many(ids [, columns]) -> list (columns | false per id, in order)
--- | nil, msg, code. BatchGetRow requests of at most 100 keys; rows that
--- fail alone are read again (retried through otskit.retry).
-function P:get_many(ids, columns)
+--- p:get_many(ids [, columns [, { deadline = t }]]) -> list (columns |
+-- false per id, in order) | nil, msg, code. BatchGetRow requests of at
+-- most 100 keys; rows that fail alone are read again (retried through
+-- otskit.retry); the deadline is checked before every batch.
+function P:get_many(ids, columns, o)
   if type(ids) ~= "table" then raise("get_many expects a list of ids") end
+  local ok, om, oc = common.read_opts(MOD, o)
+  if not ok then return nil, om, oc end
+  local dl = o and o.deadline
   local keys, index, uniq = {}, {}, {}
   for i, id in ipairs(ids) do
     local k, msg, code = self:key(id)
@@ -123,6 +133,8 @@ function P:get_many(ids, columns)
     for j = from, math.min(from + 99, #uniq) do batch[#batch + 1] = uniq[j] end
     local o = { op = "BatchGetRow" }
     for kk, v in pairs(acc.ropts) do o[kk] = v end
+    local _, pm, pc = common.past(MOD, dl)
+    if pc then return nil, pm, pc end
     local results, nfailed, attempts = retry.batch_write(function(sub)
       acc.stats.requests = acc.stats.requests + 1
       local pks = {}

@@ -200,6 +200,8 @@ function P:read(q)
   if not desc and q.order ~= "asc" then return common.bad(MOD, "BadRange", "order must be \"asc\" or \"desc\"") end
   local limit, lm, lc = common.check_limit(MOD, q.limit)
   if not limit then return nil, lm, lc end
+  local dok, dm, dc = common.check_deadline(MOD, q.deadline)
+  if not dok then return nil, dm, dc end
   -- a cursor is bound to the key and range it was made for (BadCursor otherwise)
   local bound = ("key=%s,from=%s,to=%s"):format(require("otskit.hash").xxh3(k, true),
     from and ("%.0f"):format(from) or "", to and ("%.0f"):format(to) or "")
@@ -227,7 +229,7 @@ function P:read(q)
       return { key = k, ts = pk[2][2], id = pk[3][2], month = month_text(n), columns = row.columns }
     end,
     limit = limit, cursor = inner, secret = self.secret and (self.secret .. "\0" .. bound),
-    parallel = self.parallel, columns = q.columns })
+    parallel = self.parallel, columns = q.columns, deadline = q.deadline })
   if not rows then return nil, cursor, code end
   return rows, common.wrap_cursor(self.tag, cursor, bound)
 end

@@ -194,6 +194,8 @@ function P:range(q)
   end
   local limit, lm, lc = common.check_limit(MOD, q.limit)
   if not limit then return nil, lm, lc end
+  local dok, dm, dc = common.check_deadline(MOD, q.deadline)
+  if not dok then return nil, dm, dc end
   -- a cursor is bound to the range it was made for (BadCursor otherwise)
   local xxh3 = require("otskit.hash").xxh3
   local made_for = ("from=%s,to=%s"):format(lo == true and "" or xxh3(lo, true), hi == true and "" or xxh3(hi, true))
@@ -224,7 +226,7 @@ function P:range(q)
     get_range = self.get_range,
     map = function(row) return decode_row(self, row) end,
     limit = limit, cursor = inner, secret = self.secret and (self.secret .. "\0" .. made_for),
-    parallel = false, columns = q.columns })
+    parallel = false, columns = q.columns, deadline = q.deadline })
   if not rows then return nil, cursor, code end
   return rows, common.wrap_cursor(self.tag, cursor, made_for)
 end

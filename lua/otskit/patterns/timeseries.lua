@@ -173,6 +173,8 @@ function TS:read(q)
   end
   local lm, lmsg, lcode = common.check_limit(MOD, limit)
   if not lm then return nil, lmsg, lcode end
+  local dok, dm, dc = common.check_deadline(MOD, q.deadline)
+  if not dok then return nil, dm, dc end
   -- a cursor carries the range it was made for: another from/to is
   -- refused (BadCursor), never silently read from the wrong window; with
   -- a secret, the range is part of what is signed too
@@ -198,7 +200,7 @@ function TS:read(q)
       return { ts = pk[2][2], id = pk[3][2], bucket = b, columns = row.columns }
     end,
     limit = limit, cursor = inner, secret = self.secret and (self.secret .. "\0" .. bound),
-    parallel = self.parallel, columns = q.columns })
+    parallel = self.parallel, columns = q.columns, deadline = q.deadline })
   if not rows then return nil, cursor, code end
   return rows, common.wrap_cursor(self.tag, cursor, bound)
 end
