@@ -117,6 +117,8 @@ static const char *prepare_code(const char *msg) {
   return "OTSParameterInvalid";
 }
 
+static int collect(lua_State *L);
+
 static int l_select(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlvt_state *state = (sqlvt_state *)luaL_checkudata(L, 2, STATE);
@@ -125,8 +127,8 @@ static int l_select(lua_State *L) {
   sqlite3 *sq = (sqlite3 *)kv_sqlite(db);
   sqlite3_stmt *st = NULL, *more = NULL;
   sqlvt_state *g;
-  int rc, ncol, i, *classes;
-  int64_t max_rows, n = 0;
+  int rc;
+  int64_t max_rows;
   luaL_checktype(L, 4, LUA_TTABLE);
   g = state;
   leftover(sq, state);
@@ -171,6 +173,30 @@ static int l_select(lua_State *L) {
     return otsk_fail(L, "OTSUnsupportOperation", "Operation not supported: only SELECT reads the mapping tables");
   }
   state->stmt = st;
+  luaL_checkstack(L, 8, "sqlq.select");
+  lua_pushcfunction(L, collect);
+  lua_pushlightuserdata(L, st);
+  lua_pushlightuserdata(L, state);
+  lua_pushinteger(L, (lua_Integer)max_rows);
+  {
+    int top = lua_gettop(L) - 4;
+    if (lua_pcall(L, 3, LUA_MULTRET, 0) != 0) {
+      leftover(sq, state);
+      return lua_error(L);
+    }
+    return lua_gettop(L) - top;
+  }
+}
+
+/* The rows of the prepared statement (args: st, state, max_rows), run
+ * under lua_pcall by l_select: a Lua error (out of memory) while the rows
+ * are built is caught there, and the statement finalized. */
+static int collect(lua_State *L) {
+  sqlite3_stmt *st = (sqlite3_stmt *)lua_touserdata(L, 1);
+  sqlvt_state *state = (sqlvt_state *)lua_touserdata(L, 2), *g = state;
+  int64_t max_rows = (int64_t)lua_tointeger(L, 3), n = 0;
+  sqlite3 *sq = sqlite3_db_handle(st);
+  int rc, ncol, i, *classes;
   ncol = sqlite3_column_count(st);
   lua_createtable(L, 0, 8);
   lua_createtable(L, ncol, 0);
