@@ -8,6 +8,7 @@ local merge = require "otskit.merge"
 local store = require "otskit.store"
 local timeseries = require "otskit.patterns.timeseries"
 local common = require "otskit.patterns.common"
+local key = require "otskit.key"
 
 -- KiB allocated while f runs (a full collection first)
 local function grown(f)
@@ -65,5 +66,15 @@ describe("input bounds", function()
       local v, msg, code = common.check_limit("otskit.patterns.x", lim)
       assert.is_nil(v); assert.equal("BadRange", code); assert.matches("5000", msg)
     end
+  end)
+
+  it("key.pack: n over 1,000,000 raises at once (property)", function()
+    local r = helper.rng(2405)
+    for _ = 1, helper.trials(30) do
+      local n = r.int(1000001, 2 ^ 40)
+      local kib, ok, err = grown(function() return key.pack { n = n } end)
+      assert.is_false(ok); assert.matches("otskit", tostring(err)); assert.is_true(kib < 256, kib)
+    end
+    assert.equal(key.pack { n = 3 }, key.pack { nil, nil, nil, n = 3 })
   end)
 end)
