@@ -116,7 +116,7 @@ local function gen(r, n)
     query_item = function(q, rr)
       if shape == "unused" then return { kind = "by id", col = "id", value = ("id%05d"):format(rr.int(1, N)) } end
       local col = queried[(q - 1) % #queried + 1]
-      return { kind = "by " .. col, col = col, value = rr.int(1, card[col]) }
+      return { kind = "by " .. col, col = col, value = rr.int(1, card[col]), columns = { col } }
     end,
     designs = { design } }
   table.sort(unused)
@@ -150,6 +150,9 @@ describe("otskit.analyze.diagnose: index causes on generated designs", function(
           assert.is_true(e.rows_read_per_query >= diagnose.SCAN_ROWS, msg)
           assert.matches("global secondary index", f.text, 1, true)
           assert.matches("search index", f.text, 1, true)
+          -- the filtered column the query item declared is named
+          assert.are.same({ e.kind:match("^by (%a+)$") }, e.columns)
+          assert.matches("same columns (" .. e.columns[1] .. ")", f.text, 1, true)
         elseif f.cause == "index_write_amplification" then
           local names = {}
           for i, u in ipairs(e.unused) do names[i] = u.index; assert.is_true(u.rows > 0) end

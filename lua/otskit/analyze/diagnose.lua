@@ -337,12 +337,16 @@ function diagnose.indexes(mt, list, delays)
          and p.rows_per_query >= diagnose.SCAN_ROWS then
         local ev = { kind = e.kind, path = p.path, name = p.name, rows_read_per_query = p.rows_per_query,
                      rows_returned_per_query = e.results_per_query,
-                     read_per_returned = p.rows_per_query / math.max(e.results_per_query, 1) }
+                     read_per_returned = p.rows_per_query / math.max(e.results_per_query, 1),
+                     columns = e.columns }
+        local cols = {}
+        for i, c in ipairs(e.columns or {}) do cols[i] = tostring(c) end
+        local on = #cols > 0 and (" (" .. table.concat(cols, ", ") .. ")") or ""
         out[#out + 1] = { cause = "index_missing", evidence = ev, text = ("query %q read %s rows per query by %s %s "
           .. "to return %s (%s rows read per row returned): no index answers it. If it always filters on the "
-          .. "same columns, add a global secondary index keyed by them (covering the columns it reads); if "
+          .. "same columns%s, add a global secondary index keyed by them (covering the columns it reads); if "
           .. "it combines conditions freely, add a search index over them."):format(e.kind, num(p.rows_per_query),
-          p.path, p.name, num(e.results_per_query), num(ev.read_per_returned)) }
+          p.path, p.name, num(e.results_per_query), num(ev.read_per_returned), on) }
         break
       end
     end

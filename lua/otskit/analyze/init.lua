@@ -413,7 +413,8 @@ local function run_design(sc, d, items, qitems, progress, client)
       if kname then
         qk = kinds[kname]
         if not qk then
-          qk = { kind = kname, queries = 0, returned = 0, failed = 0, paths = {}, order = {} }
+          qk = { kind = kname, queries = 0, returned = 0, failed = 0, paths = {}, order = {},
+                 columns = type(qi.columns) == "table" and #qi.columns > 0 and qi.columns or nil }
           kinds[kname] = qk
           korder[#korder + 1] = kname
         end
@@ -436,7 +437,7 @@ local function run_design(sc, d, items, qitems, progress, client)
   for _, kname in ipairs(korder) do
     local qk = kinds[kname]
     local e = { kind = kname, queries = qk.queries, failed = qk.failed, results_per_query = qk.returned / qk.queries,
-                requests_per_query = 0, rows_per_query = 0, paths = {} }
+                requests_per_query = 0, rows_per_query = 0, paths = {}, columns = qk.columns }
     for _, k in ipairs(qk.order) do
       local p = qk.paths[k]
       e.requests_per_query = e.requests_per_query + p.requests / qk.queries
