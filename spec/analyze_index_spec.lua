@@ -59,11 +59,22 @@ describe("otskit analyze: the index choice", function()
     table.sort(md5.tied)
     assert.are.same({ "global", "search" }, md5.tied)
     assert.are.equal("search", md5.best)                       -- fewer rows kept per row written
-    -- the scan is flagged, the indexed designs are not
-    assert.are.equal("scan_amplification", d.filter.findings[1].cause)
-    assert.are.equal("scan_amplification", d.sql.findings[1].cause)
-    assert.are.same({}, d.global.findings)
-    assert.are.same({}, d.search.findings)
+    -- the scans are flagged (an index is missing for each query kind); the
+    -- indexed designs only get their indexes' visibility delays, as measured
+    local function causes(x)
+      local t = {}
+      for i, f in ipairs(x.findings) do t[i] = f.cause end
+      return t
+    end
+    assert.are.same({ "scan_amplification", "index_missing", "index_missing" }, causes(d.filter))
+    assert.are.same({ "scan_amplification", "index_missing", "index_missing" }, causes(d.sql))
+    assert.are.same({ "a file by MD5", "a file by xxh3" }, { d.sql.findings[2].evidence.kind, d.sql.findings[3].evidence.kind })
+    assert.are.same({ "index_visibility" }, causes(d.global))
+    assert.are.same({ "index_visibility" }, causes(d.search))
+    assert.are.same({ { index = "files_search", path = "search index", query = "a file by MD5", delay_ms = 1000,
+      source = "measured" } }, d.search.findings[1].evidence.indexes)
+    assert.are.equal(2, #d.global.findings[1].evidence.indexes)
+    assert.are.equal(20, d.global.findings[1].evidence.indexes[1].delay_ms)
     -- the advice (a global index) and the measures agree
     assert.is_true(files.advice[1].agree)
     assert.matches("the measures agree", files.advice[1].text, 1, true)
@@ -107,7 +118,9 @@ describe("otskit analyze: the index choice", function()
     assert.are.same({ 100, 1, 0 }, fig(d.search))
     assert.are.equal("monotonic_key", d.tsfirst.findings[1].cause)
     assert.are.equal("fanout", d.buckets.findings[1].cause)
-    assert.are.same({}, d.search.findings)
+    assert.are.equal(1, #d.search.findings)                   -- only its search index's delay
+    assert.are.equal("index_visibility", d.search.findings[1].cause)
+    assert.are.equal(1000, d.search.findings[1].evidence.indexes[1].delay_ms)
     assert.are.equal(1000, d.search.metrics.extras["ms until a write is visible"])
     assert.is_true(newest.advice[1].agree)
     -- the design that lost writes is not recommended, though it reads as little

@@ -208,11 +208,19 @@ end
 -- row whose key is opts.key plus suffix i). opts.name: the attribute
 -- (default "value"). parts = {manifest, chunks = {chunk 0, ...},
 -- generation (hex), length, chunk_size, count, layout, name, key,
--- rows = the row writes for blob.plan, manifest last}.
+-- rows = the row writes for blob.plan, manifest last}. A split into more
+-- than blob.MAX_CHUNKS (1,000,000) chunks is refused before anything is
+-- cut: nil, message, "TooLarge" (stream it with blob.splitter instead).
+blob.MAX_CHUNKS = 1000000
 function blob.split(bytes, opts)
   check_string(bytes, "value")
   local o = opts_of(opts)
   local cs, layout, name = split_opts(o)
+  local n = math.ceil(#bytes / cs)
+  if n > blob.MAX_CHUNKS then
+    return nil, ("otskit.blob: %d bytes in chunks of %d is %d chunks, over blob.MAX_CHUNKS (%d)"):format(
+      #bytes, cs, n, blob.MAX_CHUNKS), "TooLarge"
+  end
   local manifest, chunks = K.split(bytes, cs, layout, o.generation)
   return parts_of(manifest, chunks, o, layout, name)
 end

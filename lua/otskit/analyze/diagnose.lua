@@ -2,7 +2,8 @@
 -- meter measured (otskit.analyze.meter), never from the design's name or
 -- shape. A finding is { cause, text, evidence }: cause one of
 -- monotonic_key, few_partitions, hot_key, shared_bucket, errors,
--- scan_amplification, fanout; evidence the numbers the text states. A
+-- scan_amplification, fanout, index_missing, index_write_amplification,
+-- index_visibility; evidence the numbers the text states. A
 -- design whose run shows no problem gets no finding.
 --
 -- Partition causes need throttling: a partition asked for more rows in a
@@ -29,11 +30,13 @@ local diagnose = {
   FANOUT = 4,        -- key ranges opened per query
   SCAN = 5,          -- rows read per row returned ...
   SCAN_ROWS = 50,    -- ... with at least this many rows read per query
+  AMPLIFY = 3,       -- rows kept per row written, with an index no query used
   HEADROOM = 2,      -- pre-split so the peak rate fills 1 / HEADROOM of the partitions' capacity
 }
 
 diagnose.CAUSES = { "monotonic_key", "few_partitions", "hot_key", "shared_bucket", "errors",
-                    "scan_amplification", "fanout" }
+                    "scan_amplification", "fanout", "index_missing", "index_write_amplification",
+                    "index_visibility" }
 
 local function table_of(id) return id:match("^(.*)#[^#]*$") or id end
 
@@ -307,6 +310,101 @@ function diagnose.reads(mt)
       num(e.read_per_returned)) } }
   end
   return {}
+end
+
+local function num(x) return x == math.floor(x) and ("%d"):format(x) or ("%.1f"):format(x) end
+
+--- diagnose.indexes(metrics, list, delays) -> findings: the index causes.
+-- metrics: the per-design measures of analyze.run (query_kinds with their
+-- access paths, rows_kept_per_row, extras); list: the design's indexes
+-- ({ name, kind, table, rows }, meter:index_footprint().list); delays:
+-- { global = s, search = s } the store's declared visibility delays (nil
+-- or 0: none). Stated only from what was measured:
+--   index_missing: a query kind read through a filter scan or an SQL full
+--     scan, >= SCAN rows read per row returned and >= SCAN_ROWS per query;
+--   index_write_amplification: rows kept per row written >= AMPLIFY and
+--     some index no measured query read;
+--   index_visibility: a query kind read through a global or search index
+--     whose visibility delay (measured: the design's "ms until a write is
+--     visible" measure; else declared) is not zero.
+function diagnose.indexes(mt, list, delays)
+  local out = {}
+  local kinds = mt.query_kinds or {}
+  for _, e in ipairs(kinds) do
+    for _, p in ipairs(e.paths) do
+      if (p.path == "filter (scan)" or p.path == "SQL (full scan)")
+         and p.rows_per_query >= diagnose.SCAN * math.max(e.results_per_query, 1)
+         and p.rows_per_query >= diagnose.SCAN_ROWS then
+        local ev = { kind = e.kind, path = p.path, name = p.name, rows_read_per_query = p.rows_per_query,
+                     rows_returned_per_query = e.results_per_query,
+                     read_per_returned = p.rows_per_query / math.max(e.results_per_query, 1) }
+        out[#out + 1] = { cause = "index_missing", evidence = ev, text = ("query %q read %s rows per query by %s %s "
+          .. "to return %s (%s rows read per row returned): no index answers it. If it always filters on the "
+          .. "same columns, add a global secondary index keyed by them (covering the columns it reads); if "
+          .. "it combines conditions freely, add a search index over them."):format(e.kind, num(p.rows_per_query),
+          p.path, p.name, num(e.results_per_query), num(ev.read_per_returned)) }
+        break
+      end
+    end
+  end
+  -- which query kinds read each index
+  local users = {}
+  for _, e in ipairs(kinds) do
+    for _, p in ipairs(e.paths) do
+      if p.path:match("index$") then
+        local u = users[p.name] or {}
+        users[p.name] = u
+        u[#u + 1] = e.kind
+      end
+    end
+  end
+  if (mt.rows_kept_per_row or 0) >= diagnose.AMPLIFY and #kinds > 0 then
+    local unused, used, unused_rows = {}, {}, 0
+    for _, ix in ipairs(list or {}) do
+      if users[ix.name] then
+        used[#used + 1] = { index = ix.name, kind = ix.kind, queries = users[ix.name] }
+      else
+        unused[#unused + 1] = { index = ix.name, kind = ix.kind, rows = ix.rows }
+        unused_rows = unused_rows + ix.rows
+      end
+    end
+    if #unused > 0 then
+      local names, unames = {}, {}
+      for i, u in ipairs(unused) do names[i] = ("%s %s (%d rows)"):format(u.kind, u.index, u.rows) end
+      for i, u in ipairs(used) do unames[i] = ("%s (read by %s)"):format(u.index, table.concat(u.queries, ", ")) end
+      out[#out + 1] = { cause = "index_write_amplification", evidence = { rows_kept_per_row = mt.rows_kept_per_row,
+          unused = unused, used = used, unused_rows = unused_rows },
+        text = ("each row written was kept %s times (table and indexes), and no measured query read %s; "
+          .. "%s. Drop the indexes no query needs (each costs a write per row written and its storage).")
+          :format(num(mt.rows_kept_per_row), table.concat(names, ", "),
+            #unames > 0 and ("the indexes queried: " .. table.concat(unames, ", ")) or "no query read any index") }
+    end
+  end
+  local measured = mt.extras and mt.extras["ms until a write is visible"]
+  local seen, list_ev, parts = {}, {}, {}
+  for _, e in ipairs(kinds) do
+    for _, p in ipairs(e.paths) do
+      local cls = p.path == "global index" and "global" or p.path == "search index" and "search" or nil
+      if cls and not seen[p.name] then
+        seen[p.name] = true
+        local ms, how
+        if measured ~= nil then ms, how = measured, "measured"
+        elseif delays and (delays[cls] or 0) > 0 then ms, how = delays[cls] * 1000, "declared" end
+        if ms ~= nil and ms ~= 0 then
+          list_ev[#list_ev + 1] = { index = p.name, path = p.path, query = e.kind, delay_ms = ms, source = how }
+          parts[#parts + 1] = ("%s %s (query %q): %s ms, %s"):format(p.path, p.name, e.kind,
+            type(ms) == "number" and num(ms) or tostring(ms), how)
+        end
+      end
+    end
+  end
+  if #list_ev > 0 then
+    out[#out + 1] = { cause = "index_visibility", evidence = { indexes = list_ev },
+      text = ("queries read through eventually consistent indexes, a write becoming visible to them only after "
+        .. "a delay: %s. Readers must tolerate it, or read what must be current by primary key.")
+        :format(table.concat(parts, "; ")) }
+  end
+  return out
 end
 
 return diagnose

@@ -529,6 +529,9 @@ local function run_design(sc, d, items, qitems, progress, client)
   local findings = diagnose.partitions(m, sc.capacity)
   for _, f in ipairs(diagnose.errors(failures, sc.ops, nq)) do findings[#findings + 1] = f end
   for _, f in ipairs(diagnose.reads(metrics)) do findings[#findings + 1] = f end
+  for _, f in ipairs(diagnose.indexes(metrics, foot.list, { global = m.db.index_delay, search = m.db.sdelay })) do
+    findings[#findings + 1] = f
+  end
   local heat = { windows = m.max_window + 1, ids = ids, load = m.load, born = m.born,
                  capacity = sc.capacity, window = sc.window or 1 }
   db:close()

@@ -123,7 +123,8 @@ function P:put(k, value)
   local values = require "otskit.values"
   local old, m0, c0 = self:_manifest(k)
   if old == nil then return nil, m0, c0 end
-  local parts = blob.split(value, { chunk_size = self.chunk_size, layout = "rows", name = "data", key = k })
+  local parts, sm, sc = blob.split(value, { chunk_size = self.chunk_size, layout = "rows", name = "data", key = k })
+  if not parts then return nil, MOD .. ": " .. sm, sc end
   local gen = parts.generation
   local rows, stored = {}, 0
   for i, c in ipairs(parts.chunks) do
