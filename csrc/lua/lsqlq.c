@@ -140,6 +140,10 @@ static int l_select(lua_State *L) {
   state->over_quota = 0;
   g->timed_out = 0;
   if (len > 0x7fffffff) return otsk_fail(L, "OTSParameterInvalid", "the statement is too long");
+  /* what may allocate (raise on out of memory) comes before the statement
+   * exists: from prepare to lua_pcall nothing may unwind past it */
+  luaL_checkstack(L, 8, "sqlq.select");
+  lua_pushcfunction(L, collect);
   sqlite3_set_authorizer(sq, sqlvt_authorize, NULL);
   rc = sqlite3_prepare_v2(sq, text, (int)len, &st, &tail);
   if (rc == SQLITE_OK && st != NULL && tail != NULL) {
@@ -173,8 +177,6 @@ static int l_select(lua_State *L) {
     return otsk_fail(L, "OTSUnsupportOperation", "Operation not supported: only SELECT reads the mapping tables");
   }
   state->stmt = st;
-  luaL_checkstack(L, 8, "sqlq.select");
-  lua_pushcfunction(L, collect);
   lua_pushlightuserdata(L, st);
   lua_pushlightuserdata(L, state);
   lua_pushinteger(L, (lua_Integer)max_rows);
