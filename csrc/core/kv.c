@@ -224,14 +224,9 @@ int kv_close_db(kv_db *db) {
   sqlite3_finalize(db->rollback);
   sqlite3_finalize(db->schema);
   if (db->ext_free) db->ext_free(db->ext);
-  /* a statement a caller left prepared (unwound by an out-of-memory error)
-   * would keep the connection open for ever: its holders never touch it
-   * once the db is closed */
-  {
-    sqlite3_stmt *p;
-    while ((p = sqlite3_next_stmt(db->sql, NULL)) != NULL) sqlite3_finalize(p);
-  }
-  rc = sqlite3_close(db->sql);
+  /* v2: a statement another owner still holds keeps the connection alive
+   * until that owner finalizes it (a garbage-collected language's order) */
+  rc = sqlite3_close_v2(db->sql);
   free(db->buf);
   free(db);
   return rc == SQLITE_OK ? KV_OK : KV_ERR;

@@ -483,10 +483,20 @@ static int l_decode(lua_State *L) {
   return 3;
 }
 
+/* a statement left by a select unwound by an error is finalized with its state */
+static int state_gc(lua_State *L) {
+  sqlvt_state *st = (sqlvt_state *)luaL_checkudata(L, 1, STATE);
+  if (st->stmt) sqlite3_finalize(st->stmt);
+  st->stmt = NULL;
+  return 0;
+}
+
 int otsk_open_sqlq(lua_State *L) {
   static const luaL_Reg fns[] = {{"attach", l_attach}, {"select", l_select}, {"parse_create", l_parse_create},
                                  {"encode", l_encode}, {"decode", l_decode}, {NULL, NULL}};
   luaL_newmetatable(L, STATE);
+  lua_pushcfunction(L, state_gc);
+  lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
   luaL_newmetatable(L, BOX);
   lua_pushcfunction(L, box_gc);
