@@ -6,9 +6,11 @@
 --             one document per row (pk: the row key, parent NULL) and one
 --             per object of a NESTED field (parent: the enclosing doc, path:
 --             the nested field's name);
---   p.."num"  (f, v, doc): LONG, DOUBLE, BOOLEAN (0/1) and DATE (ms) values,
---             B-tree on (f, v, doc) and (doc, f, v);
---   p.."kw"   (f, v, doc): KEYWORD values, the same two B-trees;
+--   p.."num"  (f, v, pk, doc): LONG, DOUBLE, BOOLEAN (0/1) and DATE (ms)
+--             values, B-tree on (f, v, pk, doc) and (doc, f, v); pk: the
+--             row key of a top-level document ("" in a nested one), so
+--             the documents with one value come in primary key order;
+--   p.."kw"   (f, v, pk, doc): KEYWORD values, the same two B-trees;
 --   p.."has"  (f, doc): which TEXT, GEO_POINT, VECTOR and NESTED fields a
 --             document has (exists; num and kw answer it for the others);
 --   p.."gpt"  (doc, f, lat, lon) and p.."geo" (an R*Tree over the points);
@@ -40,9 +42,9 @@ function docs.ddl(p, def)
     ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER)"):format(p),
     ("CREATE INDEX %sdoc_pk ON %sdoc(pk, parent)"):format(p, p),
     ("CREATE INDEX %sdoc_parent ON %sdoc(parent) WHERE parent IS NOT NULL"):format(p, p),
-    ("CREATE TABLE %snum (f INTEGER, v, doc INTEGER, PRIMARY KEY (f, v, doc)) WITHOUT ROWID"):format(p),
+    ("CREATE TABLE %snum (f INTEGER, v, pk BLOB, doc INTEGER, PRIMARY KEY (f, v, pk, doc)) WITHOUT ROWID"):format(p),
     ("CREATE INDEX %snum_doc ON %snum(doc, f, v)"):format(p, p),
-    ("CREATE TABLE %skw (f INTEGER, v TEXT, doc INTEGER, PRIMARY KEY (f, v, doc)) WITHOUT ROWID"):format(p),
+    ("CREATE TABLE %skw (f INTEGER, v TEXT, pk BLOB, doc INTEGER, PRIMARY KEY (f, v, pk, doc)) WITHOUT ROWID"):format(p),
     ("CREATE INDEX %skw_doc ON %skw(doc, f, v)"):format(p, p),
     ("CREATE TABLE %shas (f INTEGER, doc INTEGER, PRIMARY KEY (f, doc)) WITHOUT ROWID"):format(p),
     ("CREATE INDEX %shas_doc ON %shas(doc)"):format(p, p),
@@ -217,10 +219,13 @@ local function ins(p, what)
   return s
 end
 
-local function run(h, text, binds, n, max, skip)
-  local rows, err, code = sql.rows(h, text, binds, n, max, skip)
+-- docs.run(h, text, binds, n, max, skip, count) -> rows[, total]: the
+-- rows of a statement (otskit.core.sql.rows; count: also the number of
+-- rows it produces in all); raises docs.FAIL when SQLite fails
+local function run(h, text, binds, n, max, skip, count)
+  local rows, err, code = sql.rows(h, text, binds, n, max, skip, count)
   if not rows then error(setmetatable({ msg = err, code = code }, docs.FAIL), 0) end
-  return rows
+  return rows, code
 end
 docs.FAIL = {}
 docs.run = run
@@ -234,30 +239,33 @@ function docs.guarded(fn, ...)
   error(r1, 0)
 end
 
--- multi-row inserts of (f, v, doc) triples, cached by row count
+-- multi-row inserts of (f, v, pk, doc) quadruples, cached by row count
 local MULTI = {}
 local function flush(h, p, what, list, n)
   local i = 1
   while i <= n do
-    local rows = math.min(200, math.floor((n - i + 1) / 3))
+    local rows = math.min(200, math.floor((n - i + 1) / 4))
     local k = p .. what .. rows
     local text = MULTI[k]
     if not text then
       local vals = {}
-      for r = 0, rows - 1 do vals[r + 1] = ("(?%d, ?%d, ?%d)"):format(3 * r + 1, 3 * r + 2, 3 * r + 3) end
-      text = ("INSERT OR IGNORE INTO %s%s (f, v, doc) VALUES %s"):format(p, what, table.concat(vals, ", "))
+      for r = 0, rows - 1 do
+        vals[r + 1] = ("(?%d, ?%d, CAST(?%d AS BLOB), ?%d)"):format(4 * r + 1, 4 * r + 2, 4 * r + 3, 4 * r + 4)
+      end
+      text = ("INSERT OR IGNORE INTO %s%s (f, v, pk, doc) VALUES %s"):format(p, what, table.concat(vals, ", "))
       MULTI[k] = text
     end
     local b = {}
-    for j = 1, rows * 3 do b[j] = list[i + j - 1] end
-    run(h, text, b, rows * 3)
-    i = i + rows * 3
+    for j = 1, rows * 4 do b[j] = list[i + j - 1] end
+    run(h, text, b, rows * 4)
+    i = i + rows * 4
   end
 end
 
--- indexes the fields `fields` of one document `id` from get(name) -> value;
--- numbers and keywords are gathered in acc (flushed by docs.put)
-local function index_fields(h, p, def, id, fields, get, fts, acc)
+-- indexes the fields `fields` of one document `id` (row key pk, "" for a
+-- nested document) from get(name) -> value; numbers and keywords are
+-- gathered in acc (flushed by docs.put)
+local function index_fields(h, p, def, id, pk, fields, get, fts, acc)
   for _, d in ipairs(fields) do
     local raw = get(d.name:match("([^.]+)$"))
     if raw ~= nil and (d.index ~= false or d.type == "NESTED") then
@@ -272,7 +280,7 @@ local function index_fields(h, p, def, id, fields, get, fts, acc)
             if type(obj) == "table" then
               any = true
               local kid = run(h, ins(p, "doc"), { sql.NULL, id, d.name, sql.NULL, sql.NULL }, 5)[1][1]
-              index_fields(h, p, def, kid, d.kids, function(n)
+              index_fields(h, p, def, kid, "", d.kids, function(n)
                 local x = obj[n]
                 if x == cjson.null then return nil end
                 return x
@@ -289,8 +297,8 @@ local function index_fields(h, p, def, id, fields, get, fts, acc)
             local l = acc[where]
             for _, v in ipairs(vals) do
               local n = l.n
-              l[n + 1], l[n + 2], l[n + 3] = d.id, v, id
-              l.n = n + 3
+              l[n + 1], l[n + 2], l[n + 3], l[n + 4] = d.id, v, pk, id
+              l.n = n + 4
             end
           else
             -- exists for the other types: num and kw answer it themselves
@@ -323,7 +331,7 @@ function docs.put(h, p, def, key, route, ts, cols, fresh)
   local id = run(h, ins(p, "doc"), { key, sql.NULL, sql.NULL, route or sql.NULL, ts }, 5)[1][1]
   local fts = {}
   local acc = { num = { n = 0 }, kw = { n = 0 } }
-  index_fields(h, p, def, id, def.top, function(n) return cols[n] end, fts, acc)
+  index_fields(h, p, def, id, key, def.top, function(n) return cols[n] end, fts, acc)
   flush(h, p, "num", acc.num, acc.num.n)
   flush(h, p, "kw", acc.kw, acc.kw.n)
   if def.fts_cols then
