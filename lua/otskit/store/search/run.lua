@@ -10,6 +10,7 @@ local docs = require "otskit.store.search.docs"
 local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
 local analytics = require "otskit.store.search.analytics"
+local inner = require "otskit.store.search.inner"
 require "otskit.store.search.score" -- the functions_score query kind
 require "otskit.store.search.knn" -- the knn_vector query kind
 
@@ -117,8 +118,7 @@ local function routing(ctx, t, ix, rv)
 end
 
 local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
-  "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse" }
-local LATER = { highlight = true }
+  "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse", "highlight" }
 
 local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
@@ -155,9 +155,6 @@ local function where(self, ctx, t, ix, req)
 end
 
 local function do_search(self, req)
-  for k in pairs(req) do
-    if LATER[k] then return invalid("search: " .. k .. " is not supported by otskit yet") end
-  end
   local ok, m, c = base.known(req, SEARCH_FIELDS, "search")
   if not ok then return nil, m, c end
   local t, ix, code = self:_search_index(req.table, req.index)
@@ -209,6 +206,16 @@ local function do_search(self, req)
   ctx.score = score
   local keys, used_score = sort.compile(ctx, sorters)
   if not keys then return nil, used_score, "OTSParameterInvalid" end
+  local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
+  if extra == nil then return nil, em, ec end
+  local function add_extra(pks, hits)
+    if not extra then return hits end
+    return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
+      local set = {}
+      for _, n in ipairs(names) do set[n] = true end
+      return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = set }).columns
+    end }, extra, pks, hits)
+  end
   local ckey
   if req.collapse ~= nil then -- one row per value: offset/limit paging only
     if after then return invalid("collapse pages with offset and limit, not with a token") end
@@ -246,7 +253,14 @@ local function do_search(self, req)
       if v == nil then fresh = not null_seen; null_seen = true else fresh = not seen[v]; seen[v] = true end
       if fresh then kept[#kept + 1] = r[1] end
     end
-    for i = offset + 1, math.min(#kept, offset + limit) do res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols) end
+    local pks = {}
+    for i = offset + 1, math.min(#kept, offset + limit) do
+      res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols)
+      pks[#pks + 1] = kept[i]
+    end
+    local xh, xm, xc = add_extra(pks, nil)
+    if extra and not xh then return nil, xm, xc end
+    res.search_hits = xh
     return res
   end
   -- no LIMIT / OFFSET in the text: the binding stops after the page
@@ -268,6 +282,13 @@ local function do_search(self, req)
       end
     end
   end
+  if extra then
+    local pks = {}
+    for i = 1, n do pks[i] = rows[i][1] end
+    local xm, xc
+    hits, xm, xc = add_extra(pks, hits)
+    if not hits then return nil, xm, xc end
+  end
   if hits then res.search_hits = hits end
   if #rows > limit then
     res.next_token = sort.token(self:_search_secret() or "", scope, { kind = "search", sort = sorters,
@@ -278,9 +299,11 @@ end
 
 --- db:search{ table, index, query, sort, offset = 0, limit = 10, token,
 -- get_total_count, columns_to_get = { return_type, column_names },
--- routing_values } -> { rows = { {primary_key, columns} }, total_count
+-- routing_values, highlight } -> { rows = { {primary_key, columns} }, total_count
 -- (-1 unless get_total_count), next_token (while more rows match),
--- search_hits (with a score_sort: { {score} } per row), is_all_succeeded }
+-- search_hits (with a score_sort, a highlight or a nested query's
+-- inner_hits: one per row, { score, highlight_fields, inner_hits }: see
+-- otskit.store.search.inner), is_all_succeeded }
 -- Order: sort, else the index sort (primary key ascending). limit <= 100
 -- (1000 when every column returned is stored in the index), offset +
 -- limit <= 100000; next_token pages past that (offset 0 with a token;
