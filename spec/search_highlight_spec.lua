@@ -381,3 +381,37 @@ describe("highlight and inner_hits: bad input", function()
     db:close()
   end)
 end)
+
+describe("highlight and inner_hits through otskit serve and otskit.client", function()
+  it("come back as the embedded store gives them", function()
+    local serve = require "support.serve"
+    local srv = assert(serve.start{ workers = 1 })
+    local ok, err = pcall(function()
+      local cl = serve.client(srv)
+      local db = fresh("single_word", {}, false)
+      local schema = assert(db:describe_search_index{ table = "t", index = "ix" }).schema
+      assert(cl:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+      assert(cl:create_search_index{ table = "t", index = "ix", schema = { field_schemas = schema.field_schemas } })
+      local r = helper.rng(8)
+      for id = 1, 15 do
+        local list = {}
+        for j = 1, r.int(0, 3) do list[j] = { t = text(r, r.int(1, 5)), m = { { u = text(r, 2) } } } end
+        local cols = { s = text(r, r.int(1, 12)), n = cjson.encode(list) }
+        for _, s in ipairs({ cl, db }) do assert(s:put_row{ table = "t", primary_key = { { "id", id } }, columns = cols }) end
+      end
+      local req = { table = "t", index = "ix", limit = 20, query = { bool = { should = {
+        { match = { field_name = "s", text = "hangzhou go" } },
+        { nested = { path = "n", query = { match = { field_name = "n.t", text = "hz search" } },
+          inner_hits = { sort = { { score_sort = { order = "DESC" } }, { doc_sort = {} } }, limit = 2,
+            highlight = { encoder = "HTML", parameters = { { field_name = "n.t", pre_tag = "'", post_tag = "'" } } } } } } } } },
+        highlight = { parameters = { { field_name = "s", fragment_size = 10, number_of_fragments = 2, fragments_order = "SCORE" } } } }
+      local want = assert(db:search(req))
+      local got = assert(cl:search(req))
+      assert.is_true(#want.rows > 0)
+      assert.same(want.search_hits, got.search_hits)
+      db:close()
+    end)
+    srv.stop()
+    assert(ok, err)
+  end)
+end)
