@@ -124,18 +124,34 @@ local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
 end
 
--- the WHERE of a search: the query, the index TTL, routing
+-- the WHERE of a search: the query, the index TTL, routing -> cond (on
+-- "<p>doc d"), score, nil, from, fast (| nil, msg, code): the same documents as "FROM <from> d
+-- WHERE <fast>". When the query's driving leaf recorded ctx.from (see
+-- otskit.store.search.query), from is that leaf's value index, so SQLite
+-- walks the matches in primary key order and counts them on that index
+-- alone; else from is the document table and fast is cond.
 local function where(self, ctx, t, ix, req)
   local q = req.query or { match_all = {} }
-  ctx.drive = true
+  ctx.drive, ctx.top = true, true
   local cond, score, code = ctx:compile(q, "d", nil, 0)
+  ctx.top = false
   if not cond then return nil, score, code end
-  local parts = { "d.parent IS NULL", "(" .. cond .. ")" }
-  if ix.ttl ~= -1 then parts[#parts + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
+  local extra = {}
+  if ix.ttl ~= -1 then extra[#extra + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
   local r, rm, rc = routing(ctx, t, ix, req.routing_values)
   if r == nil and rm then return nil, rm, rc end
-  if r then parts[#parts + 1] = r end
-  return table.concat(parts, " AND "), score
+  if r then extra[#extra + 1] = r end
+  local tail = #extra > 0 and " AND " .. table.concat(extra, " AND ") or ""
+  local full = "d.parent IS NULL AND (" .. query.with_driver(cond) .. ")" .. tail
+  if not ctx.from then return full, score, nil, ix.p .. "doc", full end
+  local from
+  if #extra == 0 then
+    from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(ctx.from.tbl, ctx.from.cond)
+  else -- the TTL and routing are the document's
+    from = ("(SELECT k.doc AS id, k.pk AS pk, x.ts AS ts, x.route AS route FROM %s k JOIN %sdoc x ON x.id = k.doc WHERE %s)")
+      :format(ctx.from.tbl, ix.p, ctx.from.cond)
+  end
+  return full, score, nil, from, "(" .. query.without_driver(cond) .. ")" .. tail
 end
 
 local function do_search(self, req)
@@ -185,7 +201,7 @@ local function do_search(self, req)
       if type(so) == "table" and so.score_sort then ctx.want_score = true end
     end
   end
-  local cond, score, c2 = where(self, ctx, t, ix, req)
+  local cond, score, c2, from, fast = where(self, ctx, t, ix, req)
   if not cond then return nil, score, c2 end
   ctx.score = score
   local keys, used_score = sort.compile(ctx, sorters)
@@ -209,16 +225,22 @@ local function do_search(self, req)
   end
   local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end)
   if aggs == nil and gbs then return nil, gbs, c3 end
-  if after then
-    if #after ~= #keys then return invalid("invalid token: it was not issued by this index, or it was altered") end
-    cond = cond .. " AND " .. sort.after(ctx, keys, after)
-  end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
-  if req.get_total_count then
-    local cwhere = cond
-    local ct = ("SELECT count(*) FROM %sdoc d WHERE %s"):format(ix.p, cwhere)
+  -- the count: on its own when the page is a walk of one value index
+  -- that stops early (the count then reads that index alone); else
+  -- counted by the page's own statement, which visits every match anyway
+  -- (to sort them, or to test the other clauses on each)
+  local walk = fast == "(1)" and #keys == 1 and keys[1][1] == "d.pk"
+  local count_apart = req.get_total_count and (walk or after or ckey or limit == 0)
+  if count_apart then -- every match, also those before a token's page
+    local ct = ("SELECT count(*) FROM %s d WHERE %s"):format(from, fast)
     res.total_count = docs.run(h, ct, ctx.binds, nparams(ct))[1][1]
+  end
+  if after then
+    if #after ~= #keys then return invalid("invalid token: it was not issued by this index, or it was altered") end
+    local a = sort.after(ctx, keys, after)
+    cond, fast = cond .. " AND " .. a, fast .. " AND " .. a
   end
   if limit == 0 then return res end
   if ckey then -- the first row of each collapse value, in the search's order
@@ -243,8 +265,12 @@ local function do_search(self, req)
   end
   -- no LIMIT / OFFSET in the text: the binding stops after the page
   -- (see otskit.core.sql.rows)
-  local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s"):format(sort.select(keys), ix.p, cond, sort.order_by(keys))
-  local rows = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset)
+  local pk_only = #keys == 1 and keys[1][1] == "d.pk" -- the page's key is its first column
+  local text = ("SELECT d.pk%s FROM %s d WHERE %s %s"):format(pk_only and "" or ", " .. sort.select(keys), from, fast,
+    sort.order_by(keys))
+  local rows, total = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset,
+    req.get_total_count and not count_apart)
+  if req.get_total_count and not count_apart then res.total_count = total end
   local n = math.min(#rows, limit)
   local hits = used_score and {} or nil
   for i = 1, n do
@@ -265,8 +291,8 @@ local function do_search(self, req)
   end
   if hits then res.search_hits = hits end
   if #rows > limit then
-    res.next_token = sort.token(self:_search_secret() or "", scope,
-      { kind = "search", sort = sorters, after = sort.key_values(rows[limit], 2, #keys) })
+    res.next_token = sort.token(self:_search_secret() or "", scope, { kind = "search", sort = sorters,
+      after = pk_only and { { "b", rows[limit][1] } } or sort.key_values(rows[limit], 2, #keys) })
   end
   return res
 end
@@ -335,8 +361,8 @@ local function scan(self, req)
   local cols = columns(ix, req.columns_to_get)
   if not cols then return invalid("bad columns_to_get") end
   local ctx = query.ctx(ix.def, ix.p)
-  local cond, score, c2 = where(self, ctx, t, ix, { query = req.query })
-  if not cond then return nil, score, c2 end
+  local full, score, c2, from, cond = where(self, ctx, t, ix, { query = req.query })
+  if not full then return nil, score, c2 end
   local after
   if req.token ~= nil then
     local p, pm, pc = sort.open(secret, scope, req.token)
@@ -350,7 +376,7 @@ local function scan(self, req)
   end
   if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
   if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
-  local text = ("SELECT d.pk FROM %sdoc d WHERE %s ORDER BY d.pk"):format(ix.p, cond)
+  local text = ("SELECT d.pk FROM %s d WHERE %s ORDER BY d.pk"):format(from, cond)
   local rows = docs.run(self.h, text, ctx.binds, nparams(text), limit + 1)
   local res = { rows = {} }
   for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end
