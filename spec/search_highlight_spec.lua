@@ -69,6 +69,22 @@ local function strip(frag, pre, post, html)
 end
 
 describe("otskit.store.search.analyzers spans", function()
+  it("are the analyzer's tokens on any bytes (invalid UTF-8 too)", function()
+    local r = helper.rng(11)
+    local parts = { "a", "Z", "9", " ", ",", "é", "数", "，", "１", "\128", "\255", "\194", "\xC3", "\xE6\x95", "-", "x1" }
+    for _ = 1, helper.trials(3000) do
+      local t = {}
+      for i = 1, r.int(0, 20) do t[i] = parts[r.int(1, #parts)] end
+      local s = table.concat(t)
+      for _, a in ipairs({ { "single_word", {} }, { "single_word", { case_sensitive = true } },
+          { "single_word", { delimit_word = true } }, { "split", {} }, { "fuzzy", { max_chars = 3 } } }) do
+        local toks, spans = analyzers.tokens(a[1], a[2], s), analyzers.spans(a[1], a[2], s)
+        assert.equal(#toks, #spans, s)
+        for i, sp in ipairs(spans) do assert.equal(toks[i], sp[1], s) end
+      end
+    end
+  end)
+
   it("are the analyzer's tokens, each the text it came from", function()
     local r = helper.rng(7)
     for _ = 1, helper.trials(400) do
