@@ -144,7 +144,9 @@ function K.field(env, g, scope, depth, what)
       fill = m5
     end
     local rows
-    if gx and (g.sub_aggs == nil or exprs) then -- over the value column
+    -- over the value column; without sub-aggregations over every
+    -- document, the value table's B-tree (ordered by value) is faster
+    if gx and (exprs or g.sub_aggs == nil and scope ~= agg.ALL) then
       local sel = { gx, "count(*)" }
       for i, e in ipairs(exprs or {}) do sel[i + 2] = e end
       rows = agg.query(env, ("SELECT %s FROM %sdoc d WHERE %s AND %s IS NOT NULL GROUP BY 1 ORDER BY 1"):format(
@@ -324,11 +326,6 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
   return { items = items }
 end
 
--- floor(e) in SQL without the math functions
-local function sql_floor(e)
-  return ("(CAST(%s AS INTEGER) - ((%s) < CAST(%s AS INTEGER)))"):format(e, e, e)
-end
-
 function K.histogram(env, g, scope, depth, what)
   local iv = g.interval
   if type(iv) ~= "number" or not (iv > 0) or iv == math.huge then return bad(what .. ": interval must be a number > 0") end
@@ -352,7 +349,7 @@ function K.histogram(env, g, scope, depth, what)
   local integral = (not d or d.type ~= "DOUBLE") and iv == math.floor(iv) and off == math.floor(off)
   local bi, bo = ctx:bind(iv), ctx:bind(off)
   return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
-    function(x) return sql_floor(("((%s) - %s) * 1.0 / %s"):format(x, bo, bi)) end,
+    function(x) return ("floor_div((%s) - %s, %s)"):format(x, bo, bi) end, -- floor in C (csrc/core/bucket.c)
     function(it)
       local k = it.b * iv + off
       if integral then k = math.tointeger and math.tointeger(k) or k else k = k + 0.0 end
