@@ -43,13 +43,18 @@ end
 -- A worker whose master is gone (killed -9) exits within a second: its
 -- parent is no longer the master it started under, and no one else would
 -- stop it serving and holding the port.
+local function ppid() -- getppid(), from /proc/self/stat (Linux); nil elsewhere
+  local f = io.open("/proc/self/stat")
+  if not f then return nil end
+  local st = f:read("*a"); f:close()
+  return st and st:match("^.*%)%s+%S+%s+(%d+)")
+end
+
 local function exit_with_master()
-  local ok, ffi = pcall(require, "ffi")
-  if not ok then return end
-  pcall(ffi.cdef, "int getppid(void);")
-  local master = ffi.C.getppid()
+  local master = ppid()
+  if not master then return end
   ngx.timer.every(1, function(premature)
-    if not premature and ffi.C.getppid() ~= master then os.exit(1) end
+    if not premature and ppid() ~= master then os.exit(1) end
   end)
 end
 
