@@ -98,6 +98,8 @@ function M.install(C, capi)
       local n = rawget(t, "n")
       if type(n) == "number" then
         if not (n >= 0 and n <= 1000000) or n ~= floor(n) then return fallback(t) end
+      elseif n ~= nil then
+        return fallback(t) -- raises: tuple.n must be a number
       else
         n = #t
       end

@@ -212,6 +212,9 @@ function DB:_range_setup(req)
     if type(limit) ~= "number" or limit ~= math.floor(limit) or limit < 1 then
       return invalid("The limit must be greater than 0.")
     end
+    -- an int32 on the wire; a page returns at most range_rows rows (with
+    -- the next key to continue from), whatever the limit
+    if limit > 2147483647 then return invalid("limit must be an integer 1..2147483647, got " .. tostring(limit)) end
     if limit > L.range_rows then limit = L.range_rows end
   else
     limit = L.range_rows

@@ -215,8 +215,8 @@ function DB:_read_opts(t, req)
   local o = { want = want, plain = want == nil, simple = true }
   local mv, tr = req.max_versions, req.time_range
   if mv ~= nil then
-    if type(mv) ~= "number" or mv < 1 or mv ~= math.floor(mv) then
-      return invalid("max_versions must be a positive integer, got " .. tostring(mv))
+    if type(mv) ~= "number" or mv < 1 or mv ~= math.floor(mv) or mv > 2147483647 then
+      return invalid("max_versions must be an integer 1..2147483647, got " .. tostring(mv))
     end
   end
   local lo, hi
