@@ -820,6 +820,41 @@ static int l_hmac_sha1_b64(lua_State *L) {
   return 1;
 }
 
+/* sign_headers(key, head, headers, tail) -> base64 HMAC-SHA1 of head, the
+ * canonical x-ots-* lines of the headers table (sign_headers_b64), tail
+ * | nil when an x-ots-* value is not a string (the caller's Lua path
+ * decides). Keys that are not strings are not x-ots-* names: skipped. */
+static int l_sign_headers(lua_State *L) {
+  size_t kl, hl, tl, n = 0, cap = 0;
+  const char *k = luaL_checklstring(L, 1, &kl), *head = luaL_checklstring(L, 2, &hl);
+  const char *tail = luaL_checklstring(L, 4, &tl);
+  sign_header small[24], *h = small;
+  char out[29];
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 4);
+  lua_pushnil(L);
+  while (lua_next(L, 3)) { lua_pop(L, 1); cap++; }
+  if (cap > sizeof small / sizeof small[0]) h = lua_newuserdatauv(L, cap * sizeof *h, 0); /* 5 */
+  lua_pushnil(L);
+  while (lua_next(L, 3)) {
+    if (lua_type(L, -2) == LUA_TSTRING && n < cap) {
+      size_t nl;
+      const char *name = lua_tolstring(L, -2, &nl);
+      if (nl >= 6 && (name[0] | 32) == 'x' && name[1] == '-' && (name[2] | 32) == 'o' && (name[3] | 32) == 't'
+          && (name[4] | 32) == 's' && name[5] == '-') {
+        if (lua_type(L, -1) != LUA_TSTRING) { lua_pushnil(L); return 1; }
+        h[n].name = name; h[n].nlen = nl; /* anchored by the table */
+        h[n].val = lua_tolstring(L, -1, &h[n].vlen);
+        n++;
+      }
+    }
+    lua_pop(L, 1);
+  }
+  if (!sign_headers_b64(k, kl, head, hl, h, n, tail, tl, out)) return luaL_error(L, "otskit.wire: HMAC-SHA1 failed");
+  lua_pushlstring(L, out, 28);
+  return 1;
+}
+
 /* content_md5(body) -> base64 of MD5(body) */
 static int l_content_md5(lua_State *L) {
   size_t n;
@@ -884,6 +919,7 @@ static const luaL_Reg funcs[] = {
   {"rows_length", l_rows_length},
   {"hmac_sha1_b64", l_hmac_sha1_b64},
   {"content_md5", l_content_md5},
+  {"sign_headers", l_sign_headers},
   {"equal", l_equal},
   {"unknown_key", l_unknown_key},
   {NULL, NULL}
