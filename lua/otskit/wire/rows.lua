@@ -193,7 +193,7 @@ OPS.GetRow = {
     return req
   end,
   res = function(res)
-    local row = ""
+    local row = res.row_pb or "" -- row_pb: already PlainBuffer (otskit.store.stream)
     if res.row then
       local msg, code
       row, msg, code = encode_row(res.row)
@@ -242,7 +242,8 @@ OPS.GetRange = {
     return req
   end,
   res = function(res)
-    local rows, msg, code = pb.encode_rows(res.rows or {})
+    local rows, msg, code = res.rows_pb, nil, nil -- already PlainBuffer (otskit.store.stream)
+    if not rows then rows, msg, code = pb.encode_rows(res.rows or {}) end
     if not rows then return nil, msg, code end
     local m = { consumed = consumed(res.consumed), rows = rows }
     if res.next_start_primary_key then
