@@ -435,18 +435,29 @@ function M:search(req) return self:_read("search", req) end
 function M:parallel_scan(req) return self:_read("parallel_scan", req) end
 
 --- store:sql(query, opts), store:sql_query{ query }: counted as reads; a
--- SELECT's rows read are what it scanned in the store (result.scanned),
--- its access path "SQL (full scan)" or "SQL (key ranges)"
+-- SELECT's rows read are what it scanned in the store (result.scanned;
+-- from a server, which does not say, the read capacity units it consumed:
+-- rows scanned for `otskit serve`), its access path "SQL (full scan)" or
+-- "SQL (key ranges)" (result.full_scans; from a server: a full scan when
+-- it read >= diagnose.SCAN rows per row returned and >= SCAN_ROWS rows)
 function M:_sql(method, ...)
   local r = self.reads[self.phase] or self.reads.write
   r.requests, r.ranges = r.requests + 1, r.ranges + 1
   local res, msg, code = self.db[method](self.db, ...)
   if not res then self:_error(method, msg, code); return res, msg, code end
-  local scanned = res.scanned or 0
+  local cu = type(res.consumed) == "table" and type(res.consumed.capacity_unit) == "table"
+    and res.consumed.capacity_unit.read
+  local scanned = res.scanned or tonumber(cu) or 0
   r.rows = r.rows + scanned
   local qk = self.phase == "query" and self.query_kind
   if qk and res.type == "SELECT" then
-    local path = (res.full_scans or 0) > 0 and "SQL (full scan)" or "SQL (key ranges)"
+    local full = res.full_scans
+    if full == nil then
+      local d = require "otskit.analyze.diagnose"
+      local returned = type(res.rows) == "table" and #res.rows or 0
+      full = (scanned >= d.SCAN * math.max(returned, 1) and scanned >= d.SCAN_ROWS) and 1 or 0
+    end
+    local path = full > 0 and "SQL (full scan)" or "SQL (key ranges)"
     local e = qk.paths[path]
     if not e then
       e = { path = path, name = "SELECT", requests = 0, rows = 0 }
@@ -473,6 +484,20 @@ function M:create_table(req)
   else
     self:_error("create_table", msg, code)
   end
+  return res, msg, code
+end
+
+--- store:create_index(req), store:create_search_index(req): the store's;
+-- the meter notes that the design has an index (store.indexed)
+function M:create_index(req)
+  local res, msg, code = self.db:create_index(req)
+  if res then self.indexed = true else self:_error("create_index", msg, code) end
+  return res, msg, code
+end
+
+function M:create_search_index(req)
+  local res, msg, code = self.db:create_search_index(req)
+  if res then self.indexed = true else self:_error("create_search_index", msg, code) end
   return res, msg, code
 end
 
