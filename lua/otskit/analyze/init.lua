@@ -344,8 +344,21 @@ local function run_design(sc, d, items, qitems, progress, client)
       if kname then
         qk = kinds[kname]
         if not qk then
-          qk = { kind = kname, queries = 0, returned = 0, failed = 0, paths = {}, order = {},
-                 columns = type(qi.columns) == "table" and #qi.columns > 0 and qi.columns or nil }
+          -- the columns it conditions on: those the item declares, then
+          -- those its requests' filters, WHERE / ORDER BY and sorts name
+          local cols, seen = {}, {}
+          local function note(list)
+            for _, c in ipairs(list) do
+              if not seen[c] then seen[c] = true; cols[#cols + 1] = c end
+            end
+          end
+          if type(qi.columns) == "table" then
+            local declared = {}
+            for i, c in ipairs(qi.columns) do declared[i] = tostring(c) end
+            note(declared)
+          end
+          qk = { kind = kname, queries = 0, returned = 0, failed = 0, paths = {}, order = {}, columns = cols,
+                 note = note }
           kinds[kname] = qk
           korder[#korder + 1] = kname
         end
@@ -368,7 +381,7 @@ local function run_design(sc, d, items, qitems, progress, client)
   for _, kname in ipairs(korder) do
     local qk = kinds[kname]
     local e = { kind = kname, queries = qk.queries, failed = qk.failed, results_per_query = qk.returned / qk.queries,
-                requests_per_query = 0, rows_per_query = 0, paths = {}, columns = qk.columns }
+                requests_per_query = 0, rows_per_query = 0, paths = {}, columns = #qk.columns > 0 and qk.columns or nil }
     for _, k in ipairs(qk.order) do
       local p = qk.paths[k]
       e.requests_per_query = e.requests_per_query + p.requests / qk.queries
