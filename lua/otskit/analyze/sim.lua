@@ -127,7 +127,7 @@ function sim.visible(probe, o)
   local step = o.step or 0.01
   local t0 = o.now()
   for k = 0, math.ceil(timeout / step) do
-    o.set_time(t0 + k * step)
+    o.set_time(t0 + k * step + 1e-7)   -- just past the step: t0 + k * step may round below it
     if probe() then return math.floor(k * step * 1000 + 0.5) end
   end
   return ("over %d"):format(math.floor(timeout * 1000 + 0.5))
