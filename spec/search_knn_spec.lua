@@ -74,7 +74,8 @@ describe("knn_vector vs brute force", function()
     bad{ knn_vector = { field_name = "v", top_k = 1001, float32_query_vector = { 1, 2 } } }
     bad{ knn_vector = { field_name = "v", top_k = 1, float32_query_vector = { 1, 2, 3 } } }
     bad{ knn_vector = { field_name = "k", top_k = 1, float32_query_vector = { 1, 2 } } }
-    bad{ bool = { must = { { knn_vector = { field_name = "v", top_k = 1, float32_query_vector = { 1, 2 } } } } } }
+    bad{ knn_vector = { field_name = "v", top_k = 1, float32_query_vector = { 1, 2 },
+      filter = { bool = { must = { { knn_vector = { field_name = "v", top_k = 1, float32_query_vector = { 1, 2 } } } } } } } }
     db:close()
   end)
 end)

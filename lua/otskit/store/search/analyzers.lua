@@ -126,6 +126,101 @@ local function fuzzy(text, p)
   return out
 end
 
+----------------------------------------------------------------------
+-- spans: the same tokens with where they lie in the text (highlighting)
+
+-- each function below returns { {token, first byte, last byte}, ... }:
+-- the tokens its analyzer above returns, in the same order
+local function single_word_spans(text, p)
+  local out, n = {}, 0
+  local lower = not p.case_sensitive
+  local delimit = p.delimit_word
+  local word, wn, last, ws, we = {}, 0, nil, 0, 0
+  local function flush()
+    if wn == 0 then return end
+    local w = table.concat(word, "", 1, wn)
+    if lower then w = w:lower() end
+    n = n + 1
+    out[n] = { w, ws, we }
+    wn = 0
+  end
+  for pos, ch in text:gmatch("()(" .. CHAR .. ")") do
+    local k = class(ch)
+    if k == "c" then
+      flush()
+      n = n + 1
+      out[n] = { ch, pos, pos + #ch - 1 }
+    elseif k == "s" then
+      flush()
+    else
+      if delimit and wn > 0 and k ~= last then flush() end
+      if wn == 0 then ws = pos end
+      wn = wn + 1
+      word[wn] = ch
+      we = pos + #ch - 1
+    end
+    last = k
+  end
+  flush()
+  return out
+end
+
+local function split_spans(text, p)
+  local out, n = {}, 0
+  local lower = not p.case_sensitive
+  local d = p.delimiter
+  local function add(s, i)
+    if s ~= "" then
+      n = n + 1
+      out[n] = { lower and s:lower() or s, i, i + #s - 1 }
+    end
+  end
+  if d == nil or d == "" then
+    for i, s in text:gmatch("()([^%s]+)") do add(s, i) end
+  else
+    local i = 1
+    while true do
+      local a, b = text:find(d, i, true)
+      if not a then add(text:sub(i), i); break end
+      add(text:sub(i, a - 1), i)
+      i = b + 1
+    end
+  end
+  return out
+end
+
+local function fuzzy_spans(text, p)
+  local chars, at, nc = {}, {}, 0
+  for pos, ch in text:gmatch("()(" .. CHAR .. ")") do
+    nc = nc + 1
+    chars[nc], at[nc] = ch, pos
+    if nc >= 1024 then break end
+  end
+  local lo, hi = p.min_chars or 1, p.max_chars or 7
+  local out, n = {}, 0
+  local lower = not p.case_sensitive
+  for i = 1, nc do
+    for len = lo, hi do
+      local j = i + len - 1
+      if j > nc then break end
+      local s = table.concat(chars, "", i, j)
+      n = n + 1
+      out[n] = { lower and s:lower() or s, at[i], at[j] + #chars[j] - 1 }
+    end
+  end
+  return out
+end
+
+local SPANS = { single_word = single_word_spans, max_word = single_word_spans, min_word = single_word_spans,
+  split = split_spans, fuzzy = fuzzy_spans }
+
+--- analyzers.spans(name, params, text) -> { {token, first, last}, ... }:
+-- the tokens analyzers.tokens returns, in order, each with the first and
+-- last byte of the text it came from
+function analyzers.spans(name, params, text)
+  return SPANS[name](text, params or {})
+end
+
 analyzers.FNS = { single_word = single_word, max_word = single_word, min_word = single_word,
   split = split, fuzzy = fuzzy }
 

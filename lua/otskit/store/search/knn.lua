@@ -5,7 +5,11 @@
 -- scores are the service's: EUCLIDEAN 1 / (1 + distance^2), COSINE (1 +
 -- cosine) / 2, DOT_PRODUCT (1 + dot) / 2, times weight. Registered as the
 -- query kind knn_vector of otskit.store.search.query; a search orders by
--- score unless a sort is given.
+-- score unless a sort is given. It may also be a clause of other queries
+-- (bool must / filter / should / must_not, const_score, function_score,
+-- functions_score), at the top level: its top_k rows then combine with
+-- the other clauses' (and its score adds to a bool's as any clause's);
+-- never inside a nested query or another knn_vector's filter.
 --
 -- { knn_vector = { field_name, top_k (1..1000), float32_query_vector = {
 --   ... }, filter, weight = 1 } }
@@ -44,7 +48,8 @@ end
 
 query.KINDS.knn_vector = function(self, q, a, path, depth)
   if not self.read_vector then return bad("knn_vector: only a search runs a knn_vector query") end
-  if path ~= nil or depth > 0 then return bad("knn_vector: the query must be the search's query, not nested in another") end
+  if path ~= nil then return bad("knn_vector: not inside a nested query (a VECTOR field is a top-level field)") end
+  if self.in_knn then return bad("knn_vector: a knn_vector filter holds no knn_vector query") end
   local d, m, c = self:field(q.field_name, path, "knn_vector")
   if not d then return nil, m, c end
   if d.type ~= "VECTOR" then return bad(("knn_vector: field [%s] is %s, not VECTOR"):format(d.name, d.type)) end
@@ -65,7 +70,10 @@ query.KINDS.knn_vector = function(self, q, a, path, depth)
   if type(w) ~= "number" or not (w > 0) then return bad("knn_vector: weight must be a number > 0") end
   local cond = "1"
   if q.filter ~= nil then
+    local drive = self.drive
+    self.in_knn, self.drive = true, true
     local e, fm, fc = self:compile(q.filter, "d", nil, depth + 1)
+    self.in_knn, self.drive = nil, drive
     if not e then return nil, fm, fc end
     cond = e
   end
