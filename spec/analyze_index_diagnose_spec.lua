@@ -227,6 +227,25 @@ describe("otskit.analyze.diagnose: index causes on generated designs", function(
     assert.is_true(seen.healthy, "no generated design without a problem")
   end)
 
+  it("reads the columns a request conditions on or sorts by", function()
+    local columns = require "otskit.analyze.columns"
+    assert.are.same({ "a", "b" }, columns.of("get_range", { filter = { logical = "AND", conditions = {
+      { column = "a", comparator = "EQUAL", value = 1 },
+      { logical = "NOT", conditions = { { column = "b", comparator = "EQUAL", value = 2 } } },
+      { column = "a", comparator = "GREATER_THAN", value = 0 } } } }))
+    assert.are.same({ "c" }, columns.of("batch_get_row", { tables = { { table = "t", filter = { column = "c" } } } }))
+    assert.are.same({ "md5", "sha1", "size" }, columns.of("sql",
+      "SELECT path, size FROM files WHERE md5 = 'a where b' AND `sha1` > 3 ORDER BY size DESC LIMIT 5"))
+    assert.are.same({ "name", "city" }, columns.of("sql_query",
+      { query = "select count(*) from t where lower(name) like 'a%' and t.city in ('x', 'y') group by z" }))
+    assert.are.same({}, columns.of("sql", "CREATE TABLE files (path VARCHAR(9), PRIMARY KEY (path))"))
+    assert.are.same({ "seller", "price", "at" }, columns.of("search", { query = { bool = { must = {
+      { term = { field_name = "seller", term = "x" } }, { range = { field_name = "price", from = 1 } } } } },
+      sort = { { field_sort = { field_name = "at", order = "DESC" } } } }))
+    assert.are.same({}, columns.of("get_row", { table = "t", primary_key = { "x" } }))
+    assert.are.same({}, columns.of("get_range", "not a request"))
+  end)
+
   it("states no index cause for measures without the problem", function()
     local kinds = { { kind = "q", results_per_query = 10, paths = {
       { path = "filter (scan)", name = "t", rows_per_query = 49, requests_per_query = 1 } } } }
