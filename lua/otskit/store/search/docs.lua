@@ -2,10 +2,13 @@
 -- row becomes a document in them.
 --
 -- Per index (prefix p = "s<id>_"):
---   p.."doc"  (id INTEGER PRIMARY KEY, pk BLOB, parent, path, route, ts):
---             one document per row (pk: the row key, parent NULL) and one
---             per object of a NESTED field (parent: the enclosing doc, path:
---             the nested field's name);
+--   p.."doc"  (id INTEGER PRIMARY KEY, pk BLOB, parent, path, route, ts,
+--             a<f>...): one document per row (pk: the row key, parent
+--             NULL) and one per object of a NESTED field (parent: the
+--             enclosing doc, path: the nested field's name); a<f>: the
+--             value of each top-level single-valued LONG, DOUBLE, DATE,
+--             BOOLEAN or KEYWORD field (def.colfields; NULL without one),
+--             so aggregations read a document's values in one row;
 --   p.."num"  (f, v, pk, doc): LONG, DOUBLE, BOOLEAN (0/1) and DATE (ms)
 --             values, B-tree on (f, v, pk, doc) and (doc, f, v); pk: the
 --             row key of a top-level document ("" in a nested one), so
@@ -14,6 +17,8 @@
 --   p.."has"  (f, doc): which TEXT, GEO_POINT, VECTOR and NESTED fields a
 --             document has (exists; num and kw answer it for the others);
 --   p.."gpt"  (doc, f, lat, lon) and p.."geo" (an R*Tree over the points);
+--   p.."vec"  (id, doc, f, v): VECTOR values, v a BLOB of float32 (see
+--             otskit.core.vec; the knn_vector query scores them in C);
 --   p.."fts"  an FTS5 table, one column per TEXT field: each value's tokens
 --             (analysed in Lua) hex-encoded, the values of an array
 --             separated by "x" so a phrase never spans two values.
@@ -23,6 +28,7 @@
 local cjson = require "cjson.safe"
 local analyzers = require "otskit.store.search.analyzers"
 local sql = require("otskit.core").sql
+local vec = require("otskit.core").vec
 
 local docs = {}
 
@@ -46,6 +52,7 @@ local INDEXES = {
   "CREATE INDEX %skw_doc ON %skw(doc, f, v)",
   "CREATE INDEX %shas_doc ON %shas(doc)",
   "CREATE INDEX %sgpt_doc ON %sgpt(doc)",
+  "CREATE INDEX %svec_doc ON %svec(doc, f)",
 }
 
 --- docs.ddl_indexes(p) -> SQL creating the index's secondary B-trees
@@ -61,12 +68,14 @@ end
 -- unless defer, their secondary B-trees: docs.ddl_indexes)
 function docs.ddl(p, def, defer)
   local s = {
-    ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER)"):format(p),
+    ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER%s)"):format(p,
+      docs.col_ddl(def)),
     ("CREATE TABLE %snum (f INTEGER, v, pk BLOB, doc INTEGER, PRIMARY KEY (f, v, pk, doc)) WITHOUT ROWID"):format(p),
     ("CREATE TABLE %skw (f INTEGER, v TEXT, pk BLOB, doc INTEGER, PRIMARY KEY (f, v, pk, doc)) WITHOUT ROWID"):format(p),
     ("CREATE TABLE %shas (f INTEGER, doc INTEGER, PRIMARY KEY (f, doc)) WITHOUT ROWID"):format(p),
     ("CREATE TABLE %sgpt (id INTEGER PRIMARY KEY, doc INTEGER, f INTEGER, lat REAL, lon REAL)"):format(p),
     ("CREATE VIRTUAL TABLE %sgeo USING rtree(id, lat0, lat1, lon0, lon1)"):format(p),
+    ("CREATE TABLE %svec (id INTEGER PRIMARY KEY, doc INTEGER, f INTEGER, v BLOB)"):format(p),
   }
   local cols = {}
   for _, d in ipairs(def.fields) do
@@ -81,7 +90,7 @@ end
 --- docs.drop(p, def) -> SQL dropping the index's tables
 function docs.drop(p, def)
   local s = {}
-  for _, n in ipairs({ "doc", "num", "kw", "has", "gpt", "geo" }) do s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. n end
+  for _, n in ipairs({ "doc", "num", "kw", "has", "gpt", "geo", "vec" }) do s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. n end
   s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. "fts"
   return table.concat(s, ";\n") .. ";"
 end
@@ -169,7 +178,8 @@ function docs.date(s, formats)
 end
 
 --- docs.value(d, v) -> the value to index for field d (a number, a string,
--- {lat, lon}, a token list) | nil when the value does not fit the type
+-- {lat, lon}, a token list, a VECTOR's float32 BLOB) | nil when the value
+-- does not fit the type
 function docs.value(d, v)
   local ty = d.type
   if ty == "LONG" then return as_long(v)
@@ -192,8 +202,7 @@ function docs.value(d, v)
     if type(v) ~= "string" then return nil end
     local t = cjson.decode(v)
     if type(t) ~= "table" or #t ~= d.vector.dimension then return nil end
-    for _, x in ipairs(t) do if type(x) ~= "number" then return nil end end
-    return t
+    return (vec.pack(t, d.vector.dimension)) -- nil: not numbers, or beyond float32
   end
   return nil
 end
@@ -249,14 +258,16 @@ local SHAPE = {
   has = { "(f, doc)", { "?", "?" }, "INSERT OR IGNORE" },
   gpt = { "(id, doc, f, lat, lon)", { "?", "?", "?", "?", "?" }, "INSERT" },
   geo = { "", { "?", "?", "?", "?", "?" }, "INSERT" },
+  vec = { "(doc, f, v)", { "?", "?", "CAST(? AS BLOB)" }, "INSERT" },
 }
-local ORDER = { "doc", "num", "kw", "has", "gpt", "geo", "fts" }
+local ORDER = { "doc", "num", "kw", "has", "gpt", "geo", "vec", "fts" }
 local MAX_BINDS = 999 -- SQLite's smallest limit on ?N
 
--- the INSERT of `rows` rows into table `what` of index p (cached)
+-- the INSERT of `rows` rows into table `what` of index p (cached by its
+-- columns too: another database's index of the same prefix may have others)
 local MULTI = {}
 local function multi(p, what, shape, rows)
-  local k = p .. what .. "/" .. rows
+  local k = p .. what .. "/" .. rows .. shape[1]
   local text = MULTI[k]
   if text then return text end
   local n, vals = 0, {}
@@ -278,7 +289,7 @@ local function flush(sink, what)
   local l = sink[what]
   local n = l.n
   if n == 0 then return end
-  local shape = SHAPE[what] or sink.fts_shape
+  local shape = sink.shape[what] or SHAPE[what]
   local w = #shape[2]
   local per = math.floor(MAX_BINDS / w)
   local i = 1
@@ -311,11 +322,20 @@ end
 function docs.sink(h, p, def)
   local sink = { h = h, p = p, size = 0, doc_id = next_id(h, p, "doc"), gpt_id = next_id(h, p, "gpt") }
   for _, k in ipairs(ORDER) do sink[k] = { n = 0 } end
+  sink.shape = {}
   if def.fts_cols then
     local q = { "?" }
     for i = 1, #def.fts_cols do q[i + 1] = "?" end
-    sink.fts_shape = { "(rowid, " .. table.concat(def.fts_cols, ", ") .. ")", q, "INSERT" }
+    sink.shape.fts = { "(rowid, " .. table.concat(def.fts_cols, ", ") .. ")", q, "INSERT" }
   end
+  local cf = def.colfields
+  if #cf > 0 then -- the documents' value columns
+    local names, q = {}, {}
+    for i, ph in ipairs(SHAPE.doc[2]) do q[i] = ph end
+    for i, d in ipairs(cf) do names[i] = d.col; q[#q + 1] = "?" end
+    sink.shape.doc = { SHAPE.doc[1]:sub(1, -2) .. ", " .. table.concat(names, ", ") .. ")", q, "INSERT" }
+  end
+  sink.ncol = #cf
   return sink
 end
 
@@ -326,10 +346,21 @@ function docs.flush(sink)
 end
 
 -- a new document's id (its row goes into the sink)
-local function new_doc(sink, pk, parent, path, route, ts)
+local function new_doc(sink, pk, parent, path, route, ts, def, cols)
   local id = sink.doc_id
   sink.doc_id = id + 1
   add(sink, "doc", id, pk, parent, path, route, ts)
+  if sink.ncol > 0 then -- the value columns (NULL in a nested document)
+    local l, cf = sink.doc, def and def.colfields
+    local n = l.n
+    for i = 1, sink.ncol do
+      local v = cols and cols[cf[i].name]
+      if v ~= nil then v = docs.value(cf[i], v) end
+      if v == nil then v = sql.NULL end
+      l[n + i] = v
+    end
+    l.n = n + sink.ncol
+  end
   return id
 end
 
@@ -376,6 +407,8 @@ local function index_fields(sink, def, id, pk, fields, get, fts)
                 add(sink, "gpt", gid, id, d.id, v[1], v[2])
                 add(sink, "geo", gid, v[1], v[1], v[2], v[2])
               end
+            elseif where == "vec" then
+              if def.vec then add(sink, "vec", id, d.id, vals[1]) end
             elseif where == "fts" then
               local parts = {}
               for i, toks in ipairs(vals) do parts[i] = docs.fts_text(toks) end
@@ -402,7 +435,7 @@ function docs.put(h, p, def, key, route, ts, cols, sink)
     docs.remove(h, p, def, key)
     sink = docs.sink(h, p, def)
   end
-  local id = new_doc(sink, key, sql.NULL, sql.NULL, route or sql.NULL, ts)
+  local id = new_doc(sink, key, sql.NULL, sql.NULL, route or sql.NULL, ts, def, cols)
   local fts = {}
   index_fields(sink, def, id, key, def.top, function(n) return cols[n] end, fts)
   if def.fts_cols then
@@ -439,19 +472,42 @@ function docs.remove(h, p, def, key)
     run(h, ("DELETE FROM %sgeo WHERE id IN (SELECT id FROM %sgpt WHERE doc = ?1)"):format(p, p), b)
     run(h, ("DELETE FROM %sgpt WHERE doc = ?1"):format(p), b)
     if def.fts_cols then run(h, ("DELETE FROM %sfts WHERE rowid = ?1"):format(p), b) end
+    if def.vec then run(h, ("DELETE FROM %svec WHERE doc = ?1"):format(p), b) end
     run(h, ("DELETE FROM %sdoc WHERE id = ?1"):format(p), b)
   end
+end
+
+local COLTYPES = { LONG = true, DOUBLE = true, DATE = true, BOOLEAN = true, KEYWORD = true }
+
+--- docs.col_ddl(def) -> ", a<f>, ..." the value columns of p.."doc"
+function docs.col_ddl(def)
+  local s = {}
+  for i, d in ipairs(def.colfields) do s[i] = ", " .. d.col end
+  return table.concat(s)
 end
 
 --- docs.prepare(def): adds what indexing needs to a checked definition
 function docs.prepare(def)
   def.store_of = { LONG = "num", DOUBLE = "num", BOOLEAN = "num", DATE = "num", KEYWORD = "kw", TEXT = "fts",
-    GEO_POINT = "geo" }
+    GEO_POINT = "geo", VECTOR = "vec" }
+  -- an index made before the vec table existed has def.vec false (set by
+  -- the loader): its knn reads the rows' vectors instead
+  if def.vec == nil then def.vec = true end
   local cols = {}
   for _, d in ipairs(def.fields) do
     if d.type == "TEXT" then cols[#cols + 1] = "c" .. d.id end
   end
   def.fts_cols = #cols > 0 and cols or nil
+  -- the value columns of p.."doc" (none in an index made before them: the
+  -- loader sets def.cols false)
+  if def.cols == nil then def.cols = true end
+  def.colfields = {}
+  for _, d in ipairs(def.top) do
+    if def.cols and COLTYPES[d.type] and not d.array and d.index ~= false then
+      d.col = "a" .. d.id
+      def.colfields[#def.colfields + 1] = d
+    end
+  end
   return def
 end
 
