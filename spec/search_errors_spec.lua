@@ -41,7 +41,7 @@ describe("otskit.store search index: bad input", function()
       db:search{ table = "t", index = "ix", sort = { { field_sort = { field_name = "nosort" } } } })
     fails("OTSParameterInvalid", "TEXT", db:search{ table = "t", index = "ix", query = { range = { field_name = "txt", from = "a" } } })
     fails("OTSParameterInvalid", "unknown query kind", db:search{ table = "t", index = "ix", query = { fuzzy = {} } })
-    fails("OTSParameterInvalid", "not supported", db:search{ table = "t", index = "ix", highlight = {} })
+    fails("OTSParameterInvalid", "parameters", db:search{ table = "t", index = "ix", highlight = {} })
   end)
 
   it("enforces limit and offset + limit maxima", function()
@@ -140,7 +140,8 @@ describe("otskit.store search index: bad input", function()
       "nested", "geo_distance", "geo_bounding_box", "geo_polygon", "const_score", "knn_vector", "nope" }
     local keys = { "field_name", "text", "term", "terms", "from", "to", "include_lower", "prefix", "value", "must", "should",
       "filter", "must_not", "minimum_should_match", "path", "query", "center_point", "distance", "top_left",
-      "bottom_right", "points", "operator", "order", "mode", "missing_value", "missing_field" }
+      "bottom_right", "points", "operator", "order", "mode", "missing_value", "missing_field", "inner_hits", "highlight",
+      "parameters", "sort", "offset", "limit", "fragment_size", "number_of_fragments", "pre_tag", "encoder" }
     local function junk(depth)
       local k = r.int(1, depth > 0 and 4 or 3)
       if k <= 2 then return atoms[r.int(1, #atoms)] end
@@ -160,6 +161,10 @@ describe("otskit.store search index: bad input", function()
       local req = { table = "t", index = "ix", query = junk(3), limit = 3 }
       if r.int(1, 3) == 1 then
         req.sort = { { [({ "field_sort", "pk_sort", "score_sort", "geo_distance_sort", "doc_sort" })[r.int(1, 5)]] = junk(1) } }
+      end
+      if r.int(1, 4) == 1 then
+        req.highlight = r.int(1, 2) == 1 and junk(1) or { parameters = { { field_name = "txt",
+          number_of_fragments = atoms[r.int(1, #atoms)], fragment_size = atoms[r.int(1, #atoms)] } } }
       end
       local ok, res, msg, code = pcall(db.search, db, req)
       assert(ok, res)

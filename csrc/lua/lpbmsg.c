@@ -79,6 +79,7 @@ static const ProtobufCMessageDescriptor *const messages[] = {
   /* search_score.proto */
   &ots__search__field_value_factor_function__descriptor,
   &ots__search__decay_func_numeric_param__descriptor,
+  &ots__search__decay_func_date_param__descriptor, &ots__search__decay_func_geo_param__descriptor,
   &ots__search__decay_function__descriptor,
   &ots__search__random_score_function__descriptor,
   &ots__search__function__descriptor,

@@ -8,6 +8,7 @@ local pb = require "otskit.wire.plainbuffer"
 local common = require "otskit.wire.common"
 local sq = require "otskit.wire.search_query"
 local sa = require "otskit.wire.search_agg"
+local sh = require "otskit.wire.search_highlight"
 require "otskit.wire.search_score" -- registers functions_score
 require "otskit.wire.search_knn" -- registers knn_vector
 
@@ -15,6 +16,19 @@ local invalid, check_keys, set, consumed = common.invalid, common.check_keys, co
 local dec, enc = sq.decode_message, sq.encode_message
 
 local OPS = {}
+
+-- the counts a search request carries (int32 on the wire): refused here,
+-- before anything is sent; the service's own caps (limit 100 ...) are the
+-- server's to apply
+local function counts(req, lo, ...)
+  for _, f in ipairs({ ... }) do
+    local v = req[f]
+    if v ~= nil and not (type(v) == "number" and v >= lo and v <= 2147483647 and v == math.floor(v)) then
+      return invalid(("%s must be an integer %d..2147483647, got %s"):format(f, lo, tostring(v)))
+    end
+  end
+  return true
+end
 
 ----------------------------------------------------------------------
 -- schemas
@@ -238,7 +252,10 @@ end
 OPS.Search = {
   req = function(req)
     local ok, msg, code = check_keys(req, set("table", "index", "query", "sort", "offset", "limit", "token",
-      "get_total_count", "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse"), "SearchRequest")
+      "get_total_count", "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse", "highlight"),
+      "SearchRequest")
+    if not ok then return nil, msg, code end
+    ok, msg, code = counts(req, 0, "offset", "limit")
     if not ok then return nil, msg, code end
     local q
     if req.query ~= nil then
@@ -248,8 +265,10 @@ OPS.Search = {
     end
     local sort, m2, c2 = sq.encode_sort(req.sort)
     if m2 then return nil, m2, c2 end
+    local hl, m7, c7 = sh.enc_highlight(req.highlight)
+    if m7 then return nil, m7, c7 end
     local sqm, m6, c6 = sa.to_query(req, { offset = req.offset, limit = req.limit, query = q, sort = sort,
-      getTotalCount = req.get_total_count, token = req.token })
+      getTotalCount = req.get_total_count, token = req.token, highlight = hl })
     if not sqm then return nil, m6, c6 end
     local body, m3, c3 = enc("SearchQuery", sqm)
     if not body then return nil, m3, c3 end
@@ -273,6 +292,7 @@ OPS.Search = {
     local req = { table = m.table_name, index = m.index_name, offset = s.offset, limit = s.limit,
       get_total_count = s.getTotalCount, columns_to_get = ctg_in(m.columns_to_get), timeout_ms = m.timeout_ms }
     if s.token ~= nil and s.token ~= "" then req.token = s.token end
+    if s.highlight then req.highlight = sh.dec_highlight(s.highlight) end
     if s.query then
       local q, m1, c1 = sq.decode_query(s.query)
       if not q then return nil, m1, c1 end
@@ -296,11 +316,7 @@ OPS.Search = {
   res = function(res)
     local rows, msg, code = rows_out(res.rows)
     if not rows then return nil, msg, code end
-    local hits
-    if res.search_hits then
-      hits = {}
-      for i, h in ipairs(res.search_hits) do hits[i] = { score = h.score } end
-    end
+    local hits = sh.enc_hits(res.search_hits)
     return sa.to_response(res, { total_hits = res.total_count or -1, rows = rows, is_all_succeeded = res.is_all_succeeded ~= false,
       search_hits = hits, next_token = res.next_token, consumed = consumed(res.consumed) }, rows_out)
   end,
@@ -309,10 +325,7 @@ OPS.Search = {
     if not rows then return nil, msg, code end
     local res = { total_count = m.total_hits or -1, rows = rows, is_all_succeeded = m.is_all_succeeded ~= false }
     if m.next_token ~= nil and m.next_token ~= "" then res.next_token = m.next_token end
-    if m.search_hits and #m.search_hits > 0 then
-      res.search_hits = {}
-      for i, h in ipairs(m.search_hits) do res.search_hits[i] = { score = h.score } end
-    end
+    if m.search_hits and #m.search_hits > 0 then res.search_hits = sh.dec_hits(m.search_hits) end
     return sa.from_response(m, res, rows_in)
   end,
 }
@@ -336,6 +349,8 @@ OPS.ParallelScan = {
   req = function(req)
     local ok, msg, code = check_keys(req, set("table", "index", "session_id", "query", "limit", "alive_time", "token",
       "current_parallel_id", "max_parallel", "columns_to_get", "timeout_ms"), "ParallelScanRequest")
+    if not ok then return nil, msg, code end
+    ok, msg, code = counts(req, 1, "limit", "max_parallel")
     if not ok then return nil, msg, code end
     local q
     if req.query ~= nil then

@@ -167,13 +167,25 @@ function ENC.nested(b)
   local q, msg, code = encode_query(b.query)
   if not q then return nil, msg, code end
   if b.score_mode ~= nil and not SCORE_MODES[b.score_mode] then return invalid("nested: bad score_mode") end
-  return { path = b.path, query = q, score_mode = b.score_mode and "SCORE_MODE_" .. b.score_mode or nil }
+  local ih
+  if b.inner_hits ~= nil then -- otskit.wire.search_highlight
+    local m2, c2
+    ih, m2, c2 = sq.inner_hits.enc(b.inner_hits)
+    if not ih then return nil, m2, c2 end
+  end
+  return { path = b.path, query = q, score_mode = b.score_mode and "SCORE_MODE_" .. b.score_mode or nil, inner_hits = ih }
 end
 function DEC.nested(m, depth)
   if m.query == nil then return invalid("NestedQuery: query is missing") end
   local q, msg, code = decode_query(m.query, depth + 1)
   if not q then return nil, msg, code end
-  return { path = m.path, query = q, score_mode = sq.strip(m.score_mode, "SCORE_MODE_") }
+  local ih
+  if m.inner_hits then
+    local m2, c2
+    ih, m2, c2 = sq.inner_hits.dec(m.inner_hits)
+    if not ih then return nil, m2, c2 end
+  end
+  return { path = m.path, query = q, score_mode = sq.strip(m.score_mode, "SCORE_MODE_"), inner_hits = ih }
 end
 function ENC.const_score(b)
   local q, msg, code = encode_query(b.filter)
@@ -279,7 +291,8 @@ function sq.encode_sort(list)
         mode = g.mode and "SORT_MODE_" .. g.mode or nil, distance_type = g.distance_type and "GEO_DISTANCE_" .. g.distance_type or nil }
     elseif s.score_sort then m.score_sort = { order = order_enc(s.score_sort.order) }
     elseif s.pk_sort then m.pk_sort = { order = order_enc(s.pk_sort.order) }
-    else return invalid("sorter " .. i .. ": field_sort, geo_distance_sort, score_sort or pk_sort") end
+    elseif s.doc_sort then m.doc_sort = { order = order_enc(s.doc_sort.order) }
+    else return invalid("sorter " .. i .. ": field_sort, geo_distance_sort, score_sort, pk_sort or doc_sort") end
     out[i] = m
   end
   return { sorter = out }
@@ -304,7 +317,7 @@ function sq.decode_sort(m)
         mode = strip(g.mode, "SORT_MODE_"), distance_type = strip(g.distance_type, "GEO_DISTANCE_") } }
     elseif s.score_sort then out[i] = { score_sort = { order = order_dec(s.score_sort.order) } }
     elseif s.pk_sort then out[i] = { pk_sort = { order = order_dec(s.pk_sort.order) } }
-    elseif s.doc_sort then return invalid("doc_sort is not supported by otskit")
+    elseif s.doc_sort then out[i] = { doc_sort = { order = order_dec(s.doc_sort.order) } }
     else return invalid("an empty sorter") end
   end
   return out

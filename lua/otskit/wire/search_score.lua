@@ -2,7 +2,9 @@
 -- FUNCTIONS_SCORE_QUERY) in the store's vocabulary (otskit.store.search.
 -- score) <-> FunctionsScoreQuery (proto/search_score.proto); registered
 -- with otskit.wire.search_query. A decay's param travels as the bytes of
--- DecayFuncNumericParam (date and geo params are refused).
+-- DecayFuncNumericParam, DecayFuncDateParam (origin_long or origin_string,
+-- scale and offset DateTimeValues) or DecayFuncGeoParam (origin "lat,lon",
+-- scale and offset in metres), named by param_type.
 local common = require "otskit.wire.common"
 local sq = require "otskit.wire.search_query"
 
@@ -28,9 +30,20 @@ local function enc_fs(b)
     local d = f.decay
     if d then
       local p = type(d.param) == "table" and d.param or {}
-      local pb, pm, pc = enc("DecayFuncNumericParam", { origin = p.origin, scale = p.scale, offset = p.offset })
+      -- without param_type: a { value, unit } scale is DATE's, a string
+      -- origin with a number scale GEO's
+      local pt = d.param_type or (type(p.scale) == "table" and "DATE") or (type(p.origin) == "string" and "GEO")
+        or "NUMERIC"
+      local msg, m2 = "DecayFuncNumericParam", { origin = p.origin, scale = p.scale, offset = p.offset }
+      if pt == "DATE" then
+        msg = "DecayFuncDateParam"
+        m2 = { scale = p.scale, offset = p.offset }
+        if type(p.origin) == "string" then m2.origin_string = p.origin else m2.origin_long = p.origin end
+      elseif pt == "GEO" then msg = "DecayFuncGeoParam"
+      elseif pt ~= "NUMERIC" then return invalid("decay: param_type must be NUMERIC, DATE or GEO") end
+      local pb, pm, pc = enc(msg, m2)
       if not pb then return nil, pm, pc end
-      o.decay = { field_name = d.field_name, math_function = d.math_function, param_type = "DF_NUMERIC_PARAM", param = pb,
+      o.decay = { field_name = d.field_name, math_function = d.math_function, param_type = "DF_" .. pt .. "_PARAM", param = pb,
         decay = d.decay, multi_value_mode = pre(d.multi_value_mode, "MVM_") }
     end
     fns[i] = o
@@ -55,13 +68,22 @@ local function dec_fs(m, depth)
     if v then o.field_value_factor = { field_name = v.field_name, factor = v.factor, modifier = strip(v.modifier, "FM_"), missing = v.missing } end
     local d = f.decay
     if d then
-      if d.param_type ~= nil and d.param_type ~= "DF_NUMERIC_PARAM" then
-        return invalid("DecayFunction: only numeric params are supported by otskit")
-      end
-      local p, pm, pc = dec("DecayFuncNumericParam", d.param or "")
+      local pt = d.param_type or "DF_NUMERIC_PARAM"
+      local msg = ({ DF_NUMERIC_PARAM = "DecayFuncNumericParam", DF_DATE_PARAM = "DecayFuncDateParam",
+        DF_GEO_PARAM = "DecayFuncGeoParam" })[pt]
+      if not msg then return invalid("DecayFunction: unknown param_type " .. tostring(pt)) end
+      local p, pm, pc = dec(msg, d.param or "")
       if not p then return nil, pm, pc end
-      o.decay = { field_name = d.field_name, math_function = d.math_function, decay = d.decay,
-        multi_value_mode = strip(d.multi_value_mode, "MVM_"), param = { origin = p.origin, scale = p.scale, offset = p.offset } }
+      local param = { origin = p.origin, scale = p.scale, offset = p.offset }
+      if pt == "DF_DATE_PARAM" then
+        param.origin = p.origin_string
+        if p.origin_long ~= nil then param.origin = p.origin_long end
+        if p.origin_long ~= nil and p.origin_string ~= nil then
+          return invalid("DecayFuncDateParam: origin_long or origin_string, not both")
+        end
+      end
+      o.decay = { field_name = d.field_name, math_function = d.math_function, decay = d.decay, param_type = pt:match("^DF_(%u+)_PARAM$"),
+        multi_value_mode = strip(d.multi_value_mode, "MVM_"), param = param }
     end
     fns[i] = o
   end

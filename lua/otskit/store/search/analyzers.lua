@@ -126,6 +126,126 @@ local function fuzzy(text, p)
   return out
 end
 
+----------------------------------------------------------------------
+-- spans: the same tokens with where they lie in the text (highlighting)
+
+-- each function below returns { {token, first byte, last byte}, ... }:
+-- the tokens its analyzer above returns, in the same order
+-- the class of each ASCII byte (as class() says)
+local ACLASS = {}
+for b = 0, 127 do ACLASS[b] = class(string.char(b)) end
+
+-- single_word byte by byte (string.byte, which LuaJIT compiles): a
+-- character is a lead byte and the continuation bytes after it, as CHAR
+-- matches; other bytes are not characters (they neither end nor join a
+-- word; a word holding one is rebuilt from its characters)
+local function single_word_spans(text, p)
+  local out, n = {}, 0
+  local lower, delimit = not p.case_sensitive, p.delimit_word
+  local byte, sub = string.byte, string.sub
+  local len = #text
+  local ws, we, last, dirty = nil, 0, nil, false
+  local function flush()
+    if not ws then return end
+    local w = sub(text, ws, we)
+    if dirty then
+      local t = {}
+      for ch in w:gmatch(CHAR) do t[#t + 1] = ch end
+      w = table.concat(t)
+    end
+    if lower then w = w:lower() end
+    n = n + 1
+    out[n] = { w, ws, we }
+    ws, dirty = nil, false
+  end
+  local i = 1
+  while i <= len do
+    local b = byte(text, i)
+    local j = i + 1
+    local k
+    if b < 128 or (b >= 194 and b <= 244) then
+      while true do
+        local c = byte(text, j)
+        if c and c >= 128 and c <= 191 then j = j + 1 else break end
+      end
+      if b < 128 then k = ACLASS[b] else k = class(sub(text, i, j - 1)) end
+    elseif ws then
+      dirty = true
+    end
+    if k == "c" then
+      flush()
+      n = n + 1
+      out[n] = { sub(text, i, j - 1), i, j - 1 }
+    elseif k == "s" then
+      flush()
+    elseif k then
+      if delimit and ws and k ~= last then flush() end
+      if not ws then ws = i end
+      we = j - 1
+    end
+    if k then last = k end
+    i = j
+  end
+  flush()
+  return out
+end
+
+local function split_spans(text, p)
+  local out, n = {}, 0
+  local lower = not p.case_sensitive
+  local d = p.delimiter
+  local function add(s, i)
+    if s ~= "" then
+      n = n + 1
+      out[n] = { lower and s:lower() or s, i, i + #s - 1 }
+    end
+  end
+  if d == nil or d == "" then
+    for i, s in text:gmatch("()([^%s]+)") do add(s, i) end
+  else
+    local i = 1
+    while true do
+      local a, b = text:find(d, i, true)
+      if not a then add(text:sub(i), i); break end
+      add(text:sub(i, a - 1), i)
+      i = b + 1
+    end
+  end
+  return out
+end
+
+local function fuzzy_spans(text, p)
+  local chars, at, nc = {}, {}, 0
+  for pos, ch in text:gmatch("()(" .. CHAR .. ")") do
+    nc = nc + 1
+    chars[nc], at[nc] = ch, pos
+    if nc >= 1024 then break end
+  end
+  local lo, hi = p.min_chars or 1, p.max_chars or 7
+  local out, n = {}, 0
+  local lower = not p.case_sensitive
+  for i = 1, nc do
+    for len = lo, hi do
+      local j = i + len - 1
+      if j > nc then break end
+      local s = table.concat(chars, "", i, j)
+      n = n + 1
+      out[n] = { lower and s:lower() or s, at[i], at[j] + #chars[j] - 1 }
+    end
+  end
+  return out
+end
+
+local SPANS = { single_word = single_word_spans, max_word = single_word_spans, min_word = single_word_spans,
+  split = split_spans, fuzzy = fuzzy_spans }
+
+--- analyzers.spans(name, params, text) -> { {token, first, last}, ... }:
+-- the tokens analyzers.tokens returns, in order, each with the first and
+-- last byte of the text it came from
+function analyzers.spans(name, params, text)
+  return SPANS[name](text, params or {})
+end
+
 analyzers.FNS = { single_word = single_word, max_word = single_word, min_word = single_word,
   split = split, fuzzy = fuzzy }
 

@@ -2,16 +2,23 @@
 -- row becomes a document in them.
 --
 -- Per index (prefix p = "s<id>_"):
---   p.."doc"  (id INTEGER PRIMARY KEY, pk BLOB, parent, path, route, ts):
---             one document per row (pk: the row key, parent NULL) and one
---             per object of a NESTED field (parent: the enclosing doc, path:
---             the nested field's name);
---   p.."num"  (f, v, doc): LONG, DOUBLE, BOOLEAN (0/1) and DATE (ms) values,
---             B-tree on (f, v, doc) and (doc, f, v);
---   p.."kw"   (f, v, doc): KEYWORD values, the same two B-trees;
+--   p.."doc"  (id INTEGER PRIMARY KEY, pk BLOB, parent, path, route, ts,
+--             a<f>...): one document per row (pk: the row key, parent
+--             NULL) and one per object of a NESTED field (parent: the
+--             enclosing doc, path: the nested field's name); a<f>: the
+--             value of each top-level single-valued LONG, DOUBLE, DATE,
+--             BOOLEAN or KEYWORD field (def.colfields; NULL without one),
+--             so aggregations read a document's values in one row;
+--   p.."num"  (f, v, pk, doc): LONG, DOUBLE, BOOLEAN (0/1) and DATE (ms)
+--             values, B-tree on (f, v, pk, doc) and (doc, f, v); pk: the
+--             row key of a top-level document ("" in a nested one), so
+--             the documents with one value come in primary key order;
+--   p.."kw"   (f, v, pk, doc): KEYWORD values, the same two B-trees;
 --   p.."has"  (f, doc): which TEXT, GEO_POINT, VECTOR and NESTED fields a
 --             document has (exists; num and kw answer it for the others);
 --   p.."gpt"  (doc, f, lat, lon) and p.."geo" (an R*Tree over the points);
+--   p.."vec"  (id, doc, f, v): VECTOR values, v a BLOB of float32 (see
+--             otskit.core.vec; the knn_vector query scores them in C);
 --   p.."fts"  an FTS5 table, one column per TEXT field: each value's tokens
 --             (analysed in Lua) hex-encoded, the values of an array
 --             separated by "x" so a phrase never spans two values.
@@ -21,10 +28,13 @@
 local cjson = require "cjson.safe"
 local analyzers = require "otskit.store.search.analyzers"
 local sql = require("otskit.core").sql
+local vec = require("otskit.core").vec
 
 local docs = {}
 
-local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+local HEX = {}
+for b = 0, 255 do HEX[string.char(b)] = ("%02x"):format(b) end
+local function hex(s) return (s:gsub(".", HEX)) end
 docs.hex = hex
 
 --- docs.fts_text(tokens) -> the FTS5 column text of one value's tokens
@@ -34,21 +44,38 @@ function docs.fts_text(tokens)
   return table.concat(t, " ")
 end
 
---- docs.ddl(p, def) -> SQL creating the index's tables
-function docs.ddl(p, def)
+-- the B-trees built over the tables' rows (docs.ddl_indexes)
+local INDEXES = {
+  "CREATE INDEX %sdoc_pk ON %sdoc(pk, parent)",
+  "CREATE INDEX %sdoc_parent ON %sdoc(parent) WHERE parent IS NOT NULL",
+  "CREATE INDEX %snum_doc ON %snum(doc, f, v)",
+  "CREATE INDEX %skw_doc ON %skw(doc, f, v)",
+  "CREATE INDEX %shas_doc ON %shas(doc)",
+  "CREATE INDEX %sgpt_doc ON %sgpt(doc)",
+  "CREATE INDEX %svec_doc ON %svec(doc, f)",
+}
+
+--- docs.ddl_indexes(p) -> SQL creating the index's secondary B-trees
+-- (a build creates them after loading the rows: sorting once is faster
+-- than inserting each entry)
+function docs.ddl_indexes(p)
+  local s = {}
+  for i, f in ipairs(INDEXES) do s[i] = f:format(p, p) end
+  return table.concat(s, ";\n") .. ";"
+end
+
+--- docs.ddl(p, def [, defer]) -> SQL creating the index's tables (and,
+-- unless defer, their secondary B-trees: docs.ddl_indexes)
+function docs.ddl(p, def, defer)
   local s = {
-    ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER)"):format(p),
-    ("CREATE INDEX %sdoc_pk ON %sdoc(pk, parent)"):format(p, p),
-    ("CREATE INDEX %sdoc_parent ON %sdoc(parent) WHERE parent IS NOT NULL"):format(p, p),
-    ("CREATE TABLE %snum (f INTEGER, v, doc INTEGER, PRIMARY KEY (f, v, doc)) WITHOUT ROWID"):format(p),
-    ("CREATE INDEX %snum_doc ON %snum(doc, f, v)"):format(p, p),
-    ("CREATE TABLE %skw (f INTEGER, v TEXT, doc INTEGER, PRIMARY KEY (f, v, doc)) WITHOUT ROWID"):format(p),
-    ("CREATE INDEX %skw_doc ON %skw(doc, f, v)"):format(p, p),
+    ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER%s)"):format(p,
+      docs.col_ddl(def)),
+    ("CREATE TABLE %snum (f INTEGER, v, pk BLOB, doc INTEGER, PRIMARY KEY (f, v, pk, doc)) WITHOUT ROWID"):format(p),
+    ("CREATE TABLE %skw (f INTEGER, v TEXT, pk BLOB, doc INTEGER, PRIMARY KEY (f, v, pk, doc)) WITHOUT ROWID"):format(p),
     ("CREATE TABLE %shas (f INTEGER, doc INTEGER, PRIMARY KEY (f, doc)) WITHOUT ROWID"):format(p),
-    ("CREATE INDEX %shas_doc ON %shas(doc)"):format(p, p),
     ("CREATE TABLE %sgpt (id INTEGER PRIMARY KEY, doc INTEGER, f INTEGER, lat REAL, lon REAL)"):format(p),
-    ("CREATE INDEX %sgpt_doc ON %sgpt(doc)"):format(p, p),
     ("CREATE VIRTUAL TABLE %sgeo USING rtree(id, lat0, lat1, lon0, lon1)"):format(p),
+    ("CREATE TABLE %svec (id INTEGER PRIMARY KEY, doc INTEGER, f INTEGER, v BLOB)"):format(p),
   }
   local cols = {}
   for _, d in ipairs(def.fields) do
@@ -57,13 +84,13 @@ function docs.ddl(p, def)
   if #cols > 0 then
     s[#s + 1] = ("CREATE VIRTUAL TABLE %sfts USING fts5(%s, tokenize = 'ascii')"):format(p, table.concat(cols, ", "))
   end
-  return table.concat(s, ";\n") .. ";"
+  return table.concat(s, ";\n") .. ";" .. (defer and "" or "\n" .. docs.ddl_indexes(p))
 end
 
 --- docs.drop(p, def) -> SQL dropping the index's tables
 function docs.drop(p, def)
   local s = {}
-  for _, n in ipairs({ "doc", "num", "kw", "has", "gpt", "geo" }) do s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. n end
+  for _, n in ipairs({ "doc", "num", "kw", "has", "gpt", "geo", "vec" }) do s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. n end
   s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. "fts"
   return table.concat(s, ";\n") .. ";"
 end
@@ -151,7 +178,8 @@ function docs.date(s, formats)
 end
 
 --- docs.value(d, v) -> the value to index for field d (a number, a string,
--- {lat, lon}, a token list) | nil when the value does not fit the type
+-- {lat, lon}, a token list, a VECTOR's float32 BLOB) | nil when the value
+-- does not fit the type
 function docs.value(d, v)
   local ty = d.type
   if ty == "LONG" then return as_long(v)
@@ -174,8 +202,7 @@ function docs.value(d, v)
     if type(v) ~= "string" then return nil end
     local t = cjson.decode(v)
     if type(t) ~= "table" or #t ~= d.vector.dimension then return nil end
-    for _, x in ipairs(t) do if type(x) ~= "number" then return nil end end
-    return t
+    return (vec.pack(t, d.vector.dimension)) -- nil: not numbers, or beyond float32
   end
   return nil
 end
@@ -198,29 +225,13 @@ local function values_of(d, v)
   return y ~= nil and { y } or {}
 end
 
-----------------------------------------------------------------------
--- writing documents
-
-local INS = {}
-local function ins(p, what)
-  local k = p .. what
-  local s = INS[k]
-  if not s then
-    if what == "num" or what == "kw" then s = ("INSERT OR IGNORE INTO %s%s (f, v, doc) VALUES (?1, ?2, ?3)"):format(p, what)
-    elseif what == "has" then s = ("INSERT OR IGNORE INTO %shas (f, doc) VALUES (?1, ?2)"):format(p)
-    elseif what == "gpt" then s = ("INSERT INTO %sgpt (doc, f, lat, lon) VALUES (?1, ?2, ?3, ?4) RETURNING id"):format(p)
-    elseif what == "geo" then s = ("INSERT INTO %sgeo VALUES (?1, ?2, ?2, ?3, ?3)"):format(p)
-    elseif what == "doc" then s = ("INSERT INTO %sdoc (pk, parent, path, route, ts) VALUES (CAST(?1 AS BLOB), ?2, ?3, CAST(?4 AS BLOB), ?5) RETURNING id"):format(p)
-    end
-    INS[k] = s
-  end
-  return s
-end
-
-local function run(h, text, binds, n, max, skip)
-  local rows, err, code = sql.rows(h, text, binds, n, max, skip)
+-- docs.run(h, text, binds, n, max, skip, count) -> rows[, total]: the
+-- rows of a statement (otskit.core.sql.rows; count: also the number of
+-- rows it produces in all); raises docs.FAIL when SQLite fails
+local function run(h, text, binds, n, max, skip, count)
+  local rows, err, code = sql.rows(h, text, binds, n, max, skip, count)
   if not rows then error(setmetatable({ msg = err, code = code }, docs.FAIL), 0) end
-  return rows
+  return rows, code
 end
 docs.FAIL = {}
 docs.run = run
@@ -234,30 +245,129 @@ function docs.guarded(fn, ...)
   error(r1, 0)
 end
 
--- multi-row inserts of (f, v, doc) triples, cached by row count
+----------------------------------------------------------------------
+-- writing documents: every row an index gets goes into a sink (one list
+-- of values per table), written as multi-row INSERTs; document and point
+-- ids are assigned here (one past the largest), so nothing is read back
+
+-- table -> { columns, one row's placeholders, verb }
+local SHAPE = {
+  doc = { "(id, pk, parent, path, route, ts)", { "?", "CAST(? AS BLOB)", "?", "?", "CAST(? AS BLOB)", "?" }, "INSERT" },
+  num = { "(f, v, pk, doc)", { "?", "?", "CAST(? AS BLOB)", "?" }, "INSERT OR IGNORE" },
+  kw = { "(f, v, pk, doc)", { "?", "?", "CAST(? AS BLOB)", "?" }, "INSERT OR IGNORE" },
+  has = { "(f, doc)", { "?", "?" }, "INSERT OR IGNORE" },
+  gpt = { "(id, doc, f, lat, lon)", { "?", "?", "?", "?", "?" }, "INSERT" },
+  geo = { "", { "?", "?", "?", "?", "?" }, "INSERT" },
+  vec = { "(doc, f, v)", { "?", "?", "CAST(? AS BLOB)" }, "INSERT" },
+}
+local ORDER = { "doc", "num", "kw", "has", "gpt", "geo", "vec", "fts" }
+local MAX_BINDS = 999 -- SQLite's smallest limit on ?N
+
+-- the INSERT of `rows` rows into table `what` of index p (cached by its
+-- columns too: another database's index of the same prefix may have others)
 local MULTI = {}
-local function flush(h, p, what, list, n)
-  local i = 1
-  while i <= n do
-    local rows = math.min(200, math.floor((n - i + 1) / 3))
-    local k = p .. what .. rows
-    local text = MULTI[k]
-    if not text then
-      local vals = {}
-      for r = 0, rows - 1 do vals[r + 1] = ("(?%d, ?%d, ?%d)"):format(3 * r + 1, 3 * r + 2, 3 * r + 3) end
-      text = ("INSERT OR IGNORE INTO %s%s (f, v, doc) VALUES %s"):format(p, what, table.concat(vals, ", "))
-      MULTI[k] = text
+local function multi(p, what, shape, rows)
+  local k = p .. what .. "/" .. rows .. shape[1]
+  local text = MULTI[k]
+  if text then return text end
+  local n, vals = 0, {}
+  for r = 1, rows do
+    local one = {}
+    for j, ph in ipairs(shape[2]) do
+      n = n + 1
+      one[j] = ph:gsub("%?", "?" .. n)
     end
-    local b = {}
-    for j = 1, rows * 3 do b[j] = list[i + j - 1] end
-    run(h, text, b, rows * 3)
-    i = i + rows * 3
+    vals[r] = "(" .. table.concat(one, ", ") .. ")"
   end
+  text = ("%s INTO %s%s %s VALUES %s"):format(shape[3], p, what, shape[1], table.concat(vals, ", "))
+  MULTI[k] = text
+  return text
 end
 
--- indexes the fields `fields` of one document `id` from get(name) -> value;
--- numbers and keywords are gathered in acc (flushed by docs.put)
-local function index_fields(h, p, def, id, fields, get, fts, acc)
+-- writes the values gathered for table `what`
+local function flush(sink, what)
+  local l = sink[what]
+  local n = l.n
+  if n == 0 then return end
+  local shape = sink.shape[what] or SHAPE[what]
+  local w = #shape[2]
+  local per = math.floor(MAX_BINDS / w)
+  local i = 1
+  while i <= n do
+    local rows = math.min(per, (n - i + 1) / w)
+    local b = {}
+    for j = 1, rows * w do b[j] = l[i + j - 1] end
+    run(sink.h, multi(sink.p, what, shape, rows), b, rows * w)
+    i = i + rows * w
+  end
+  l.n = 0
+end
+
+-- adds one row to table `what` of the sink
+local function add(sink, what, ...)
+  local l = sink[what]
+  local n = l.n
+  for i = 1, select("#", ...) do l[n + i] = (select(i, ...)) end
+  l.n = n + select("#", ...)
+  sink.size = sink.size + 1
+end
+
+local function next_id(h, p, what)
+  return run(h, ("SELECT coalesce(max(id), 0) + 1 FROM %s%s"):format(p, what))[1][1]
+end
+
+--- docs.sink(h, p, def) -> a sink for docs.put: the index's rows are
+-- written by docs.flush(sink), or when it holds many (a build keeps one
+-- sink for every row; a write makes one per row)
+function docs.sink(h, p, def)
+  local sink = { h = h, p = p, size = 0, doc_id = next_id(h, p, "doc"), gpt_id = next_id(h, p, "gpt") }
+  for _, k in ipairs(ORDER) do sink[k] = { n = 0 } end
+  sink.shape = {}
+  if def.fts_cols then
+    local q = { "?" }
+    for i = 1, #def.fts_cols do q[i + 1] = "?" end
+    sink.shape.fts = { "(rowid, " .. table.concat(def.fts_cols, ", ") .. ")", q, "INSERT" }
+  end
+  local cf = def.colfields
+  if #cf > 0 then -- the documents' value columns
+    local names, q = {}, {}
+    for i, ph in ipairs(SHAPE.doc[2]) do q[i] = ph end
+    for i, d in ipairs(cf) do names[i] = d.col; q[#q + 1] = "?" end
+    sink.shape.doc = { SHAPE.doc[1]:sub(1, -2) .. ", " .. table.concat(names, ", ") .. ")", q, "INSERT" }
+  end
+  sink.ncol = #cf
+  return sink
+end
+
+--- docs.flush(sink): writes what the sink holds
+function docs.flush(sink)
+  for _, k in ipairs(ORDER) do flush(sink, k) end
+  sink.size = 0
+end
+
+-- a new document's id (its row goes into the sink)
+local function new_doc(sink, pk, parent, path, route, ts, def, cols)
+  local id = sink.doc_id
+  sink.doc_id = id + 1
+  add(sink, "doc", id, pk, parent, path, route, ts)
+  if sink.ncol > 0 then -- the value columns (NULL in a nested document)
+    local l, cf = sink.doc, def and def.colfields
+    local n = l.n
+    for i = 1, sink.ncol do
+      local v = cols and cols[cf[i].name]
+      if v ~= nil then v = docs.value(cf[i], v) end
+      if v == nil then v = sql.NULL end
+      l[n + i] = v
+    end
+    l.n = n + sink.ncol
+  end
+  return id
+end
+
+-- indexes the fields `fields` of one document `id` (row key pk, "" for a
+-- nested document) from get(name) -> value into the sink; the TEXT
+-- fields' column texts go into fts[doc id]
+local function index_fields(sink, def, id, pk, fields, get, fts)
   for _, d in ipairs(fields) do
     local raw = get(d.name:match("([^.]+)$"))
     if raw ~= nil and (d.index ~= false or d.type == "NESTED") then
@@ -271,35 +381,34 @@ local function index_fields(h, p, def, id, fields, get, fts, acc)
           for _, obj in ipairs(list) do
             if type(obj) == "table" then
               any = true
-              local kid = run(h, ins(p, "doc"), { sql.NULL, id, d.name, sql.NULL, sql.NULL }, 5)[1][1]
-              index_fields(h, p, def, kid, d.kids, function(n)
+              local kid = new_doc(sink, sql.NULL, id, d.name, sql.NULL, sql.NULL)
+              index_fields(sink, def, kid, "", d.kids, function(n)
                 local x = obj[n]
                 if x == cjson.null then return nil end
                 return x
-              end, fts, acc)
+              end, fts)
             end
           end
-          if any then run(h, ins(p, "has"), { d.id, id }) end
+          if any then add(sink, "has", d.id, id) end
         end
       else
         local vals = values_of(d, raw)
         if #vals > 0 then
           local where = def.store_of[ty]
           if where == "num" or where == "kw" then
-            local l = acc[where]
-            for _, v in ipairs(vals) do
-              local n = l.n
-              l[n + 1], l[n + 2], l[n + 3] = d.id, v, id
-              l.n = n + 3
-            end
+            for _, v in ipairs(vals) do add(sink, where, d.id, v, pk, id) end
           else
             -- exists for the other types: num and kw answer it themselves
-            run(h, ins(p, "has"), { d.id, id })
+            add(sink, "has", d.id, id)
             if where == "geo" then
               for _, v in ipairs(vals) do
-                local gid = run(h, ins(p, "gpt"), { id, d.id, v[1], v[2] })[1][1]
-                run(h, ins(p, "geo"), { gid, v[1], v[2] })
+                local gid = sink.gpt_id
+                sink.gpt_id = gid + 1
+                add(sink, "gpt", gid, id, d.id, v[1], v[2])
+                add(sink, "geo", gid, v[1], v[1], v[2], v[2])
               end
+            elseif where == "vec" then
+              if def.vec then add(sink, "vec", id, d.id, vals[1]) end
             elseif where == "fts" then
               local parts = {}
               for i, toks in ipairs(vals) do parts[i] = docs.fts_text(toks) end
@@ -314,28 +423,32 @@ local function index_fields(h, p, def, id, fields, get, fts, acc)
   end
 end
 
---- docs.put(h, p, def, key, route, ts, cols [, fresh]): (re)indexes the
+--- docs.put(h, p, def, key, route, ts, cols [, sink]): (re)indexes the
 -- row with key `key` whose columns are cols (name -> value); ts: its
--- newest cell's timestamp (ms); fresh: the row is known not to be in the
--- index (a build). Raises docs.FAIL on a SQLite failure.
-function docs.put(h, p, def, key, route, ts, cols, fresh)
-  if not fresh then docs.remove(h, p, def, key) end
-  local id = run(h, ins(p, "doc"), { key, sql.NULL, sql.NULL, route or sql.NULL, ts }, 5)[1][1]
+-- newest cell's timestamp (ms). sink (docs.sink): a build's, the row known
+-- not to be in the index; its rows are written when the sink is full or
+-- flushed. Without a sink the row is written before this returns.
+-- Raises docs.FAIL on a SQLite failure.
+function docs.put(h, p, def, key, route, ts, cols, sink)
+  local own = sink == nil
+  if own then
+    docs.remove(h, p, def, key)
+    sink = docs.sink(h, p, def)
+  end
+  local id = new_doc(sink, key, sql.NULL, sql.NULL, route or sql.NULL, ts, def, cols)
   local fts = {}
-  local acc = { num = { n = 0 }, kw = { n = 0 } }
-  index_fields(h, p, def, id, def.top, function(n) return cols[n] end, fts, acc)
-  flush(h, p, "num", acc.num, acc.num.n)
-  flush(h, p, "kw", acc.kw, acc.kw.n)
+  index_fields(sink, def, id, key, def.top, function(n) return cols[n] end, fts)
   if def.fts_cols then
     for doc, col in pairs(fts) do
-      local b, q = { doc }, { "?1" }
-      for i, c in ipairs(def.fts_cols) do
-        b[i + 1] = col[c] or ""
-        q[i + 1] = "?" .. (i + 1)
-      end
-      run(h, ("INSERT INTO %sfts (rowid, %s) VALUES (%s)"):format(p, table.concat(def.fts_cols, ", "), table.concat(q, ", ")), b)
+      local l = sink.fts
+      local n = l.n + 1
+      l[n] = doc
+      for i, c in ipairs(def.fts_cols) do l[n + i] = col[c] or "" end
+      l.n = n + #def.fts_cols
+      sink.size = sink.size + 1
     end
   end
+  if own or sink.size >= 20000 then docs.flush(sink) end
 end
 
 -- the ids of a document and all its nested documents
@@ -359,19 +472,42 @@ function docs.remove(h, p, def, key)
     run(h, ("DELETE FROM %sgeo WHERE id IN (SELECT id FROM %sgpt WHERE doc = ?1)"):format(p, p), b)
     run(h, ("DELETE FROM %sgpt WHERE doc = ?1"):format(p), b)
     if def.fts_cols then run(h, ("DELETE FROM %sfts WHERE rowid = ?1"):format(p), b) end
+    if def.vec then run(h, ("DELETE FROM %svec WHERE doc = ?1"):format(p), b) end
     run(h, ("DELETE FROM %sdoc WHERE id = ?1"):format(p), b)
   end
+end
+
+local COLTYPES = { LONG = true, DOUBLE = true, DATE = true, BOOLEAN = true, KEYWORD = true }
+
+--- docs.col_ddl(def) -> ", a<f>, ..." the value columns of p.."doc"
+function docs.col_ddl(def)
+  local s = {}
+  for i, d in ipairs(def.colfields) do s[i] = ", " .. d.col end
+  return table.concat(s)
 end
 
 --- docs.prepare(def): adds what indexing needs to a checked definition
 function docs.prepare(def)
   def.store_of = { LONG = "num", DOUBLE = "num", BOOLEAN = "num", DATE = "num", KEYWORD = "kw", TEXT = "fts",
-    GEO_POINT = "geo" }
+    GEO_POINT = "geo", VECTOR = "vec" }
+  -- an index made before the vec table existed has def.vec false (set by
+  -- the loader): its knn reads the rows' vectors instead
+  if def.vec == nil then def.vec = true end
   local cols = {}
   for _, d in ipairs(def.fields) do
     if d.type == "TEXT" then cols[#cols + 1] = "c" .. d.id end
   end
   def.fts_cols = #cols > 0 and cols or nil
+  -- the value columns of p.."doc" (none in an index made before them: the
+  -- loader sets def.cols false)
+  if def.cols == nil then def.cols = true end
+  def.colfields = {}
+  for _, d in ipairs(def.top) do
+    if def.cols and COLTYPES[d.type] and not d.array and d.index ~= false then
+      d.col = "a" .. d.id
+      def.colfields[#def.colfields + 1] = d
+    end
+  end
   return def
 end
 

@@ -50,7 +50,12 @@ function DB:_search_defs()
       local t = self.tables[r[1]]
       if t then
         local req = cjson.decode(r[4])
-        local def = docs.prepare(schema.rebuild(req, t))
+        local def = schema.rebuild(req, t)
+        def.vec = docs.run(h, "SELECT 1 FROM sqlite_master WHERE name = ?1", { "s" .. r[3] .. "_vec" })[1] ~= nil
+        -- an index made before the value columns of p.."doc" has none
+        def.cols = docs.run(h, "SELECT count(*) FROM pragma_table_info(?1) WHERE name GLOB 'a[0-9]*'",
+          { "s" .. r[3] .. "_doc" })[1][1] > 0
+        docs.prepare(def)
         by[r[1]] = by[r[1]] or {}
         by[r[1]][r[2]] = { name = r[2], table = r[1], id = r[3], p = "s" .. r[3] .. "_", def = def, req = req,
           created = r[5], ttl = r[6] }
@@ -80,17 +85,20 @@ function search.route(def, vals)
   return keycodec.pack(r)
 end
 
--- (re)indexes the row with key k of table t in index ix, from the table
-function search.reindex(self, t, ix, k, fresh)
+-- (re)indexes the row with key k of table t in index ix, from the table;
+-- sink: a build's (docs.sink), the row not yet in the index; blob: the
+-- stored row when the caller has read it
+function search.reindex(self, t, ix, k, sink, blob)
   local h = self.h
-  local blob, err, code = h:get(t.kv, k)
+  local err, code
+  if blob == nil then blob, err, code = h:get(t.kv, k) end
   if blob == nil and err then error(setmetatable({ msg = err, code = code }, docs.FAIL), 0) end
-  if blob == nil then return docs.remove(h, ix.p, ix.def, k) end
+  if blob == nil then return not sink and docs.remove(h, ix.p, ix.def, k) end
   local now = now_ms(self)
   local cut = t.ttl_ms and now - t.ttl_ms or nil
   local cols, _, _, kept, cells = values.decode(blob, nil, false, cut, nil, t.maxv, true)
   if not cols then error(setmetatable({ msg = "a stored row: " .. tostring(_), code = "KVCorrupt" }, docs.FAIL), 0) end
-  if kept == 0 and #blob > 0 then return docs.remove(h, ix.p, ix.def, k) end
+  if kept == 0 and #blob > 0 then return not sink and docs.remove(h, ix.p, ix.def, k) end
   local ts = 0
   for _, c in ipairs(cells or {}) do if c[3] > ts then ts = c[3] end end
   -- primary key columns are fields too (the service indexes them by name)
@@ -100,7 +108,7 @@ function search.reindex(self, t, ix, k, fresh)
     if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53
     if cols[c.name] == nil then cols[c.name] = v end
   end
-  docs.put(h, ix.p, ix.def, k, search.route(ix.def, vals), ts, cols, fresh)
+  docs.put(h, ix.p, ix.def, k, search.route(ix.def, vals), ts, cols, sink)
 end
 
 --- db:search_delay(seconds | nil): from now on a write becomes searchable
@@ -244,20 +252,27 @@ local function create(self, req)
   self.ssecret = secret(h)
   local id = docs.run(h, "SELECT coalesce(max(id), 0) + 1 FROM s_meta")[1][1]
   local ix = { name = req.index, table = t.name, id = id, p = "s" .. id .. "_", def = def }
-  local e1, e2, e3 = sql.exec(h, docs.ddl(ix.p, def))
+  local e1, e2, e3 = sql.exec(h, docs.ddl(ix.p, def, true))
   if not e1 then return dberr(e2, e3) end
   docs.run(h, "INSERT INTO s_meta VALUES (?1, ?2, ?3, ?4, ?5, ?6)", { t.name, req.index, id, text, now_ms(self), ttl })
   -- build from the rows already in the table
   local cur, cm, cc = h:scan(t.kv)
   if not cur then return dberr(cm, cc) end
-  local keys = {}
-  while true do
-    local ks, _, nk = cur:fetch(512)
-    if ks == nil then return dberr(_, nk) end
-    if nk == 0 then break end
-    for i = 1, nk do keys[#keys + 1] = ks[i] end
-  end
-  for _, k in ipairs(keys) do search.reindex(self, t, ix, k, true) end
+  local sink = docs.sink(h, ix.p, def)
+  local ok, fm, fc = pcall(function() -- the rows as the cursor reads them
+    while true do
+      local ks, vs, nk = cur:fetch(512)
+      if ks == nil then return vs, nk end
+      if nk == 0 then return end
+      for i = 1, nk do search.reindex(self, t, ix, ks[i], sink, vs[i]) end
+    end
+  end)
+  cur:close()
+  if not ok then error(fm, 0) end
+  if fm then return dberr(fm, fc) end
+  docs.flush(sink)
+  e1, e2, e3 = sql.exec(h, docs.ddl_indexes(ix.p)) -- over the rows now there
+  if not e1 then return dberr(e2, e3) end
   local b1, b2, b3 = self:_bump()
   if not b1 then return nil, b2, b3 end
   self.sx = nil

@@ -97,11 +97,32 @@ local function fts_quote(tok) return '"' .. docs.hex(tok) .. '"' end
 -- "EXISTS (... doc = a.id ...)" otherwise (an index probe per document
 -- another clause found, never a materialised list). self.drive says which.
 
+-- The driving leaf of a search on a top-level field that is not an array
+-- (each document has at most one value of it, and only top-level
+-- documents have it) also records ctx.from = { tbl, cond }: the same
+-- documents as "SELECT doc AS id, pk FROM <tbl> WHERE <cond>", which SQLite walks in
+-- (f, v, pk) order, so a search ordered by primary key stops after its
+-- page and a count reads only that index. Its condition is wrapped in
+-- query.MARK so query.without_driver can drop it when the search reads
+-- from ctx.from (no user text is ever in the SQL: every value is bound).
+query.MARK_OPEN, query.MARK_CLOSE = "\1", "\2"
+
+--- query.with_driver(cond) -> cond as written (the driver kept)
+function query.with_driver(cond) return (cond:gsub("[\1\2]", "")) end
+--- query.without_driver(cond) -> cond with the driving leaf as "1"
+function query.without_driver(cond) return (cond:gsub("\1[^\2]*\2", "1")) end
+
 -- the documents whose values of d (num or kw) meet cond
 function Ctx:values(a, d, cond)
   local tbl = d.type == "KEYWORD" and "kw" or "num"
   if self.drive then
-    return ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, self:bind(d.id), cond)
+    local f = self:bind(d.id)
+    local e = ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, f, cond)
+    if self.top and not self.from and a == "d" and not d.parent and not d.array then
+      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond) }
+      return "\1" .. e .. "\2"
+    end
+    return e
   end
   return ("EXISTS (SELECT 1 FROM %s%s WHERE doc = %s.id AND f = %s AND %s)"):format(self.p, tbl, a, self:bind(d.id), cond)
 end
@@ -490,6 +511,10 @@ K.function_score = function(self, q, a, path, depth)
 end
 
 local UNSUPPORTED = { functions_score = true, knn_vector = true }
+-- the kinds whose condition is their sub-queries' conjunction, or a leaf
+local SAME_ROWS = { bool = true, const_score = true, match = true, match_phrase = true, term = true, terms = true,
+  range = true, prefix = true, wildcard = true, exists = true, geo_distance = true, geo_bounding_box = true,
+  geo_polygon = true, match_all = true }
 
 --- ctx:compile(q, alias, path, depth) -> SQL condition, SQL score | nil, msg, code
 function Ctx:compile(q, a, path, depth)
@@ -505,12 +530,19 @@ function Ctx:compile(q, a, path, depth)
   end
   if type(body) ~= "table" then return bad(kind .. ": the query body must be a table") end
   local w = body.weight -- a query's weight multiplies its score
-  if w == nil then return f(self, body, a, path, depth) end
-  if type(w) ~= "number" or not (w > 0) or w == math.huge then return bad(kind .. ": weight must be a number > 0") end
-  local b = {}
-  for k, v in pairs(body) do if k ~= "weight" then b[k] = v end end
+  local b = body
+  if w ~= nil then
+    if type(w) ~= "number" or not (w > 0) or w == math.huge then return bad(kind .. ": weight must be a number > 0") end
+    b = {}
+    for k, v in pairs(body) do if k ~= "weight" then b[k] = v end end
+  end
+  -- only bool and const_score keep a sub-query on the search's
+  -- conjunction; inside any other kind no leaf becomes ctx.from
+  local top = self.top
+  if not SAME_ROWS[kind] then self.top = false end
   local e, s, c = f(self, b, a, path, depth)
-  if not e then return nil, s, c end
+  self.top = top
+  if not e or w == nil then return e, s, c end
   return e, ("((%s) * %s)"):format(s, self:bind(w))
 end
 

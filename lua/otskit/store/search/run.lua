@@ -10,6 +10,7 @@ local docs = require "otskit.store.search.docs"
 local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
 local analytics = require "otskit.store.search.analytics"
+local inner = require "otskit.store.search.inner"
 require "otskit.store.search.score" -- the functions_score query kind
 require "otskit.store.search.knn" -- the knn_vector query kind
 
@@ -117,31 +118,43 @@ local function routing(ctx, t, ix, rv)
 end
 
 local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
-  "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse" }
-local LATER = { highlight = true }
+  "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse", "highlight" }
 
 local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
 end
 
--- the WHERE of a search: the query, the index TTL, routing
+-- the WHERE of a search: the query, the index TTL, routing -> cond (on
+-- "<p>doc d"), score, nil, from, fast (| nil, msg, code): the same documents as "FROM <from> d
+-- WHERE <fast>". When the query's driving leaf recorded ctx.from (see
+-- otskit.store.search.query), from is that leaf's value index, so SQLite
+-- walks the matches in primary key order and counts them on that index
+-- alone; else from is the document table and fast is cond.
 local function where(self, ctx, t, ix, req)
   local q = req.query or { match_all = {} }
-  ctx.drive = true
+  ctx.drive, ctx.top = true, true
   local cond, score, code = ctx:compile(q, "d", nil, 0)
+  ctx.top = false
   if not cond then return nil, score, code end
-  local parts = { "d.parent IS NULL", "(" .. cond .. ")" }
-  if ix.ttl ~= -1 then parts[#parts + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
+  local extra = {}
+  if ix.ttl ~= -1 then extra[#extra + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
   local r, rm, rc = routing(ctx, t, ix, req.routing_values)
   if r == nil and rm then return nil, rm, rc end
-  if r then parts[#parts + 1] = r end
-  return table.concat(parts, " AND "), score
+  if r then extra[#extra + 1] = r end
+  local tail = #extra > 0 and " AND " .. table.concat(extra, " AND ") or ""
+  local full = "d.parent IS NULL AND (" .. query.with_driver(cond) .. ")" .. tail
+  if not ctx.from then return full, score, nil, ix.p .. "doc", full end
+  local from
+  if #extra == 0 then
+    from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(ctx.from.tbl, ctx.from.cond)
+  else -- the TTL and routing are the document's
+    from = ("(SELECT k.doc AS id, k.pk AS pk, x.ts AS ts, x.route AS route FROM %s k JOIN %sdoc x ON x.id = k.doc WHERE %s)")
+      :format(ctx.from.tbl, ix.p, ctx.from.cond)
+  end
+  return full, score, nil, from, "(" .. query.without_driver(cond) .. ")" .. tail
 end
 
 local function do_search(self, req)
-  for k in pairs(req) do
-    if LATER[k] then return invalid("search: " .. k .. " is not supported by otskit yet") end
-  end
   local ok, m, c = base.known(req, SEARCH_FIELDS, "search")
   if not ok then return nil, m, c end
   local t, ix, code = self:_search_index(req.table, req.index)
@@ -188,11 +201,21 @@ local function do_search(self, req)
       if type(so) == "table" and so.score_sort then ctx.want_score = true end
     end
   end
-  local cond, score, c2 = where(self, ctx, t, ix, req)
+  local cond, score, c2, from, fast = where(self, ctx, t, ix, req)
   if not cond then return nil, score, c2 end
   ctx.score = score
   local keys, used_score = sort.compile(ctx, sorters)
   if not keys then return nil, used_score, "OTSParameterInvalid" end
+  local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
+  if extra == nil then return nil, em, ec end
+  local function add_extra(pks, hits)
+    if not extra then return hits end
+    return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
+      local set = {}
+      for _, n in ipairs(names) do set[n] = true end
+      return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = set }).columns
+    end }, extra, pks, hits)
+  end
   local ckey
   if req.collapse ~= nil then -- one row per value: offset/limit paging only
     if after then return invalid("collapse pages with offset and limit, not with a token") end
@@ -202,16 +225,22 @@ local function do_search(self, req)
   end
   local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end)
   if aggs == nil and gbs then return nil, gbs, c3 end
-  if after then
-    if #after ~= #keys then return invalid("invalid token: it was not issued by this index, or it was altered") end
-    cond = cond .. " AND " .. sort.after(ctx, keys, after)
-  end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
-  if req.get_total_count then
-    local cwhere = cond
-    local ct = ("SELECT count(*) FROM %sdoc d WHERE %s"):format(ix.p, cwhere)
+  -- the count: on its own when the page is a walk of one value index
+  -- that stops early (the count then reads that index alone); else
+  -- counted by the page's own statement, which visits every match anyway
+  -- (to sort them, or to test the other clauses on each)
+  local walk = fast == "(1)" and #keys == 1 and keys[1][1] == "d.pk"
+  local count_apart = req.get_total_count and (walk or after or ckey or limit == 0)
+  if count_apart then -- every match, also those before a token's page
+    local ct = ("SELECT count(*) FROM %s d WHERE %s"):format(from, fast)
     res.total_count = docs.run(h, ct, ctx.binds, nparams(ct))[1][1]
+  end
+  if after then
+    if #after ~= #keys then return invalid("invalid token: it was not issued by this index, or it was altered") end
+    local a = sort.after(ctx, keys, after)
+    cond, fast = cond .. " AND " .. a, fast .. " AND " .. a
   end
   if limit == 0 then return res end
   if ckey then -- the first row of each collapse value, in the search's order
@@ -224,13 +253,24 @@ local function do_search(self, req)
       if v == nil then fresh = not null_seen; null_seen = true else fresh = not seen[v]; seen[v] = true end
       if fresh then kept[#kept + 1] = r[1] end
     end
-    for i = offset + 1, math.min(#kept, offset + limit) do res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols) end
+    local pks = {}
+    for i = offset + 1, math.min(#kept, offset + limit) do
+      res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols)
+      pks[#pks + 1] = kept[i]
+    end
+    local xh, xm, xc = add_extra(pks, nil)
+    if extra and not xh then return nil, xm, xc end
+    res.search_hits = xh
     return res
   end
   -- no LIMIT / OFFSET in the text: the binding stops after the page
   -- (see otskit.core.sql.rows)
-  local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s"):format(sort.select(keys), ix.p, cond, sort.order_by(keys))
-  local rows = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset)
+  local pk_only = #keys == 1 and keys[1][1] == "d.pk" -- the page's key is its first column
+  local text = ("SELECT d.pk%s FROM %s d WHERE %s %s"):format(pk_only and "" or ", " .. sort.select(keys), from, fast,
+    sort.order_by(keys))
+  local rows, total = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset,
+    req.get_total_count and not count_apart)
+  if req.get_total_count and not count_apart then res.total_count = total end
   local n = math.min(#rows, limit)
   local hits = used_score and {} or nil
   for i = 1, n do
@@ -242,19 +282,28 @@ local function do_search(self, req)
       end
     end
   end
+  if extra then
+    local pks = {}
+    for i = 1, n do pks[i] = rows[i][1] end
+    local xm, xc
+    hits, xm, xc = add_extra(pks, hits)
+    if not hits then return nil, xm, xc end
+  end
   if hits then res.search_hits = hits end
   if #rows > limit then
-    res.next_token = sort.token(self:_search_secret() or "", scope,
-      { kind = "search", sort = sorters, after = sort.key_values(rows[limit], 2, #keys) })
+    res.next_token = sort.token(self:_search_secret() or "", scope, { kind = "search", sort = sorters,
+      after = pk_only and { { "b", rows[limit][1] } } or sort.key_values(rows[limit], 2, #keys) })
   end
   return res
 end
 
 --- db:search{ table, index, query, sort, offset = 0, limit = 10, token,
 -- get_total_count, columns_to_get = { return_type, column_names },
--- routing_values } -> { rows = { {primary_key, columns} }, total_count
+-- routing_values, highlight } -> { rows = { {primary_key, columns} }, total_count
 -- (-1 unless get_total_count), next_token (while more rows match),
--- search_hits (with a score_sort: { {score} } per row), is_all_succeeded }
+-- search_hits (with a score_sort, a highlight or a nested query's
+-- inner_hits: one per row, { score, highlight_fields, inner_hits }: see
+-- otskit.store.search.inner), is_all_succeeded }
 -- Order: sort, else the index sort (primary key ascending). limit <= 100
 -- (1000 when every column returned is stored in the index), offset +
 -- limit <= 100000; next_token pages past that (offset 0 with a token;
@@ -312,8 +361,8 @@ local function scan(self, req)
   local cols = columns(ix, req.columns_to_get)
   if not cols then return invalid("bad columns_to_get") end
   local ctx = query.ctx(ix.def, ix.p)
-  local cond, score, c2 = where(self, ctx, t, ix, { query = req.query })
-  if not cond then return nil, score, c2 end
+  local full, score, c2, from, cond = where(self, ctx, t, ix, { query = req.query })
+  if not full then return nil, score, c2 end
   local after
   if req.token ~= nil then
     local p, pm, pc = sort.open(secret, scope, req.token)
@@ -327,7 +376,7 @@ local function scan(self, req)
   end
   if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
   if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
-  local text = ("SELECT d.pk FROM %sdoc d WHERE %s ORDER BY d.pk"):format(ix.p, cond)
+  local text = ("SELECT d.pk FROM %s d WHERE %s ORDER BY d.pk"):format(from, cond)
   local rows = docs.run(self.h, text, ctx.binds, nparams(text), limit + 1)
   local res = { rows = {} }
   for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end

@@ -11,11 +11,21 @@
 -- { functions_score = { query, functions = { { weight, filter,
 --   field_value_factor = { field_name, factor = 1, modifier = "NONE",
 --   missing } | decay = { field_name, math_function = "GAUSS"|"EXP"|
---   "LINEAR", param = { origin, scale, offset = 0 }, decay = 0.5,
---   multi_value_mode = "MIN"|"MAX"|"AVG"|"SUM" } | random = {} } },
+--   "LINEAR", param_type, param, decay = 0.5, multi_value_mode =
+--   "MIN"|"MAX"|"AVG"|"SUM" } | random = {} } },
 --   score_mode = "MULTIPLY", combine_mode = "MULTIPLY", min_score,
 --   max_score } }
+-- A decay's param_type and param, by the field's type (param_type
+-- defaults to the field's):
+--   NUMERIC (LONG, DOUBLE; DATE in ms): { origin, scale (> 0), offset = 0 }
+--   DATE: { origin (ms, or a string in the field's date_formats), scale =
+--     { value, unit }, offset = { value, unit } } (units MILLISECOND..WEEK;
+--     a month or a year has no fixed length: refused)
+--   GEO (GEO_POINT): { origin = "lat,lon", scale (metres, > 0), offset
+--     (metres) = 0 }: the distance on the sphere, as geo_distance
 local query = require "otskit.store.search.query"
+local docs = require "otskit.store.search.docs"
+local dates = require "otskit.store.search.dates"
 
 local score = {}
 
@@ -51,32 +61,82 @@ local function fvf(ctx, b, a, path)
   return ("coalesce(" .. mod .. ", 0)"):format(x, x)
 end
 
+-- a decay's param -> origin, scale, offset (numbers: the field's unit,
+-- ms for DATE, metres for GEO_POINT) and the SQL of a value's distance
+-- from the origin | nil, msg, code
+local function decay_param(ctx, d, b, a, what)
+  local p = b.param
+  if type(p) ~= "table" then return bad(what .. ": param is missing") end
+  local pt = b.param_type or (d.type == "DATE" and (type(p.scale) == "table" and "DATE" or "NUMERIC"))
+    or (d.type == "GEO_POINT" and "GEO") or "NUMERIC"
+  if pt == "GEO" then
+    if d.type ~= "GEO_POINT" then return bad(("%s: a GEO param needs a GEO_POINT field; [%s] is %s"):format(what, d.name, d.type)) end
+    local lat, lon = docs.geo(p.origin)
+    if not lat then return bad(what .. ": origin must be \"lat,lon\" with lat in [-90, 90] and lon in [-180, 180]") end
+    if not isnum(p.scale) or p.scale <= 0 then return bad(what .. ": scale must be a number of metres > 0") end
+    local off = p.offset or 0
+    if not isnum(off) or off < 0 then return bad(what .. ": offset must be a number of metres >= 0") end
+    return p.scale, off, function(agg)
+      return ("(SELECT %s(geo_dist(g.lat, g.lon, %s, %s)) FROM %sgpt g WHERE g.doc = %s.id AND g.f = %s)"):format(agg,
+        ctx:bind(lat), ctx:bind(lon), ctx.p, a, ctx:bind(d.id))
+    end
+  end
+  if d.type ~= "LONG" and d.type ~= "DOUBLE" and d.type ~= "DATE" then
+    return bad(("%s: field [%s] is %s, not LONG, DOUBLE, DATE or GEO_POINT"):format(what, d.name, d.type))
+  end
+  local origin, scale, off
+  if pt == "DATE" then
+    if d.type ~= "DATE" then return bad(("%s: a DATE param needs a DATE field; [%s] is %s"):format(what, d.name, d.type)) end
+    origin = p.origin
+    if type(origin) == "string" then
+      origin = docs.date(origin, d.date_formats)
+      if not origin then return bad(what .. ": origin does not match the field's date_formats") end
+    elseif not isnum(origin) or origin ~= math.floor(origin) then
+      return bad(what .. ": origin must be milliseconds since the epoch or a date string")
+    end
+    local sc, sm, scode = dates.interval(p.scale, what .. ".scale", false)
+    if not sc then return nil, sm, scode end
+    if not sc.ms then return bad(what .. ": scale must be a fixed length (MILLISECOND..WEEK)") end
+    local of, om, ocode = dates.interval(p.offset, what .. ".offset", true)
+    if not of then return nil, om, ocode end
+    if of.ms < 0 then return bad(what .. ": offset must be >= 0") end
+    scale, off = sc.ms, of.ms
+  elseif pt == "NUMERIC" then
+    if not isnum(p.origin) or not isnum(p.scale) or p.scale <= 0 then
+      return bad(what .. ": param must be { origin, scale (> 0), offset } numbers")
+    end
+    origin, scale, off = p.origin, p.scale, p.offset or 0
+    if not isnum(off) or off < 0 then return bad(what .. ": offset must be a number >= 0") end
+  else
+    return bad(what .. ": param_type must be NUMERIC, DATE or GEO")
+  end
+  return scale, off, function(agg)
+    return ("(SELECT %s(abs(v - %s)) FROM %snum WHERE doc = %s.id AND f = %s)"):format(agg, ctx:bind(origin), ctx.p, a,
+      ctx:bind(d.id))
+  end
+end
+
 local function decay(ctx, b, a, path)
   local what = "functions_score.decay"
-  local d, m, c = numeric_field(ctx, b.field_name, path, what)
+  local d, m, c = ctx:field(b.field_name, path, what)
   if not d then return nil, m, c end
-  local p = b.param
-  if type(p) ~= "table" or not isnum(p.origin) or not isnum(p.scale) or p.scale <= 0 then
-    return bad(what .. ": param must be { origin, scale (> 0), offset } numbers")
-  end
-  local off = p.offset or 0
-  if not isnum(off) or off < 0 then return bad(what .. ": offset must be a number >= 0") end
+  local scale, off, dist_of = decay_param(ctx, d, b, a, what)
+  if not scale then return nil, off, dist_of end
   local dk = b.decay == nil and 0.5 or b.decay
   if not isnum(dk) or dk <= 0 or dk >= 1 then return bad(what .. ": decay must be in (0, 1)") end
   local mv = MVM[b.multi_value_mode or "MIN"]
   if not mv then return bad(what .. ": multi_value_mode must be MIN, MAX, AVG or SUM") end
   -- the distance past the offset, of the values chosen by multi_value_mode
-  local dist = ("max(0, (SELECT %s(abs(v - %s)) FROM %snum WHERE doc = %s.id AND f = %s) - %s)"):format(mv,
-    ctx:bind(p.origin), ctx.p, a, ctx:bind(d.id), ctx:bind(off))
+  local dist = ("max(0, %s - %s)"):format(dist_of(mv), ctx:bind(off))
   local fn = b.math_function or "GAUSS"
   local e
   if fn == "GAUSS" then -- exp(-dist^2 / (2 sigma^2)), sigma^2 = -scale^2 / (2 ln decay)
-    local s2 = -p.scale * p.scale / (2 * math.log(dk))
+    local s2 = -scale * scale / (2 * math.log(dk))
     e = ("exp(-(%s) * (%s) / (2.0 * %s))"):format(dist, dist, ctx:bind(s2))
   elseif fn == "EXP" then
-    e = ("exp(%s * 1.0 * (%s))"):format(ctx:bind(math.log(dk) / p.scale), dist)
+    e = ("exp(%s * 1.0 * (%s))"):format(ctx:bind(math.log(dk) / scale), dist)
   elseif fn == "LINEAR" then
-    e = ("max(0, (%s - (%s)) * 1.0 / %s)"):format(ctx:bind(p.scale / (1 - dk)), dist, ctx:bind(p.scale / (1 - dk)))
+    e = ("max(0, (%s - (%s)) * 1.0 / %s)"):format(ctx:bind(scale / (1 - dk)), dist, ctx:bind(scale / (1 - dk)))
   else
     return bad(what .. ": math_function must be GAUSS, EXP or LINEAR")
   end

@@ -148,10 +148,16 @@ function sort.compile(ctx, sorters)
   return keys, score
 end
 
+-- the primary key: never NULL (no NULLS LAST, which would keep SQLite
+-- from walking an index in its order)
+local PK = "d.pk"
+
 --- sort.order_by(keys) -> "ORDER BY ..." (rows without a key last)
 function sort.order_by(keys)
   local t = {}
-  for i, k in ipairs(keys) do t[i] = k[1] .. (k[2] and " DESC" or " ASC") .. " NULLS LAST" end
+  for i, k in ipairs(keys) do
+    t[i] = k[1] .. (k[2] and " DESC" or " ASC") .. (k[1] == PK and "" or " NULLS LAST")
+  end
   return "ORDER BY " .. table.concat(t, ", ")
 end
 
@@ -168,7 +174,8 @@ function sort.after(ctx, keys, vals)
     elseif v[1] == "s" then lit = ctx:bind(v[2])
     elseif v[1] == "b" then lit = "CAST(" .. ctx:bind(v[2]) .. " AS BLOB)" end
     local gt
-    if lit then gt = "(" .. k[1] .. (k[2] and " < " or " > ") .. lit .. " OR " .. k[1] .. " IS NULL)"
+    if lit and k[1] == PK then gt = k[1] .. (k[2] and " < " or " > ") .. lit
+    elseif lit then gt = "(" .. k[1] .. (k[2] and " < " or " > ") .. lit .. " OR " .. k[1] .. " IS NULL)"
     else gt = "0" end
     ors[#ors + 1] = "(" .. table.concat(eqs, " AND ") .. (#eqs > 0 and " AND " or "") .. gt .. ")"
     eqs[#eqs + 1] = lit and (k[1] .. " = " .. lit) or (k[1] .. " IS NULL")
