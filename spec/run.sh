@@ -154,12 +154,14 @@ finish() {
 
 # The C tests (build/ctest: ASan+UBSan builds). OTSKIT_SKIP_C=reason skips
 # them, and says so (CI: make check after make test, which ran them).
+# $1: which (alloc: the two alloc hosts, the longest; other: the rest).
 run_c() {
   if [ -n "${OTSKIT_SKIP_C:-}" ]; then
-    echo "== C tests: skipped (${OTSKIT_SKIP_C})"; return
+    echo "== C tests ($1): skipped (${OTSKIT_SKIP_C})"; return
   fi
   for t in build/ctest/*_test; do
     [ -x "$t" ] || continue
+    case ${t##*/} in alloc*) [ "$1" = alloc ] || continue ;; *) [ "$1" = alloc ] && continue ;; esac
     t0=$(date +%s)
     out=$(limit "$t" 2>&1); rc=$?
     tally_c "C ${t##*/}" "$out" $rc
@@ -234,7 +236,8 @@ case $mode in
   all)
     job run_busted lua5.4 5.4 spec
     job run_busted luajit jit spec
-    job run_c
+    job run_c alloc
+    job run_c other
     job run_openresty
     job run_serve ;;
   check)
@@ -243,13 +246,15 @@ case $mode in
     # case, so under make check they would repeat make test's run exactly.
     job run_busted lua5.4 5.4 spec
     job run_busted luajit jit spec
-    job run_c
+    job run_c alloc
+    job run_c other
     job run_openresty
     job echo "== serve: not repeated (spec/serve.sh runs the plain build: make test runs it)" ;;
   serve)
     job run_serve ;;
   c)
-    job run_c ;;
+    job run_c alloc
+    job run_c other ;;
   openresty)
     job run_openresty ;;
   spec)
