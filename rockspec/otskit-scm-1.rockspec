@@ -128,6 +128,7 @@ build = {
     ["otskit.analyze.remote"] = "lua/otskit/analyze/remote.lua",
     ["otskit.analyze.diagnose"] = "lua/otskit/analyze/diagnose.lua",
     ["otskit.analyze.json"] = "lua/otskit/analyze/json.lua",
+    ["otskit.json"] = "lua/otskit/json.lua",
     ["otskit.analyze.choice"] = "lua/otskit/analyze/choice.lua",
     ["otskit.analyze.index_scenarios"] = "lua/otskit/analyze/index_scenarios.lua",
     ["otskit.server.text"] = "lua/otskit/server/text.lua",
