@@ -253,7 +253,7 @@ local function create(self, req)
   -- build from the rows already in the table
   local cur, cm, cc = h:scan(t.kv)
   if not cur then return dberr(cm, cc) end
-  local sink = docs.sink(h, ix.p, def)
+  local sink = docs.sink(h, ix.p, def, true)
   local ok, fm, fc = pcall(function() -- the rows as the cursor reads them
     while true do
       local ks, vs, nk = cur:fetch(512)
@@ -265,7 +265,7 @@ local function create(self, req)
   cur:close()
   if not ok then error(fm, 0) end
   if fm then return dberr(fm, fc) end
-  docs.flush(sink)
+  docs.finish(sink)
   e1, e2, e3 = sql.exec(h, docs.ddl_indexes(ix.p)) -- over the rows now there
   if not e1 then return dberr(e2, e3) end
   local b1, b2, b3 = self:_bump()
