@@ -4,13 +4,13 @@
 -- body and sending the answer) in a loop, for LuaJIT's trace log:
 --
 --   LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="build/jit/?.so;;" \
---     luajit -jv=build/bench/serve_jit.txt bench/serve_jit.lua
---   grep -c 'TRACE.*abort' build/bench/serve_jit.txt
+--     luajit bench/serve_jit.lua
 --
 -- N (default 3000) GetRow, PutRow and 100-row GetRange calls on an
 -- in-memory store, checked to answer; prints the calls/s of each (one
 -- process, CPU time) and, under LuaJIT, the trace counts (started,
--- aborted; the abort reasons by count) from jit.attach.
+-- aborted; the abort reasons by count, then each abort's place as -jv
+-- prints it) from jit.attach.
 local dispatch = require "otskit.server.dispatch"
 local store = require "otskit.store"
 local wire = require "otskit.wire"
@@ -37,17 +37,31 @@ local range = assert(wire.encode_request("GetRange", { table = "bench", start = 
 local got = wire.decode_response("GetRange", assert(dispatch.call(db, "GetRange", range)))
 assert(#got.rows == 100 and got.rows[100].columns.v == VALUE, "GetRange does not answer 100 rows")
 
-local started, aborted, reasons = 0, 0, {}
+-- Under LuaJIT the trace events are taken here, with their places (what
+-- `-jv` prints: one jit.attach handler per event kind, so run this
+-- without -jv): every abort as "[TRACE --- start -- reason at place]".
+local started, aborted, reasons, places = 0, 0, {}, {}
 if jit then
   local vmdef = require "jit.vmdef"
-  jit.attach(function(what, _, _, _, otr, oex)
-    if what == "start" then started = started + 1
+  local jutil = require "jit.util"
+  local function loc(fn, pc)
+    local ok, fi = pcall(jutil.funcinfo, fn, pc)
+    if not ok or not fi then return "?" end
+    return fi.loc or (fi.ffid and vmdef.ffnames[fi.ffid]) or "?"
+  end
+  local start = {}
+  jit.attach(function(what, tr, fn, pc, otr, oex)
+    if what == "start" then
+      started = started + 1
+      start[tr] = loc(fn, pc)
     elseif what == "abort" then
       aborted = aborted + 1
       local why = vmdef.traceerr[otr] or tostring(otr)
       if type(oex) == "number" and why:find("%%d") then why = why:format(oex)
       elseif oex ~= nil and why:find("%%s") then why = why:format(vmdef.ffnames[oex] or tostring(oex)) end
       reasons[why] = (reasons[why] or 0) + 1
+      local p = ("[TRACE --- %s -- %s at %s]"):format(start[tr] or "?", why, loc(fn, pc))
+      places[p] = (places[p] or 0) + 1
     end
   end, "trace")
 end
@@ -70,4 +84,8 @@ if jit then
   for why, n in pairs(reasons) do list[#list + 1] = { why, n } end
   table.sort(list, function(a, b) return a[2] > b[2] end)
   for _, r in ipairs(list) do print(("  %4d  %s"):format(r[2], r[1])) end
+  local ps = {}
+  for p, n in pairs(places) do ps[#ps + 1] = { p, n } end
+  table.sort(ps, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+  for _, r in ipairs(ps) do print(("  %4d  %s"):format(r[2], r[1])) end
 end

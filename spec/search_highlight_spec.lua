@@ -69,6 +69,22 @@ local function strip(frag, pre, post, html)
 end
 
 describe("otskit.store.search.analyzers spans", function()
+  it("are the analyzer's tokens on any bytes (invalid UTF-8 too)", function()
+    local r = helper.rng(11)
+    local parts = { "a", "Z", "9", " ", ",", "é", "数", "，", "１", "\128", "\255", "\194", "\xC3", "\xE6\x95", "-", "x1" }
+    for _ = 1, helper.trials(3000) do
+      local t = {}
+      for i = 1, r.int(0, 20) do t[i] = parts[r.int(1, #parts)] end
+      local s = table.concat(t)
+      for _, a in ipairs({ { "single_word", {} }, { "single_word", { case_sensitive = true } },
+          { "single_word", { delimit_word = true } }, { "split", {} }, { "fuzzy", { max_chars = 3 } } }) do
+        local toks, spans = analyzers.tokens(a[1], a[2], s), analyzers.spans(a[1], a[2], s)
+        assert.equal(#toks, #spans, s)
+        for i, sp in ipairs(spans) do assert.equal(toks[i], sp[1], s) end
+      end
+    end
+  end)
+
   it("are the analyzer's tokens, each the text it came from", function()
     local r = helper.rng(7)
     for _ = 1, helper.trials(400) do
@@ -102,6 +118,7 @@ local function fresh(analyzer, params, array)
     { field_name = "k", field_type = "KEYWORD" },
     { field_name = "n", field_type = "NESTED", field_schemas = {
       { field_name = "t", field_type = "TEXT", enable_highlighting = true },
+      { field_name = "w", field_type = "LONG", enable_sort_and_agg = true },
       { field_name = "m", field_type = "NESTED", field_schemas = {
         { field_name = "u", field_type = "TEXT", enable_highlighting = true } } } } } } } })
   return db
@@ -262,13 +279,14 @@ describe("nested inner_hits vs a model", function()
         for j = 1, r.int(0, 5) do
           local kids = {}
           for k = 1, r.int(0, 3) do kids[k] = { u = text(r, r.int(1, 4)) } end
-          list[j] = { t = text(r, r.int(1, 6)), m = kids }
+          list[j] = { t = text(r, r.int(1, 6)), m = kids, w = r.int(1, 3) > 1 and r.int(0, 4) or nil }
         end
         objs[id] = list
         assert(db:put_row{ table = "t", primary_key = { { "id", id } }, columns = { n = cjson.encode(list), k = "k" } })
       end
       local w = ({ "hangzhou", "hz", "go", "数" })[r.int(1, 4)]
       local desc = r.int(1, 2) == 1
+      local by_w = r.int(1, 2) == 1
       local offset, limit = r.int(0, 2), r.int(0, 4)
       local deep = r.int(1, 2) == 1
       local inner_q = { match = { field_name = "n.t", text = w } }
@@ -277,7 +295,8 @@ describe("nested inner_hits vs a model", function()
           inner_hits = { highlight = { parameters = { { field_name = "n.m.u" } } } } } } } } }
       end
       local q = { bool = { should = { { term = { field_name = "k", term = "k" } }, { nested = { path = "n", query = inner_q,
-        inner_hits = { sort = { { doc_sort = { order = desc and "DESC" or "ASC" } } }, offset = offset, limit = limit,
+        inner_hits = { sort = by_w and { { field_sort = { field_name = "n.w", order = desc and "DESC" or "ASC" } } }
+          or { { doc_sort = { order = desc and "DESC" or "ASC" } } }, offset = offset, limit = limit,
           highlight = { parameters = { { field_name = "n.t", pre_tag = "<b>", post_tag = "</b>" } } } } } } } } }
       local req = { table = "t", index = "ix", limit = 100, query = q }
       local res
@@ -296,7 +315,15 @@ describe("nested inner_hits vs a model", function()
           if deep then for _, kid in ipairs(o.m) do if has(kid.u) then ok = true end end end
           if ok then want[#want + 1] = j - 1 end
         end
-        if desc then local rev = {}; for j = #want, 1, -1 do rev[#rev + 1] = want[j] end; want = rev end
+        if by_w then -- by w (objects without one last), then in array order
+          local o = objs[id]
+          table.sort(want, function(x, y)
+            local a, b = o[x + 1].w, o[y + 1].w
+            if (a == nil) ~= (b == nil) then return b == nil end
+            if a ~= b then if desc then return a > b end return a < b end
+            return x < y
+          end)
+        elseif desc then local rev = {}; for j = #want, 1, -1 do rev[#rev + 1] = want[j] end; want = rev end
         local page = {}
         for j = offset + 1, math.min(#want, offset + limit) do page[#page + 1] = want[j] end
         local ih = res.search_hits[i].inner_hits
@@ -370,7 +397,10 @@ describe("highlight and inner_hits: bad input", function()
       return db:search{ table = "t", index = "ix", query = { nested = { path = "n", inner_hits = ih,
         query = inner or { match = { field_name = "n.t", text = "x" } } } } }
     end
-    fails("score_sort and doc_sort", nested{ sort = { { field_sort = { field_name = "n.t" } } } })
+    fails("score_sort, doc_sort and field_sort", nested{ sort = { { geo_distance_sort = { field_name = "n.t" } } } })
+    fails("is TEXT", nested{ sort = { { field_sort = { field_name = "n.t" } } } })
+    fails("not a sub-field", nested{ sort = { { field_sort = { field_name = "k" } } } })
+    fails("not supported", nested{ sort = { { field_sort = { field_name = "n.w", missing_value = 1 } } } })
     fails("limit", nested{ limit = 101 })
     fails("offset", nested{ offset = -1 })
     fails("unknown field", nested{ size = 1 })
@@ -378,6 +408,10 @@ describe("highlight and inner_hits: bad input", function()
     fails("inner_hits inside a nested query without them", db:search{ table = "t", index = "ix", query = { nested = {
       path = "n", query = { nested = { path = "n.m", query = { match = { field_name = "n.m.u", text = "x" } }, inner_hits = {} } } } } })
     assert(nested({}))
+    -- inner_hits deep inside a query (20 levels)
+    local deep = { nested = { path = "n", query = { match = { field_name = "n.t", text = "x" } }, inner_hits = {} } }
+    for _ = 1, 20 do deep = { bool = { should = { deep } } } end
+    assert(db:search{ table = "t", index = "ix", query = deep })
     db:close()
   end)
 end)

@@ -106,6 +106,12 @@ describe("otskit serve under fuzzed requests", function()
     for _, name in ipairs { "a\0b", "a\255b", "\0", ("x"):rep(300) } do
       local ok, _, code, _, status = c:put_row{ table = "t", primary_key = { { "id", 5 } }, columns = { [name] = 1 } }
       assert.is_nil(ok); assert.equal("OTSParameterInvalid", code); assert.equal(400, status)
+      assert.is_nil(c:get_row{ table = "t", primary_key = { { "id", 5 } } }.row)  -- nothing written
+      -- an update whose one bad column name is refused applies none of its columns
+      ok, _, code, _, status = c:update_row{ table = "t", primary_key = { { "id", 1 } },
+        update = { PUT = { good = 9, [name] = 1 } } }
+      assert.is_nil(ok); assert.equal("OTSParameterInvalid", code); assert.equal(400, status)
+      assert.is_nil(c:get_row{ table = "t", primary_key = { { "id", 1 } } }.row.columns.good)
       local res = assert(c:batch_write_row{ tables = { { table = "t", rows = {
         { type = "PUT", primary_key = { { "id", 6 } }, columns = { a = 1 } },
         { type = "PUT", primary_key = { { "id", 7 } }, columns = { [name] = 1 } } } } } })

@@ -1,9 +1,8 @@
 -- `otskit serve` as an operator could misuse it and as an attacker on the
 -- same host would probe it: malformed HTTP gets the service's signed
 -- protobuf error (never an nginx HTML page); the admin endpoint needs its
--- token; default keys are refused beyond loopback; killing the nginx
--- master leaves no worker serving (and frees the port), killing the otskit
--- process stops nginx.
+-- token; default keys are refused beyond loopback. (Supervision — kill -9
+-- of any one of serve's processes — is spec/serve/supervise_test.lua.)
 local serve = require "support.serve"
 local socket = require "socket"
 local wire = require "otskit.wire"
@@ -21,39 +20,6 @@ local function raw(port, text)
   local h = {}
   for k, v in head:gmatch("\n([^:\r\n]+):%s*([^\r\n]*)") do h[k:lower()] = v end
   return tonumber(head:match("^HTTP/1%.%d (%d+)")), h, body
-end
-
-local function pids_of(master)
-  local p = io.popen("env -u LD_PRELOAD pgrep -P " .. master)
-  local out = {}
-  for l in p:read("*a"):gmatch("%d+") do out[#out + 1] = l end
-  p:close()
-  return out
-end
-
-local function alive(pid) return os.execute("kill -0 " .. pid .. " 2>/dev/null") == true
-  or os.execute("kill -0 " .. pid .. " 2>/dev/null") == 0 end
-
-local function wait_gone(pids, secs)
-  for _ = 1, secs * 10 do
-    local any = false
-    for _, p in ipairs(pids) do if alive(p) then any = true end end
-    if not any then return true end
-    os.execute("sleep 0.1")
-  end
-  return false
-end
-
-local function master_of(s)
-  for _ = 1, 50 do
-    local f = io.open(s.tmp .. "/ng/logs/nginx.pid")
-    if f then
-      local m = f:read("*l"); f:close()
-      if m and m:match("^%d+$") then return m end
-    end
-    os.execute("sleep 0.1")
-  end
-  error("no nginx.pid")
 end
 
 describe("otskit serve guards", function()
@@ -136,38 +102,5 @@ describe("otskit serve guards", function()
     assert.truthy(out:find("admin-token", 1, true), out); assert.truthy(out:find("rc=2", 1, true))
     out = run("--listen 127.0.0.1:1 --faults empty=1")
     assert.truthy(out:find("below 1", 1, true), out); assert.truthy(out:find("rc=2", 1, true))
-  end)
-end)
-
-describe("otskit serve supervision", function()
-  it("stops the workers when the nginx master is killed -9, and frees the port", function()
-    local s = assert(serve.start{})
-    finally(function() s.stop() end)
-    local m = master_of(s)
-    local workers = pids_of(m)
-    assert.is_true(#workers >= 1)
-    os.execute("kill -KILL " .. m)
-    assert.is_true(wait_gone(workers, 10), "a worker outlived its master")
-    assert.is_true(wait_gone({ s.pid }, 10), "otskit serve did not end with its master")
-    -- all gone: stop() must not signal pids that may be reused by now
-    s.pid = nil
-    os.remove(s.tmp .. "/ng/logs/nginx.pid")
-    os.execute("rm -rf " .. s.tmp)
-    -- the port is free again
-    local b = socket.bind("127.0.0.1", s.port)
-    assert.truthy(b, "the port is still taken")
-    b:close()
-  end)
-
-  it("stops nginx when the otskit process is killed -9", function()
-    local s = assert(serve.start{})
-    finally(function() s.stop() end)
-    local m = master_of(s)
-    local workers = pids_of(m)
-    os.execute("kill -KILL " .. s.pid)
-    workers[#workers + 1] = m
-    assert.is_true(wait_gone(workers, 10), "nginx outlived otskit serve")
-    s.pid = nil
-    os.execute("rm -rf " .. s.tmp)
   end)
 end)

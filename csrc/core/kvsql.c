@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "kvsql.h"
+#include "vec.h"
 
 typedef struct entry {
   char *text;
@@ -127,7 +128,8 @@ static kvsql *state(kv_db *db) {
   if (sqlite3_create_function(sql, "geo_dist", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_geo_dist,
                               NULL, NULL) != SQLITE_OK ||
       sqlite3_create_function(sql, "geo_in_poly", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_in_poly,
-                              NULL, NULL) != SQLITE_OK) {
+                              NULL, NULL) != SQLITE_OK ||
+      vec_register(sql) != SQLITE_OK) {
     free(x);
     return NULL;
   }

@@ -6,7 +6,8 @@
  *   geo_dist(lat1, lon1, lat2, lon2) -> metres on the sphere (haversine,
  *     radius 6371008.8 m);
  *   geo_in_poly(lat, lon, 'lat,lon;lat,lon;...') -> 1 when the point lies
- *     inside the polygon (even-odd rule, edges count as inside), else 0.
+ *     inside the polygon (even-odd rule, edges count as inside), else 0;
+ * and vec.h's aggregate vec_topk (the exact knn of VECTOR fields).
  * No Lua here. */
 #ifndef OTSKIT_KVSQL_H
 #define OTSKIT_KVSQL_H

@@ -7,6 +7,7 @@
 #include "kv.h"
 #include "laux.h"
 #include "lkey.h"
+#include "lkv.h"
 #include "parts.h"
 
 #define DB_MT "otskit.kv.db"
@@ -20,6 +21,8 @@ static kv_db *checkdb(lua_State *L) {
   if (u->db == NULL) otsk_error(L, "kv", "db is closed");
   return u->db;
 }
+
+kv_db *otsk_kv_checkdb(lua_State *L) { return checkdb(L); }
 
 /* nil, msg, code with the failure's class as the code: "KVBusy" (lock
  * contention outlasted the busy timeout: nothing was done), "KVCorrupt"
@@ -43,6 +46,9 @@ static kv_table *checktable(lua_State *L, kv_db *db) {
   }
   return t;
 }
+
+kv_table *otsk_kv_checktable(lua_State *L, kv_db *db) { return checktable(L, db); }
+int otsk_kv_fail(lua_State *L, kv_db *db) { return fail_sql(L, db); }
 
 /* kv.open([path [, busy_ms]]) -> db | nil, msg, code (see fail_sql).
  * path: a file name or ":memory:" (the default when nil). A path that is
@@ -245,6 +251,15 @@ static int l_scan(lua_State *L) {
   return 1;
 }
 
+kv_cursor *otsk_kv_pushcursor(lua_State *L) {
+  lcur *u = (lcur *)lua_newuserdatauv(L, sizeof *u, 1);
+  memset(u, 0, sizeof *u);
+  luaL_getmetatable(L, CUR_MT);
+  lua_setmetatable(L, -2);
+  set_dbref(L, lua_gettop(L), 1);
+  return &u->c;
+}
+
 /* cursor:next() -> key, value | nil at the end */
 static int l_cur_next(lua_State *L) {
   lcur *u = (lcur *)luaL_checkudata(L, 1, CUR_MT);
@@ -344,7 +359,8 @@ static const luaL_Reg db_methods[] = {
   {"get", l_get}, {"put", l_put}, {"delete", l_delete}, {"count", l_count},
   {"scan", l_scan}, {"begin", l_begin}, {"commit", l_commit},
   {"rollback", l_rollback}, {"in_txn", l_in_txn}, {"integrity", l_integrity},
-  {"schema", l_schema}, {"max_pages", l_max_pages}, {NULL, NULL}
+  {"schema", l_schema}, {"max_pages", l_max_pages},
+  {"get_pb", otsk_kv_get_pb}, {"range_pb", otsk_kv_range_pb}, {NULL, NULL}
 };
 static const luaL_Reg db_meta[] = {
   OTSK_CLOSE_META(l_close), {NULL, NULL}

@@ -136,6 +136,9 @@ static tuple_buf *encode(lua_State *L, int desc) {
     if (!(d >= 0 && d <= TUPLE_MAX_ELEMENTS) || d != floor(d))
       otsk_error(L, "key", "tuple.n must be an integer 0..%d", TUPLE_MAX_ELEMENTS);
     n = (lua_Integer)d;
+  } else if (!lua_isnil(L, -1)) {
+    n = 0;
+    otsk_error(L, "key", "tuple.n must be an integer 0..%d, got a %s", TUPLE_MAX_ELEMENTS, luaL_typename(L, -1));
   } else {
     n = (lua_Integer)lua_rawlen(L, 1);
   }

@@ -15,7 +15,7 @@ int otsk_wire_proto_register(lua_State *L); /* lpbmsg.c */
 
 /* The context (upvalue 1 of every function): the store's typed-value
  * metatable and sentinels (set by wire.init), and a scratch writer. */
-enum { CTX_TYPED = 1, CTX_INF_MIN, CTX_INF_MAX, CTX_AUTO, CTX_WRITER, CTX_KEYS, CTX_LAZY, CTX_ROW };
+enum { CTX_TYPED = 1, CTX_INF_MIN, CTX_INF_MAX, CTX_AUTO, CTX_WRITER, CTX_KEYS, CTX_WEAK_KEYS };
 #define WRITER_MT "otskit.wire.writer"
 #define TWO53 9007199254740992.0
 
@@ -422,12 +422,34 @@ static int l_encode_value(lua_State *L) {
 
 /* ------------------------------------------------------------ decoding */
 
-/* stack slots of decode's constants */
+/* decode's constants, in the order dec_push pushes them: stack slots of a
+ * decode call, or the first upvalues of a decode's lazy cells closure */
+enum { K_TYPED, K_INF_MIN, K_INF_MAX, K_AUTO, K_PK, K_COLS, K_CELLS, K_DELETED, K_TYPE, K_VALUE, K_OP,
+       K_INTEGER, K_DOUBLE, K_BOOLEAN, K_STRING, K_BINARY, K_N };
+/* the lazy cells closure's upvalues after the constants */
+enum { U_BYTES = K_N + 1, U_OFFSETS, U_SCRATCH, U_N = U_SCRATCH };
+
+/* where decode's constants are */
 typedef struct {
-  int typed, inf_min, inf_max, autoinc, k_pk, k_cols, k_cells, k_deleted, k_type, k_value, k_op, lazy;
+  int typed, inf_min, inf_max, autoinc, k_pk, k_cols, k_cells, k_deleted, k_type, k_value, k_op;
   int k_vt[12];   /* the type names by PlainBuffer type, 0 when none */
   int want_typed; /* BINARY (and on LuaJIT ambiguous numbers) as typed values */
 } dec;
+
+/* d's constants at the stack slots first.. (upv 0) or the upvalues 1.. (upv 1) */
+static void dec_index(dec *d, int first, int upv) {
+#define DEC_AT(k) (upv ? lua_upvalueindex(1 + (k)) : first + (k))
+  d->typed = DEC_AT(K_TYPED); d->inf_min = DEC_AT(K_INF_MIN); d->inf_max = DEC_AT(K_INF_MAX);
+  d->autoinc = DEC_AT(K_AUTO); d->k_pk = DEC_AT(K_PK); d->k_cols = DEC_AT(K_COLS);
+  d->k_cells = DEC_AT(K_CELLS); d->k_deleted = DEC_AT(K_DELETED); d->k_type = DEC_AT(K_TYPE);
+  d->k_value = DEC_AT(K_VALUE); d->k_op = DEC_AT(K_OP);
+  memset(d->k_vt, 0, sizeof d->k_vt);
+  d->k_vt[PB_VT_INTEGER] = DEC_AT(K_INTEGER); d->k_vt[PB_VT_DOUBLE] = DEC_AT(K_DOUBLE);
+  d->k_vt[PB_VT_BOOLEAN] = DEC_AT(K_BOOLEAN); d->k_vt[PB_VT_STRING] = DEC_AT(K_STRING);
+  d->k_vt[PB_VT_BLOB] = DEC_AT(K_BINARY);
+  d->want_typed = 0;
+#undef DEC_AT
+}
 
 static void push_typed(lua_State *L, const dec *d, const char *ty, int vidx) {
   lua_createtable(L, 0, 2);
@@ -447,7 +469,8 @@ static void push_value(lua_State *L, const dec *d, const pb_value *v, int pk) {
   switch (v->vt) {
   case PB_VT_INTEGER:
 #if OTSKIT_LUA51
-    if ((double)v->i > TWO53 || (double)v->i < -TWO53) {
+    /* compared as integers: (double) would round 2^53 + 1 down to 2^53 */
+    if (v->i > (int64_t)TWO53 || v->i < -(int64_t)TWO53) {
       otsk_pushint64(L, v->i);
       if (!pk && d->want_typed) { push_typed(L, d, "INTEGER", -1); lua_remove(L, -2); }
       return;
@@ -511,24 +534,44 @@ static int newest(const pb_cell *c, const pb_cell *prev) {
 }
 
 /* Pushes the cells {{name, value, ts, type [, op = ...]}, ...}; with cols
- * (a stack index, else 0) also sets cols[name] = newest value. */
-static void push_cells(lua_State *L, const dec *d, const pb_row *row, int cols) {
+ * (a stack index, else 0) also sets cols[name] = newest value. With from
+ * (a stack index, else 0: the row's columns, built from these cells
+ * before), a newest STRING/BINARY value is taken from from[name] when
+ * that still holds the same bytes: no second copy of the string. */
+static void push_cells(lua_State *L, const dec *d, const pb_row *row, int cols, int from) {
   size_t i, nattr = row->ncells - row->npk;
   const pb_cell *prev = NULL;
   lua_createtable(L, (int)nattr, 0);
   for (i = 0; i < nattr; i++) {
     const pb_cell *c = &row->cells[row->npk + i];
+    int nw = newest(c, prev);
+    if (nw) prev = c;
     lua_createtable(L, 4, c->op ? 1 : 0);
     lua_pushlstring(L, c->name, c->name_len);
-    lua_rawseti(L, -2, 1);
     if (c->v.vt != PB_VT_NONE) {
-      push_value(L, d, &c->v, 0);
-      lua_rawseti(L, -2, 2);
+      int have = 0;
+      if (from && nw && (c->v.vt == PB_VT_STRING || c->v.vt == PB_VT_BLOB)) {
+        size_t n;
+        const char *s;
+        lua_pushvalue(L, -1);
+        lua_rawget(L, from);
+        s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
+        have = s && n == c->v.n && memcmp(s, c->v.s, n) == 0;
+        if (!have) lua_pop(L, 1);
+      }
+      if (!have) push_value(L, d, &c->v, 0);
+      lua_rawseti(L, -3, 2);
       if (d->k_vt[c->v.vt]) {
         lua_pushvalue(L, d->k_vt[c->v.vt]);
-        lua_rawseti(L, -2, 4);
+        lua_rawseti(L, -3, 4);
       }
     }
+    if (cols && nw) {
+      lua_pushvalue(L, -1);
+      lua_rawgeti(L, -3, 2);
+      lua_rawset(L, cols);
+    }
+    lua_rawseti(L, -2, 1);
     if (c->has_ts) {
       otsk_pushint64(L, c->ts);
       lua_rawseti(L, -2, 3);
@@ -537,11 +580,6 @@ static void push_cells(lua_State *L, const dec *d, const pb_row *row, int cols) 
       lua_pushvalue(L, d->k_op);
       lua_pushstring(L, op_name(c->op));
       lua_rawset(L, -3);
-    } else if (cols && newest(c, prev)) {
-      lua_rawgeti(L, -1, 1);
-      lua_rawgeti(L, -2, 2);
-      lua_rawset(L, cols);
-      prev = c;
     }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
@@ -549,20 +587,20 @@ static void push_cells(lua_State *L, const dec *d, const pb_row *row, int cols) 
 
 /* Pushes one row: { primary_key = {{name, value [, type]}, ...}, columns = {name =
  * newest value}, cells = {{name, value, ts, type [, op = ...]}, ...}
- * [, deleted = true] }. lazy (the stack index of the bytes, else 0): cells
- * is built on first read of row.cells (lazy_cells) from the row's bytes at
- * offset off, which the row's own metatable holds until then. */
-static void push_row(lua_State *L, const dec *d, const pb_row *row, int lazy, size_t off) {
+ * [, deleted = true] }. With mt (a stack index, else 0), cells is left
+ * out and the row gets the metatable mt, whose __index builds it when
+ * first read (lazy_cells). */
+static void push_row(lua_State *L, const dec *d, const pb_row *row, int mt) {
   size_t i, nattr = row->ncells - row->npk;
   int cols;
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 3 + (row->deleted ? 1 : 0));
   lua_pushvalue(L, d->k_pk);
   push_key(L, d, row);
   lua_rawset(L, -3);
   lua_pushvalue(L, d->k_cols);
   lua_createtable(L, 0, (int)nattr);
   cols = lua_gettop(L);
-  if (lazy) {
+  if (mt) {
     const pb_cell *prev = NULL;
     for (i = 0; i < nattr; i++) {
       const pb_cell *c = &row->cells[row->npk + i];
@@ -573,18 +611,11 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row, int lazy, si
       prev = c;
     }
     lua_rawset(L, -3);
-    lua_createtable(L, 2, 1);
-    lua_pushvalue(L, lazy);
-    lua_rawseti(L, -2, 1);
-    lua_pushinteger(L, (lua_Integer)off);
-    lua_rawseti(L, -2, 2);
-    lua_pushliteral(L, "__index");
-    lua_pushvalue(L, d->lazy);
-    lua_rawset(L, -3);
+    lua_pushvalue(L, mt);
     lua_setmetatable(L, -2);
   } else {
     lua_pushvalue(L, d->k_cells);
-    push_cells(L, d, row, cols);
+    push_cells(L, d, row, cols, 0);
     lua_rawset(L, -5);
     lua_rawset(L, -3);
   }
@@ -595,68 +626,94 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row, int lazy, si
   }
 }
 
+/* Pushes decode's constants (K_N values, in the K_* order) onto the stack
+ * and points d at them. */
 static void dec_open(lua_State *L, dec *d) {
   int ctx = lua_upvalueindex(1);
-  /* the constants below and a row being built (row, key, table, cell, value) */
-  luaL_checkstack(L, 32, "otskit.wire: decode");
-  lua_rawgeti(L, ctx, CTX_TYPED); d->typed = lua_gettop(L);
-  lua_rawgeti(L, ctx, CTX_INF_MIN); d->inf_min = lua_gettop(L);
-  lua_rawgeti(L, ctx, CTX_INF_MAX); d->inf_max = lua_gettop(L);
-  lua_rawgeti(L, ctx, CTX_AUTO); d->autoinc = lua_gettop(L);
-  if (lua_isnil(L, d->typed)) luaL_error(L, "otskit.wire: core.wire.init was not called");
-  lua_pushliteral(L, "primary_key"); d->k_pk = lua_gettop(L);
-  lua_pushliteral(L, "columns"); d->k_cols = lua_gettop(L);
-  lua_pushliteral(L, "cells"); d->k_cells = lua_gettop(L);
-  lua_pushliteral(L, "deleted"); d->k_deleted = lua_gettop(L);
-  lua_pushliteral(L, "type"); d->k_type = lua_gettop(L);
-  lua_pushliteral(L, "value"); d->k_value = lua_gettop(L);
-  lua_pushliteral(L, "op"); d->k_op = lua_gettop(L);
-  memset(d->k_vt, 0, sizeof d->k_vt);
-  lua_pushliteral(L, "INTEGER"); d->k_vt[PB_VT_INTEGER] = lua_gettop(L);
-  lua_pushliteral(L, "DOUBLE"); d->k_vt[PB_VT_DOUBLE] = lua_gettop(L);
-  lua_pushliteral(L, "BOOLEAN"); d->k_vt[PB_VT_BOOLEAN] = lua_gettop(L);
-  lua_pushliteral(L, "STRING"); d->k_vt[PB_VT_STRING] = lua_gettop(L);
-  lua_pushliteral(L, "BINARY"); d->k_vt[PB_VT_BLOB] = lua_gettop(L);
-  lua_rawgeti(L, ctx, CTX_LAZY); d->lazy = lua_gettop(L);
-  d->want_typed = 0;
+  /* the constants, a decode's lazy state and a row being built (row, key, table, cell, value) */
+  luaL_checkstack(L, 2 * K_N + 16, "otskit.wire: decode");
+  lua_rawgeti(L, ctx, CTX_TYPED);
+  if (lua_isnil(L, -1)) luaL_error(L, "otskit.wire: core.wire.init was not called");
+  lua_rawgeti(L, ctx, CTX_INF_MIN);
+  lua_rawgeti(L, ctx, CTX_INF_MAX);
+  lua_rawgeti(L, ctx, CTX_AUTO);
+  lua_pushliteral(L, "primary_key");
+  lua_pushliteral(L, "columns");
+  lua_pushliteral(L, "cells");
+  lua_pushliteral(L, "deleted");
+  lua_pushliteral(L, "type");
+  lua_pushliteral(L, "value");
+  lua_pushliteral(L, "op");
+  lua_pushliteral(L, "INTEGER");
+  lua_pushliteral(L, "DOUBLE");
+  lua_pushliteral(L, "BOOLEAN");
+  lua_pushliteral(L, "STRING");
+  lua_pushliteral(L, "BINARY");
+  dec_index(d, lua_gettop(L) - K_N + 1, 0);
 }
 
 #define ROW_MT "otskit.wire.row"
+/* a pb_row for lazy_cells; busy while one is being built (a finalizer
+ * that runs during the build and reads another row's cells gets its own) */
+typedef struct {
+  pb_row row;
+  int busy;
+} scratch_row;
+
 static int row_gc(lua_State *L) {
-  pb_row_free(luaL_checkudata(L, 1, ROW_MT));
+  scratch_row *s = luaL_checkudata(L, 1, ROW_MT);
+  pb_row_free(&s->row);
   return 0;
 }
 
-/* __index of an untyped decoded row whose cells were not read yet
- * (row, key) -> row.cells | nil: decodes the row again from the bytes its
- * metatable holds (checked when first decoded), sets row.cells and drops
- * the metatable (and with it the reference to the bytes). */
+static scratch_row *new_scratch(lua_State *L) {
+  scratch_row *s = lua_newuserdata(L, sizeof *s);
+  memset(s, 0, sizeof *s);
+  luaL_getmetatable(L, ROW_MT);
+  lua_setmetatable(L, -2);
+  return s;
+}
+
+/* __index of the untyped rows of one decode whose cells were not read yet
+ * (row, key) -> row.cells | nil. The closure's upvalues: decode's
+ * constants, the bytes (checked when first decoded), the offsets {row =
+ * offset of its bytes} (weak keys) and the scratch row. Reading cells
+ * parses the row again (no checksums), builds the cells with their
+ * values shared with row.columns, sets row.cells and drops the metatable
+ * and the offset. Every other key is nil (a plain row's). */
 static int lazy_cells(lua_State *L) {
   size_t n;
-  const char *s, *key;
+  const char *s;
   pb_reader r;
-  pb_row *row;
+  scratch_row *sc;
   dec d;
   lua_Integer off;
-  key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
-  if (!key || strcmp(key, "cells") != 0 || !lua_getmetatable(L, 1)) return 0;
-  lua_rawgeti(L, -1, 1);
-  s = lua_tolstring(L, -1, &n);
-  lua_rawgeti(L, -2, 2);
-  off = lua_tointeger(L, -1);
-  if (!s || off < 0 || (size_t)off >= n) return luaL_error(L, "otskit.wire: a decoded row's metatable was changed");
-  lua_settop(L, 3); /* row, key, metatable (keeps the bytes) */
-  dec_open(L, &d);
-  lua_rawgeti(L, lua_upvalueindex(1), CTX_ROW);
-  row = lua_touserdata(L, -1);
+  if (!lua_rawequal(L, 2, lua_upvalueindex(1 + K_CELLS))) return 0;
+  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rawget(L, lua_upvalueindex(U_OFFSETS));
+  off = lua_type(L, 2) == LUA_TNUMBER ? lua_tointeger(L, 2) : -1;
+  s = lua_tolstring(L, lua_upvalueindex(U_BYTES), &n);
+  if (off < 0 || (size_t)off >= n) return luaL_error(L, "otskit.wire: row.cells of a table that is not a decoded row (its metatable was copied)");
+  luaL_checkstack(L, 16, "otskit.wire: decode");
+  sc = lua_touserdata(L, lua_upvalueindex(U_SCRATCH));
+  if (sc->busy) sc = new_scratch(L);
   r.start = (const unsigned char *)s; r.p = r.start + off; r.end = r.start + n;
   r.err = NULL; r.err_at = 0;
   r.trusted = 1; /* verified by decode_rows */
-  if (pb_read_row(&r, row) != 1) return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
-  push_cells(L, &d, row, 0);
+  if (pb_read_row(&r, &sc->row) != 1) return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
+  dec_index(&d, 0, 1);
+  lua_pushvalue(L, d.k_cols);
+  lua_rawget(L, 1);
+  sc->busy = 1;
+  push_cells(L, &d, &sc->row, 0, lua_type(L, -1) == LUA_TTABLE ? lua_gettop(L) : 0);
+  sc->busy = 0;
   lua_pushvalue(L, d.k_cells);
   lua_pushvalue(L, -2);
   lua_rawset(L, 1);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  lua_rawset(L, lua_upvalueindex(U_OFFSETS));
   lua_pushnil(L);
   lua_setmetatable(L, 1);
   return 1;
@@ -667,38 +724,58 @@ static int lazy_cells(lua_State *L) {
  * values as typed tables (what the store takes) rather than strings with
  * the type in cells[i][4] (what the store returns). Untyped rows (a
  * response's) build row.cells when first read (lazy_cells): a reader of
- * primary_key and columns allocates no table per cell; eager: build
- * every row.cells now (the representation the lazy rows equal). */
+ * primary_key and columns allocates no table per cell; the rows of one
+ * call share one metatable. eager: build every row.cells now (the
+ * representation the lazy rows equal). */
 static int l_decode_rows(lua_State *L) {
   size_t n, nrows = 0, max;
   const char *s = luaL_checklstring(L, 1, &n);
   pb_reader r;
-  pb_row *row;
+  scratch_row *sc;
   dec d;
-  int rc, out, typed, eager;
+  int rc, out, typed, eager, mt = 0, offsets = 0, k;
   max = (size_t)luaL_optinteger(L, 2, 0);
   typed = lua_toboolean(L, 3);
   eager = lua_toboolean(L, 4);
   lua_settop(L, 1);
   dec_open(L, &d);
   d.want_typed = typed;
-  row = lua_newuserdata(L, sizeof *row);
-  memset(row, 0, sizeof *row);
-  luaL_getmetatable(L, ROW_MT);
-  lua_setmetatable(L, -2);
+  sc = new_scratch(L);
   /* presize: rows are rarely under ~16 bytes */
   lua_createtable(L, (int)(n / 64 < 4096 ? n / 64 : 4096), 0);
   out = lua_gettop(L);
   if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
+  if (!typed && !eager && n) {
+    /* the rows' metatable {__index = lazy_cells with its upvalues} */
+    lua_createtable(L, 0, 1);
+    mt = lua_gettop(L);
+    lua_createtable(L, 0, (int)(n / 128 < 4096 ? n / 128 : 4096));
+    offsets = lua_gettop(L);
+    lua_rawgeti(L, lua_upvalueindex(1), CTX_WEAK_KEYS);
+    lua_setmetatable(L, offsets);
+    lua_pushliteral(L, "__index");
+    for (k = 0; k < K_N; k++) lua_pushvalue(L, d.typed + k);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, offsets);
+    new_scratch(L);
+    lua_pushcclosure(L, lazy_cells, U_N);
+    lua_rawset(L, mt);
+  }
   for (;;) {
     size_t off = (size_t)(r.p - r.start);
-    if ((rc = pb_read_row(&r, row)) != 1) break;
+    if ((rc = pb_read_row(&r, &sc->row)) != 1) break;
     if (max && nrows == max) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
-    push_row(L, &d, row, typed || eager ? 0 : 1, off);
+    push_row(L, &d, &sc->row, mt);
+    if (mt) {
+      lua_pushvalue(L, -1);
+      lua_pushinteger(L, (lua_Integer)off);
+      lua_rawset(L, offsets);
+    }
     lua_rawseti(L, out, (lua_Integer)++nrows);
   }
   if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
-  pb_row_free(row);
+  pb_row_free(&sc->row);
+  lua_pushvalue(L, out);
   return 1;
 }
 
@@ -739,6 +816,41 @@ static int l_hmac_sha1_b64(lua_State *L) {
   const char *k = luaL_checklstring(L, 1, &kl), *m = luaL_checklstring(L, 2, &ml);
   char out[29];
   if (!sign_hmac_sha1_b64(k, kl, m, ml, out)) return luaL_error(L, "otskit.wire: HMAC-SHA1 failed");
+  lua_pushlstring(L, out, 28);
+  return 1;
+}
+
+/* sign_headers(key, head, headers, tail) -> base64 HMAC-SHA1 of head, the
+ * canonical x-ots-* lines of the headers table (sign_headers_b64), tail
+ * | nil when an x-ots-* value is not a string (the caller's Lua path
+ * decides). Keys that are not strings are not x-ots-* names: skipped. */
+static int l_sign_headers(lua_State *L) {
+  size_t kl, hl, tl, n = 0, cap = 0;
+  const char *k = luaL_checklstring(L, 1, &kl), *head = luaL_checklstring(L, 2, &hl);
+  const char *tail = luaL_checklstring(L, 4, &tl);
+  sign_header small[24], *h = small;
+  char out[29];
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 4);
+  lua_pushnil(L);
+  while (lua_next(L, 3)) { lua_pop(L, 1); cap++; }
+  if (cap > sizeof small / sizeof small[0]) h = lua_newuserdatauv(L, cap * sizeof *h, 0); /* 5 */
+  lua_pushnil(L);
+  while (lua_next(L, 3)) {
+    if (lua_type(L, -2) == LUA_TSTRING && n < cap) {
+      size_t nl;
+      const char *name = lua_tolstring(L, -2, &nl);
+      if (nl >= 6 && (name[0] | 32) == 'x' && name[1] == '-' && (name[2] | 32) == 'o' && (name[3] | 32) == 't'
+          && (name[4] | 32) == 's' && name[5] == '-') {
+        if (lua_type(L, -1) != LUA_TSTRING) { lua_pushnil(L); return 1; }
+        h[n].name = name; h[n].nlen = nl; /* anchored by the table */
+        h[n].val = lua_tolstring(L, -1, &h[n].vlen);
+        n++;
+      }
+    }
+    lua_pop(L, 1);
+  }
+  if (!sign_headers_b64(k, kl, head, hl, h, n, tail, tl, out)) return luaL_error(L, "otskit.wire: HMAC-SHA1 failed");
   lua_pushlstring(L, out, 28);
   return 1;
 }
@@ -807,6 +919,7 @@ static const luaL_Reg funcs[] = {
   {"rows_length", l_rows_length},
   {"hmac_sha1_b64", l_hmac_sha1_b64},
   {"content_md5", l_content_md5},
+  {"sign_headers", l_sign_headers},
   {"equal", l_equal},
   {"unknown_key", l_unknown_key},
   {NULL, NULL}
@@ -815,7 +928,6 @@ static const luaL_Reg funcs[] = {
 int otsk_open_wire(lua_State *L) {
   const luaL_Reg *f;
   pb_writer *w;
-  pb_row *row;
   luaL_newmetatable(L, WRITER_MT);
   lua_pushcfunction(L, writer_gc);
   lua_setfield(L, -2, "__gc");
@@ -831,14 +943,10 @@ int otsk_open_wire(lua_State *L) {
   luaL_getmetatable(L, WRITER_MT);
   lua_setmetatable(L, -2);
   lua_rawseti(L, -2, CTX_WRITER);
-  row = lua_newuserdata(L, sizeof *row); /* lazy_cells's scratch row */
-  memset(row, 0, sizeof *row);
-  luaL_getmetatable(L, ROW_MT);
-  lua_setmetatable(L, -2);
-  lua_rawseti(L, -2, CTX_ROW);
-  lua_pushvalue(L, -1);
-  lua_pushcclosure(L, lazy_cells, 1);
-  lua_rawseti(L, -2, CTX_LAZY);
+  lua_createtable(L, 0, 1);        /* the metatable of a decode's offsets */
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_rawseti(L, -2, CTX_WEAK_KEYS);
   for (f = funcs; f->name; f++) {
     lua_pushvalue(L, -1);
     lua_pushcclosure(L, f->func, 1);

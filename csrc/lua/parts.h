@@ -17,7 +17,8 @@
   X(row) \
   X(resume) \
   X(wire) \
-  X(http)
+  X(http) \
+  X(vec)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)

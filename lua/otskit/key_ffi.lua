@@ -98,15 +98,27 @@ function M.install(C, capi)
       local n = rawget(t, "n")
       if type(n) == "number" then
         if not (n >= 0 and n <= 1000000) or n ~= floor(n) then return fallback(t) end
+      elseif n ~= nil then
+        return fallback(t) -- raises: tuple.n must be a number
       else
         n = #t
       end
       lib.otskit_tuple_reset(tb)
-      for i = 1, n do
-        if not put(rawget(t, i), desc) then
-          lib.otskit_tuple_reset(tb)
-          return fallback(t)
+      local ok
+      if n <= 4 then
+        -- unrolled (a primary key has 1 to 4 columns): a loop that runs once
+        -- per call is where LuaJIT starts a trace it then aborts
+        ok = (n < 1 or put(rawget(t, 1), desc)) and (n < 2 or put(rawget(t, 2), desc))
+          and (n < 3 or put(rawget(t, 3), desc)) and (n < 4 or put(rawget(t, 4), desc))
+      else
+        ok = true
+        for i = 1, n do
+          if not put(rawget(t, i), desc) then ok = false; break end
         end
+      end
+      if not ok then
+        lib.otskit_tuple_reset(tb)
+        return fallback(t)
       end
       local p = lib.otskit_tuple_finish(tb, desc, lenp)
       if p == nil then lib.otskit_tuple_reset(tb); return fallback(t) end

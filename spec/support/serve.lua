@@ -30,8 +30,10 @@ serve.ADMIN_TOKEN = "spec-admin-token-0123456789"
 serve.PGREP = "env -u LD_PRELOAD timeout 10 pgrep"
 
 --- serve.start{ faults = "latency=20", workers = 1, data = bool,
--- instance, access_key_id, access_key_secret } ->
--- { url, port, stop() } | nil, message
+-- instance, access_key_id, access_key_secret, lua = "luajit" (the
+-- interpreter of bin/otskit; default its #! line, lua5.4), setsid = bool
+-- (bin/otskit leads a session and process group of its own) } ->
+-- { url, port, pid (of bin/otskit), tmp, stop() } | nil, message
 function serve.start(o)
   o = o or {}
   local port = serve.free_port()
@@ -47,7 +49,7 @@ function serve.start(o)
   -- the server runs the plain build without the sanitizer preload (under
   -- make check a forked nginx worker cannot load the ASan module, and the
   -- preload hangs curl); the code under test in this process keeps ASan.
-  local env = "env -u LD_PRELOAD OTSKIT_BUILD=build "
+  local env = (o.setsid and "setsid " or "") .. "env -u LD_PRELOAD OTSKIT_BUILD=build " .. (o.lua and (o.lua .. " ") or "")
   local pid = sh(("%s%s >%s/serve.log 2>&1 & echo $!"):format(env, table.concat(args, " "), tmp))
   local url = "http://127.0.0.1:" .. port
   local self = { url = url, port = port, pid = pid, tmp = tmp }

@@ -1,69 +1,16 @@
 --- otskit.analyze.json -- the results of `otskit analyze --json` and
 -- `otskit demo --json` as one JSON document (docs/analyze.md describes
--- it). Strings and numbers are encoded by lua-cjson; objects get their
--- keys sorted (the same document on Lua 5.4 and LuaJIT, run after run);
--- lists stay lists when empty ("errors": []), which cjson 2.1 cannot
--- tell from objects.
-local cjson = require "cjson"
+-- it), written by otskit.json: keys sorted, the same document on Lua 5.4
+-- and LuaJIT run after run; lists stay lists when empty ("errors": []).
+local base = require "otskit.json"
 
 local json = {}
 
-local ARRAY = {}
 --- json.array(t) -> t, encoded as a JSON array even when empty.
-function json.array(t) return setmetatable(t or {}, ARRAY) end
-
-local function is_array(t)
-  if getmetatable(t) == ARRAY then return true end
-  local n = 0
-  for _ in pairs(t) do n = n + 1 end
-  return n > 0 and n == #t
-end
-
-local function encode(v, out)
-  local tv = type(v)
-  if tv == "table" then
-    if is_array(v) then
-      out[#out + 1] = "["
-      for i = 1, #v do
-        if i > 1 then out[#out + 1] = "," end
-        encode(v[i], out)
-      end
-      out[#out + 1] = "]"
-    else
-      local keys = {}
-      for k in pairs(v) do
-        if type(k) ~= "string" then error("otskit.analyze.json: object keys must be strings, got " .. type(k), 0) end
-        keys[#keys + 1] = k
-      end
-      table.sort(keys)
-      out[#out + 1] = "{"
-      for i, k in ipairs(keys) do
-        if i > 1 then out[#out + 1] = "," end
-        out[#out + 1] = cjson.encode(k)
-        out[#out + 1] = ":"
-        encode(v[k], out)
-      end
-      out[#out + 1] = "}"
-    end
-  elseif tv == "number" then
-    if v ~= v or v == math.huge or v == -math.huge then out[#out + 1] = "null"
-    elseif v == math.floor(v) and math.abs(v) < 2^53 then out[#out + 1] = ("%d"):format(v)
-    else out[#out + 1] = ("%.17g"):format(v) end
-  elseif tv == "string" or tv == "boolean" then
-    out[#out + 1] = cjson.encode(v)
-  elseif v == nil then
-    out[#out + 1] = "null"
-  else
-    error("otskit.analyze.json: cannot encode a " .. tv, 0)
-  end
-end
+json.array = base.array
 
 --- json.encode(v) -> JSON text (see the header).
-function json.encode(v)
-  local out = {}
-  encode(v, out)
-  return table.concat(out)
-end
+function json.encode(v) return base.encode(v) end
 
 local function copy(t, skip)
   local o = {}

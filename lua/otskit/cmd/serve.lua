@@ -65,15 +65,26 @@ end
 
 -- The foreground runner: nginx as a child of this shell, in a process
 -- group of its own (setsid) that its workers share; INT/TERM/HUP stop it
--- (TERM, then KILL of the whole group after 10 s); a watchdog stops it
--- too when the otskit process ($1) disappears (killed -9); and when the
--- master is gone, however it went (killed -9), its group is killed: no
--- worker is left serving or holding the port.
+-- (TERM, then KILL of the whole group after 10 s). Ties both ways, so a
+-- kill -9 of any one process leaves nothing serving or holding the port:
+-- - the runner is started with the kernel's parent-death signal
+--   (`setpriv --pdeathsig TERM`, util-linux): the otskit process dying,
+--   however (kill -9), TERMs the runner, which stops nginx;
+-- - nginx gets TERM the same way when the runner dies (kill -9 of the
+--   runner alone, or of the whole process group it shares with otskit);
+--   TERM is nginx's fast shutdown: workers stop, the port is freed;
+-- - a watchdog stops nginx when the otskit process ($1) is gone (the same
+--   tie where setpriv lacks --pdeathsig);
+-- - when the master is gone, however it went (killed -9), its group is
+--   killed; a worker whose master is gone exits by itself too
+--   (otskit.server.init_worker watches getppid).
 local RUNNER = [[
 parent=$1; prefix=$2; cleanup=$3
-# a session and process group of its own (setsid execs nginx: $! is the
-# master, and the group id), which its workers share
-setsid nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon off;" &
+pd=
+setpriv --help 2>/dev/null | grep -q pdeathsig && pd="setpriv --pdeathsig TERM"
+# a session and process group of its own (setsid execs nginx, through
+# setpriv: $! is the master, and the group id), which its workers share
+setsid $pd nginx -p "$prefix" -c "$prefix/conf/nginx.conf" -g "daemon off;" &
 ng=$!
 stop() {
   kill -TERM "$ng" 2>/dev/null
@@ -208,8 +219,14 @@ function serve.run(args)
   local pid = run("echo $PPID")
   local rf = io.open(prefix .. "/run.sh", "w")
   rf:write(RUNNER); rf:close()
-  local okx, how, code = os.execute(("sh %s %s %s %d"):format(sh_quote(prefix .. "/run.sh"), pid, sh_quote(prefix), cleanup))
-  if okx then return 0 end
+  -- exec: the runner is this process's own child, so the parent-death
+  -- signal set by setpriv (when it has --pdeathsig) follows this process
+  local has = os.execute("setpriv --help 2>/dev/null | grep -q pdeathsig")
+  local pd = (has == true or has == 0) and "setpriv --pdeathsig TERM " or ""
+  local okx, how, code = os.execute(("exec %ssh %s %s %s %d"):format(pd, sh_quote(prefix .. "/run.sh"), pid,
+    sh_quote(prefix), cleanup))
+  if okx == true or okx == 0 then return 0 end
+  if type(okx) == "number" then return okx % 256 == 0 and math.floor(okx / 256) or 1 end -- LuaJIT: the wait status
   return how == "exit" and code or 1
 end
 

@@ -110,12 +110,20 @@ function P:get(id, columns, o)
   return res.row.columns
 end
 
+-- ids one get_many takes (1000 BatchGetRow requests); more is BadRange
+M.MAX_IDS = 100000
+
 --- p:get_many(ids [, columns [, { deadline = t }]]) -> list (columns |
--- false per id, in order) | nil, msg, code. BatchGetRow requests of at
+-- false per id, in order) | nil, msg, code. At most hashprefix.MAX_IDS
+-- (100 000) ids, else BadRange before any read. BatchGetRow requests of at
 -- most 100 keys; rows that fail alone are read again (retried through
 -- otskit.retry); the deadline is checked before every batch.
 function P:get_many(ids, columns, o)
   if type(ids) ~= "table" then raise("get_many expects a list of ids") end
+  local nids = #ids
+  if not (nids >= 0 and nids <= M.MAX_IDS) then
+    return common.bad(MOD, "BadRange", "get_many reads at most %d ids a call, got %s", M.MAX_IDS, tostring(nids))
+  end
   local ok, om, oc = common.read_opts(MOD, o)
   if not ok then return nil, om, oc end
   local dl = o and o.deadline

@@ -75,6 +75,9 @@ local function empty_page(db, req)
   return { rows = {}, next_start_primary_key = res.rows[1].primary_key, consumed = res.consumed }
 end
 
+-- the reads answered as PlainBuffer bytes by the store itself
+local STREAM = { GetRow = "get_row_pb", GetRange = "get_range_pb" }
+
 --- dispatch.call(db, api, body, empty) -> response body | nil, message,
 -- code (otskit's convention; code is an otskit.errors code).
 -- api must be a key of dispatch.APIS. A method missing from this store
@@ -87,6 +90,11 @@ function dispatch.call(db, api, body, empty)
   local res
   if empty and api == "GetRange" then
     res, msg, code = empty_page(db, req)
+  elseif STREAM[api] and db[STREAM[api]] then
+    -- stored rows straight into the answer's PlainBuffer (otskit.store.stream);
+    -- false: a read it does not stream
+    res, msg, code = db[STREAM[api]](db, req)
+    if res == false then res, msg, code = db[spec.method](db, req) end
   elseif db[spec.method] then
     res, msg, code = db[spec.method](db, req)
   else

@@ -40,9 +40,29 @@ function server.init(cfg)
   dict:set("schema_gen", 0)
 end
 
---- server.init_worker(): per-worker random seed (faults), store opened lazily.
+-- A worker whose master is gone (killed -9) exits within a second: its
+-- parent is no longer the master it started under, and no one else would
+-- stop it serving and holding the port.
+local function ppid() -- getppid(), from /proc/self/stat (Linux); nil elsewhere
+  local f = io.open("/proc/self/stat")
+  if not f then return nil end
+  local st = f:read("*a"); f:close()
+  return st and st:match("^.*%)%s+%S+%s+(%d+)")
+end
+
+local function exit_with_master()
+  local master = ppid()
+  if not master then return end
+  ngx.timer.every(1, function(premature)
+    if not premature and ppid() ~= master then os.exit(1) end
+  end)
+end
+
+--- server.init_worker(): per-worker random seed (faults), store opened
+-- lazily; the worker exits when its master is gone.
 function server.init_worker()
   state.dict = ngx.shared[DICT]
+  exit_with_master()
   local seed = ngx.worker.pid() * 1000003 + math.floor(ngx.now() * 1000)
   local fh = io.open("/dev/urandom", "rb")
   if fh then

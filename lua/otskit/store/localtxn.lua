@@ -438,9 +438,9 @@ function localtxn.after_wrap()
   for _, op in ipairs({ "create_index", "drop_index", "add_defined_column", "delete_defined_column",
       "start_local_transaction", "commit_transaction", "abort_transaction" }) do
     local raw = DB[op]
-    DB[op] = function(self, ...)
+    DB[op] = function(self, req)
       if self.h == nil then error("otskit.store: db is closed", 2) end
-      return self:_txn(true, raw, ...)
+      return self:_txn(true, raw, req)
     end
   end
 end

@@ -22,6 +22,7 @@ local GET_RANGE_FIELDS = base.set{ "table", "start", "stop", "inclusive_start_pr
   "exclusive_end_primary_key", "direction", "limit" }
 for _, k in ipairs(schema.READ_OPTIONS) do GET_ROW_FIELDS[k], GET_RANGE_FIELDS[k] = true, true end
 read.READ_FIELDS = schema.READ_OPTIONS
+read.GET_ROW_FIELDS = GET_ROW_FIELDS
 
 -- row.cells on a plain read (no max_versions, time_range, column range,
 -- all-version filter or pagination), built on first use: most readers
@@ -193,17 +194,9 @@ local function norm_direction(d)
   return nil
 end
 
---- db:get_range{ table, start, stop (also inclusive_start_primary_key,
--- exclusive_end_primary_key), direction = "FORWARD" | "BACKWARD", limit,
--- columns, max_versions, time_range, filter, start_column, end_column }
--- -> { rows, next_start_primary_key, consumed }
--- start is inclusive, stop exclusive; columns may be INF_MIN / INF_MAX.
--- A page stops at limit rows returned, or when it has scanned 5000 rows
--- or 4 MB (db page option): rows a filter drops still count, so a page
--- may hold 0 rows and a next key. next_start_primary_key is the key to
--- continue from, nil when the range is exhausted.
-function DB:get_range(req)
-  check_req(req, "get_range")
+-- what a range read checks first -> { lat, t, o, lo, hi (the scan's
+-- [lo, hi) in key bytes), reverse, limit } | nil, msg, code
+function DB:_range_setup(req)
   local lat, t, code = self:_read_start(req, "get_range", GET_RANGE_FIELDS)
   if not lat then return nil, t, code end
   local reverse = norm_direction(req.direction)
@@ -219,6 +212,9 @@ function DB:get_range(req)
     if type(limit) ~= "number" or limit ~= math.floor(limit) or limit < 1 then
       return invalid("The limit must be greater than 0.")
     end
+    -- an int32 on the wire; a page returns at most range_rows rows (with
+    -- the next key to continue from), whatever the limit
+    if limit > 2147483647 then return invalid("limit must be an integer 1..2147483647, got " .. tostring(limit)) end
     if limit > L.range_rows then limit = L.range_rows end
   else
     limit = L.range_rows
@@ -232,6 +228,23 @@ function DB:get_range(req)
     if kv.cmp(S, E) >= 0 then return invalid("Begin key must less than end key in FORWARD") end
     lo, hi = S, E
   end
+  return { lat = lat, t = t, o = o, lo = lo, hi = hi, reverse = reverse, limit = limit }
+end
+
+--- db:get_range{ table, start, stop (also inclusive_start_primary_key,
+-- exclusive_end_primary_key), direction = "FORWARD" | "BACKWARD", limit,
+-- columns, max_versions, time_range, filter, start_column, end_column }
+-- -> { rows, next_start_primary_key, consumed }
+-- start is inclusive, stop exclusive; columns may be INF_MIN / INF_MAX.
+-- A page stops at limit rows returned, or when it has scanned 5000 rows
+-- or 4 MB (db page option): rows a filter drops still count, so a page
+-- may hold 0 rows and a next key. next_start_primary_key is the key to
+-- continue from, nil when the range is exhausted.
+function DB:get_range(req)
+  check_req(req, "get_range")
+  local r, m, c = self:_range_setup(req)
+  if not r then return nil, m, c end
+  local t, o, lo, hi, reverse, limit = r.t, r.o, r.lo, r.hi, r.reverse, r.limit
   local h, parts = self.h, t.parts
   local page_rows, page_bytes = self.page_rows, self.page_bytes
   local cur, err, ecode = h:scan(t.kv, lo, hi, reverse, page_rows + 1)
@@ -264,7 +277,7 @@ function DB:get_range(req)
   local nextpk = nextk and pk_out(t, nextk)
   if nextk and not nextpk then return damaged(select(2, key_vals(t, nextk))) end
   return { rows = rows, next_start_primary_key = nextpk,
-           consumed = consumed(ceil_cu(bytes), 0), latency = lat }
+           consumed = consumed(ceil_cu(bytes), 0), latency = r.lat }
 end
 
 read.row_out = row_out

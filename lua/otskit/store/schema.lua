@@ -20,6 +20,51 @@ local VT = { INTEGER = "VT_INTEGER", STRING = "VT_STRING", BINARY = "VT_BLOB", D
 
 local function bad_pk(msg) return nil, msg, "OTSInvalidPK" end
 
+-- key column i of pk into vals[i] -> true | nil, msg, code (see DB:_pk_values)
+local function pk_value(t, pk, allow, vals, i)
+  local col, v = t.pk[i], pk[i]
+  if type(v) == "table" and not INF[v] and v ~= AUTO and not values.is_typed(v) then
+    if v[1] ~= col.name then
+      return bad_pk(("Validate PK name fail. Input: %s, Meta: %s."):format(tostring(v[1]), col.name))
+    end
+    local tag
+    v, tag = v[2], v[3]
+    if tag ~= nil and not INF[v] and v ~= AUTO then
+      local why
+      v, why = values.retype(v, tag)
+      if v == nil then return invalid(("primary key column '%s': %s"):format(col.name, why)) end
+    end
+  end
+  if INF[v] then
+    if allow ~= "inf" then return invalid("INF_MIN and INF_MAX are only allowed in get_range bounds") end
+  elseif v == AUTO then
+    if allow ~= "auto" or not col.auto then
+      return invalid(("AUTO_INCREMENT is only allowed in writes, in the table's AUTO_INCREMENT column (not '%s')"):format(col.name))
+    end
+  else
+    local ty, x = values.classify(v)
+    if ty == "STRING" and col.type == "BINARY" then ty = "BINARY"
+    elseif ty == "DOUBLE" and col.type == "INTEGER" and not values.is_typed(v)
+        and x == math.floor(x) and x >= -2^63 and x < 2^63 then
+      ty, x = "INTEGER", values.LUA54 and math.tointeger(x) or x -- 5.4: 2^40 is a float
+    end
+    if ty ~= col.type then
+      if ty == nil then return invalid(("primary key column '%s': %s"):format(col.name, tostring(x))) end
+      return bad_pk(("Validate PK type fail. Input: %s, Meta: %s."):format(VT[ty], VT[col.type]))
+    end
+    if ty == "INTEGER" and type(x) == "string" then
+      x = keycodec.int(x) -- LuaJIT: an int64 beyond 2^53, as decimal text
+    elseif ty ~= "INTEGER" and #x > L.pk_cell then
+      return invalid(("primary key column '%s' is %d bytes, longer than %d"):format(col.name, #x, L.pk_cell))
+    elseif ty == "STRING" and not utf8_ok(x) then
+      return invalid(("primary key column '%s' is not valid UTF-8"):format(col.name))
+    end
+    v = x
+  end
+  vals[i] = v
+  return true
+end
+
 -- The values of a primary key in schema order: pk is {{name, v [, type]},
 -- ...} (the SDK form; type: the tag of a key read back, see
 -- otskit.values.key_cell, which v must have) or {v1, v2, ...}. n: how many columns to expect (default all).
@@ -33,48 +78,17 @@ function DB:_pk_values(t, pk, allow, n)
     return bad_pk(("Validate PK size fail. Input: %d, Meta: %d."):format(#pk, n))
   end
   local vals = {}
-  for i = 1, n do
-    local col, v = t.pk[i], pk[i]
-    if type(v) == "table" and not INF[v] and v ~= AUTO and not values.is_typed(v) then
-      if v[1] ~= col.name then
-        return bad_pk(("Validate PK name fail. Input: %s, Meta: %s."):format(tostring(v[1]), col.name))
-      end
-      local tag
-      v, tag = v[2], v[3]
-      if tag ~= nil and not INF[v] and v ~= AUTO then
-        local why
-        v, why = values.retype(v, tag)
-        if v == nil then return invalid(("primary key column '%s': %s"):format(col.name, why)) end
-      end
-    end
-    if INF[v] then
-      if allow ~= "inf" then return invalid("INF_MIN and INF_MAX are only allowed in get_range bounds") end
-    elseif v == AUTO then
-      if allow ~= "auto" or not col.auto then
-        return invalid(("AUTO_INCREMENT is only allowed in writes, in the table's AUTO_INCREMENT column (not '%s')"):format(col.name))
-      end
-    else
-      local ty, x = values.classify(v)
-      if ty == "STRING" and col.type == "BINARY" then ty = "BINARY"
-      elseif ty == "DOUBLE" and col.type == "INTEGER" and not values.is_typed(v)
-          and x == math.floor(x) and x >= -2^63 and x < 2^63 then
-        ty, x = "INTEGER", values.LUA54 and math.tointeger(x) or x -- 5.4: 2^40 is a float
-      end
-      if ty ~= col.type then
-        if ty == nil then return invalid(("primary key column '%s': %s"):format(col.name, tostring(x))) end
-        return bad_pk(("Validate PK type fail. Input: %s, Meta: %s."):format(VT[ty], VT[col.type]))
-      end
-      if ty == "INTEGER" and type(x) == "string" then
-        x = keycodec.int(x) -- LuaJIT: an int64 beyond 2^53, as decimal text
-      elseif ty ~= "INTEGER" and #x > L.pk_cell then
-        return invalid(("primary key column '%s' is %d bytes, longer than %d"):format(col.name, #x, L.pk_cell))
-      elseif ty == "STRING" and not utf8_ok(x) then
-        return invalid(("primary key column '%s' is not valid UTF-8"):format(col.name))
-      end
-      v = x
-    end
-    vals[i] = v
+  -- 1 to 4 columns, unrolled: a loop that runs once per request is where
+  -- LuaJIT starts a trace it then aborts ("leaving loop in root trace")
+  local ok, m, c = pk_value(t, pk, allow, vals, 1)
+  if ok and n > 1 then ok, m, c = pk_value(t, pk, allow, vals, 2) end
+  if ok and n > 2 then ok, m, c = pk_value(t, pk, allow, vals, 3) end
+  if ok and n > 3 then ok, m, c = pk_value(t, pk, allow, vals, 4) end
+  for i = 5, n do
+    if not ok then break end
+    ok, m, c = pk_value(t, pk, allow, vals, i)
   end
+  if not ok then return nil, m, c end
   return vals
 end
 
@@ -100,16 +114,26 @@ local function bound_key(vals)
   return pack(pre)
 end
 
+-- key column c's value v as read back: {name, value [, type]}
+local function key_out(c, v)
+  if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53: decimal text
+  return values.key_cell(c.name, c.type, v)      -- tagged as otskit.wire decodes it
+end
+
 -- the primary key of key k as {{name, value}, ...}; nil when k (read
 -- from the file) does not match the table's key schema
 local function pk_out(t, k)
   local vals = key_vals(t, k)
   if not vals then return nil end
-  local out = {}
-  for i, c in ipairs(t.pk) do
-    local v = vals[i]
-    if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53: decimal text
-    out[i] = values.key_cell(c.name, c.type, v)   -- tagged as otskit.wire decodes it
+  -- 1 to 4 columns, unrolled (no one-iteration loop for LuaJIT to abort a trace on)
+  local pk, n = t.pk, t.npk
+  local out = { key_out(pk[1], vals[1]) }
+  if n > 1 then
+    out[2] = key_out(pk[2], vals[2])
+    if n > 2 then
+      out[3] = key_out(pk[3], vals[3])
+      if n > 3 then out[4] = key_out(pk[4], vals[4]) end
+    end
   end
   return out
 end
@@ -191,8 +215,8 @@ function DB:_read_opts(t, req)
   local o = { want = want, plain = want == nil, simple = true }
   local mv, tr = req.max_versions, req.time_range
   if mv ~= nil then
-    if type(mv) ~= "number" or mv < 1 or mv ~= math.floor(mv) then
-      return invalid("max_versions must be a positive integer, got " .. tostring(mv))
+    if type(mv) ~= "number" or mv < 1 or mv ~= math.floor(mv) or mv > 2147483647 then
+      return invalid("max_versions must be an integer 1..2147483647, got " .. tostring(mv))
     end
   end
   local lo, hi

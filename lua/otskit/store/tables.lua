@@ -42,13 +42,15 @@ local function parse_options(o, cur)
   local ttl, mv, dev = o.time_to_live, o.max_versions, o.max_time_deviation
   if ttl ~= nil then
     -- the service: -1 (never expire) or at least one day
-    if not is_int(ttl) or (ttl ~= -1 and ttl < 86400) then
-      return invalid("time_to_live must be -1 or at least 86400 seconds, got " .. tostring(ttl))
+    if not is_int(ttl) or (ttl ~= -1 and ttl < 86400) or ttl > 2147483647 then
+      return invalid("time_to_live must be -1 or 86400..2147483647 seconds, got " .. tostring(ttl))
     end
     out.time_to_live = ttl
   end
   if mv ~= nil then
-    if not is_int(mv) or mv < 1 then return invalid("max_versions must be a positive integer, got " .. tostring(mv)) end
+    if not is_int(mv) or mv < 1 or mv > 2147483647 then
+      return invalid("max_versions must be an integer 1..2147483647, got " .. tostring(mv))
+    end
     out.max_versions = mv
   end
   if dev ~= nil then

@@ -29,21 +29,28 @@ local dberr = txn.dberr
 function txn.damaged(msg) return nil, "the store file is damaged: " .. tostring(msg), "OTSInternalServerError" end
 local damaged = txn.damaged
 
+-- nil when v, read from a stored key, has the type of key column c, else why not
+local function col_why(t, i, v)
+  local c = t.pk[i]
+  local ok
+  if c.type == "INTEGER" then ok = type(v) == "number" or (type(v) == "table" and keycodec.kind(v) == "int")
+  else ok = type(v) == "string" end
+  if not ok then return ("a stored key of table %s: column %s is not %s"):format(t.name, c.name, c.type) end
+  return nil
+end
+
 --- txn.key_vals(t, k) -> the primary-key values of stored key k of table
 -- t, checked against its schema | nil, msg (a damaged key, never used)
 function txn.key_vals(t, k)
   local vals = keycodec.unpack(k)
   if type(vals) ~= "table" then return nil, "a stored key of table " .. t.name .. " is not a tuple" end
-  local n = 0
-  for _ in pairs(vals) do n = n + 1 end
+  local n = #vals -- an array: unpack gives key.null for a nil element
   if n ~= t.npk then return nil, ("a stored key of table %s has %d columns, not %d"):format(t.name, n, t.npk) end
-  for i, c in ipairs(t.pk) do
-    local v = vals[i]
-    local ok
-    if c.type == "INTEGER" then ok = type(v) == "number" or (type(v) == "table" and keycodec.kind(v) == "int")
-    else ok = type(v) == "string" end
-    if not ok then return nil, ("a stored key of table %s: column %s is not %s"):format(t.name, c.name, c.type) end
-  end
+  -- 1 to 4 columns, unrolled: a loop that runs once per read is where
+  -- LuaJIT starts a trace it then aborts ("leaving loop in root trace")
+  local why = col_why(t, 1, vals[1])
+    or n > 1 and (col_why(t, 2, vals[2]) or n > 2 and (col_why(t, 3, vals[3]) or n > 3 and col_why(t, 4, vals[4])))
+  if why then return nil, why end
   return vals
 end
 local key_vals = txn.key_vals
@@ -186,8 +193,8 @@ function DB:_sync()
   return true
 end
 
---- db:_txn(write, fn, ...) -> fn's results | nil, msg, code. Runs
--- fn(self, ...) as one SQLite transaction: BEGIN IMMEDIATE for writes
+--- db:_txn(write, fn [, req]) -> fn's results | nil, msg, code. Runs
+-- fn(self, req) as one SQLite transaction: BEGIN IMMEDIATE for writes
 -- (the write lock is taken before anything is read, so a read-modify-
 -- write such as INCREMENT or a condition check cannot interleave with
 -- another connection's), BEGIN for reads (one snapshot). Commits when fn
@@ -195,16 +202,16 @@ end
 -- the write), rolls back otherwise or when fn raises (re-raised; a db
 -- failure inside a callback is returned). Lock contention beyond the
 -- busy timeout: OTSServerBusy, nothing applied.
-function DB:_txn(write, fn, ...)
+function DB:_txn(write, fn, req)
   local h = self.h
   if h == nil then error("otskit.store: db is closed", 3) end
-  if h:in_txn() then return fn(self, ...) end
+  if h:in_txn() then return fn(self, req) end
   local ok, err, code = h:begin(not write)
   if not ok then return dberr(err, code) end
   ok, err, code = self:_sync()
   local okp, r1, r2, r3, r4
   if ok then
-    okp, r1, r2, r3, r4 = pcall(fn, self, ...)
+    okp, r1, r2, r3, r4 = pcall(fn, self, req) -- (no vararg: LuaJIT aborts traces on one)
   else
     okp, r1, r2, r3 = true, nil, err, code
   end
@@ -265,9 +272,9 @@ function txn.wrap()
       batch_get_row = false, describe_table = false, list_table = false,
       compute_split_points_by_size = false }) do
     local op = DB[name]
-    DB[name] = function(self, ...)
+    DB[name] = function(self, req) -- every operation takes one request table
       if self.h == nil then error("otskit.store: db is closed", 2) end
-      return self:_txn(write, op, ...)
+      return self:_txn(write, op, req)
     end
   end
 end

@@ -24,8 +24,17 @@ local rows = {}
 
 local READ_OPTS = { "columns", "max_versions", "time_range", "filter", "start_column", "end_column" }
 
+-- v is nil or an integer 1..2^31-1 (an int32 count on the wire): refused
+-- here, before anything is sent, as the service would refuse it
+local function count32(v, what)
+  if v == nil or (type(v) == "number" and v >= 1 and v <= 2147483647 and v == math.floor(v)) then return true end
+  return invalid(("%s must be an integer 1..2147483647, got %s"):format(what, tostring(v)))
+end
+
 local function encode_read(req, m)
   m.columns_to_get = req.columns
+  local ok, msg, code = count32(req.max_versions, "max_versions")
+  if not ok then return nil, msg, code end
   m.max_versions = req.max_versions or 1 -- always on the wire, as the SDKs do
   local tr = req.time_range
   if tr ~= nil then
@@ -184,7 +193,7 @@ OPS.GetRow = {
     return req
   end,
   res = function(res)
-    local row = ""
+    local row = res.row_pb or "" -- row_pb: already PlainBuffer (otskit.store.stream)
     if res.row then
       local msg, code
       row, msg, code = encode_row(res.row)
@@ -210,6 +219,8 @@ OPS.GetRange = {
     if not e then return nil, "stop: " .. m2, c2 end
     local dir = req.direction or "FORWARD"
     if dir ~= "FORWARD" and dir ~= "BACKWARD" then return invalid("direction must be FORWARD or BACKWARD, got " .. tostring(dir)) end
+    local okl, ml, cl = count32(req.limit, "limit")
+    if not okl then return nil, ml, cl end
     local m = { table_name = req.table, direction = dir, limit = req.limit,
                 inclusive_start_primary_key = s, exclusive_end_primary_key = e }
     local ok2, m3, c3 = encode_read(req, m)
@@ -231,7 +242,8 @@ OPS.GetRange = {
     return req
   end,
   res = function(res)
-    local rows, msg, code = pb.encode_rows(res.rows or {})
+    local rows, msg, code = res.rows_pb, nil, nil -- already PlainBuffer (otskit.store.stream)
+    if not rows then rows, msg, code = pb.encode_rows(res.rows or {}) end
     if not rows then return nil, msg, code end
     local m = { consumed = consumed(res.consumed), rows = rows }
     if res.next_start_primary_key then

@@ -17,6 +17,19 @@ local dec, enc = sq.decode_message, sq.encode_message
 
 local OPS = {}
 
+-- the counts a search request carries (int32 on the wire): refused here,
+-- before anything is sent; the service's own caps (limit 100 ...) are the
+-- server's to apply
+local function counts(req, lo, ...)
+  for _, f in ipairs({ ... }) do
+    local v = req[f]
+    if v ~= nil and not (type(v) == "number" and v >= lo and v <= 2147483647 and v == math.floor(v)) then
+      return invalid(("%s must be an integer %d..2147483647, got %s"):format(f, lo, tostring(v)))
+    end
+  end
+  return true
+end
+
 ----------------------------------------------------------------------
 -- schemas
 
@@ -242,6 +255,8 @@ OPS.Search = {
       "get_total_count", "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse", "highlight"),
       "SearchRequest")
     if not ok then return nil, msg, code end
+    ok, msg, code = counts(req, 0, "offset", "limit")
+    if not ok then return nil, msg, code end
     local q
     if req.query ~= nil then
       local m1, c1
@@ -334,6 +349,8 @@ OPS.ParallelScan = {
   req = function(req)
     local ok, msg, code = check_keys(req, set("table", "index", "session_id", "query", "limit", "alive_time", "token",
       "current_parallel_id", "max_parallel", "columns_to_get", "timeout_ms"), "ParallelScanRequest")
+    if not ok then return nil, msg, code end
+    ok, msg, code = counts(req, 1, "limit", "max_parallel")
     if not ok then return nil, msg, code end
     local q
     if req.query ~= nil then

@@ -18,18 +18,28 @@ local function canonical(headers)
   return table.concat(hs)
 end
 
+-- The canonical text is built and signed in C (core.sign_headers: the
+-- same lines, names lower-cased, values trimmed, sorted) when every
+-- x-ots-* value is a string; canonical() above says what it computes and
+-- signs any other headers table.
+local sign_headers, hmac = core.sign_headers, core.hmac_sha1_b64
+
 --- sign.sign_request(secret, api, headers) -> x-ots-signature (V2):
 -- base64 HMAC-SHA1 of "/<api>\nPOST\n\n" and the canonical x-ots-* headers.
 function sign.sign_request(secret, api, headers)
-  return core.hmac_sha1_b64(secret, "/" .. api .. "\nPOST\n\n" .. canonical(headers))
+  local head = "/" .. api .. "\nPOST\n\n"
+  return sign_headers(secret, head, headers, "") or hmac(secret, head .. canonical(headers))
 end
 
 --- sign.sign_response(secret, api, headers) -> the signature of a response
 -- (sent as "authorization: OTS <access key id>:<signature>"): base64
 -- HMAC-SHA1 of the canonical x-ots-* headers, then "/<api>".
 function sign.sign_response(secret, api, headers)
-  return core.hmac_sha1_b64(secret, canonical(headers) .. "/" .. api)
+  local tail = "/" .. api
+  return sign_headers(secret, "", headers, tail) or hmac(secret, canonical(headers) .. tail)
 end
+
+sign.canonical = canonical -- (for the spec that checks the C signer against it)
 
 --- sign.content_md5(body) -> base64 MD5 (x-ots-contentmd5).
 sign.content_md5 = core.content_md5

@@ -131,35 +131,60 @@ end
 
 -- each function below returns { {token, first byte, last byte}, ... }:
 -- the tokens its analyzer above returns, in the same order
+-- the class of each ASCII byte (as class() says)
+local ACLASS = {}
+for b = 0, 127 do ACLASS[b] = class(string.char(b)) end
+
+-- single_word byte by byte (string.byte, which LuaJIT compiles): a
+-- character is a lead byte and the continuation bytes after it, as CHAR
+-- matches; other bytes are not characters (they neither end nor join a
+-- word; a word holding one is rebuilt from its characters)
 local function single_word_spans(text, p)
   local out, n = {}, 0
-  local lower = not p.case_sensitive
-  local delimit = p.delimit_word
-  local word, wn, last, ws, we = {}, 0, nil, 0, 0
+  local lower, delimit = not p.case_sensitive, p.delimit_word
+  local byte, sub = string.byte, string.sub
+  local len = #text
+  local ws, we, last, dirty = nil, 0, nil, false
   local function flush()
-    if wn == 0 then return end
-    local w = table.concat(word, "", 1, wn)
+    if not ws then return end
+    local w = sub(text, ws, we)
+    if dirty then
+      local t = {}
+      for ch in w:gmatch(CHAR) do t[#t + 1] = ch end
+      w = table.concat(t)
+    end
     if lower then w = w:lower() end
     n = n + 1
     out[n] = { w, ws, we }
-    wn = 0
+    ws, dirty = nil, false
   end
-  for pos, ch in text:gmatch("()(" .. CHAR .. ")") do
-    local k = class(ch)
+  local i = 1
+  while i <= len do
+    local b = byte(text, i)
+    local j = i + 1
+    local k
+    if b < 128 or (b >= 194 and b <= 244) then
+      while true do
+        local c = byte(text, j)
+        if c and c >= 128 and c <= 191 then j = j + 1 else break end
+      end
+      if b < 128 then k = ACLASS[b] else k = class(sub(text, i, j - 1)) end
+    elseif ws then
+      dirty = true
+    end
     if k == "c" then
       flush()
       n = n + 1
-      out[n] = { ch, pos, pos + #ch - 1 }
+      out[n] = { sub(text, i, j - 1), i, j - 1 }
     elseif k == "s" then
       flush()
-    else
-      if delimit and wn > 0 and k ~= last then flush() end
-      if wn == 0 then ws = pos end
-      wn = wn + 1
-      word[wn] = ch
-      we = pos + #ch - 1
+    elseif k then
+      if delimit and ws and k ~= last then flush() end
+      if not ws then ws = i end
+      we = j - 1
     end
-    last = k
+    if k then last = k end
+    i = j
   end
   flush()
   return out

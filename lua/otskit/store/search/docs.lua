@@ -14,6 +14,8 @@
 --   p.."has"  (f, doc): which TEXT, GEO_POINT, VECTOR and NESTED fields a
 --             document has (exists; num and kw answer it for the others);
 --   p.."gpt"  (doc, f, lat, lon) and p.."geo" (an R*Tree over the points);
+--   p.."vec"  (id, doc, f, v): VECTOR values, v a BLOB of float32 (see
+--             otskit.core.vec; the knn_vector query scores them in C);
 --   p.."fts"  an FTS5 table, one column per TEXT field: each value's tokens
 --             (analysed in Lua) hex-encoded, the values of an array
 --             separated by "x" so a phrase never spans two values.
@@ -23,6 +25,7 @@
 local cjson = require "cjson.safe"
 local analyzers = require "otskit.store.search.analyzers"
 local sql = require("otskit.core").sql
+local vec = require("otskit.core").vec
 
 local docs = {}
 
@@ -46,6 +49,7 @@ local INDEXES = {
   "CREATE INDEX %skw_doc ON %skw(doc, f, v)",
   "CREATE INDEX %shas_doc ON %shas(doc)",
   "CREATE INDEX %sgpt_doc ON %sgpt(doc)",
+  "CREATE INDEX %svec_doc ON %svec(doc, f)",
 }
 
 --- docs.ddl_indexes(p) -> SQL creating the index's secondary B-trees
@@ -67,6 +71,7 @@ function docs.ddl(p, def, defer)
     ("CREATE TABLE %shas (f INTEGER, doc INTEGER, PRIMARY KEY (f, doc)) WITHOUT ROWID"):format(p),
     ("CREATE TABLE %sgpt (id INTEGER PRIMARY KEY, doc INTEGER, f INTEGER, lat REAL, lon REAL)"):format(p),
     ("CREATE VIRTUAL TABLE %sgeo USING rtree(id, lat0, lat1, lon0, lon1)"):format(p),
+    ("CREATE TABLE %svec (id INTEGER PRIMARY KEY, doc INTEGER, f INTEGER, v BLOB)"):format(p),
   }
   local cols = {}
   for _, d in ipairs(def.fields) do
@@ -81,7 +86,7 @@ end
 --- docs.drop(p, def) -> SQL dropping the index's tables
 function docs.drop(p, def)
   local s = {}
-  for _, n in ipairs({ "doc", "num", "kw", "has", "gpt", "geo" }) do s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. n end
+  for _, n in ipairs({ "doc", "num", "kw", "has", "gpt", "geo", "vec" }) do s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. n end
   s[#s + 1] = "DROP TABLE IF EXISTS " .. p .. "fts"
   return table.concat(s, ";\n") .. ";"
 end
@@ -169,7 +174,8 @@ function docs.date(s, formats)
 end
 
 --- docs.value(d, v) -> the value to index for field d (a number, a string,
--- {lat, lon}, a token list) | nil when the value does not fit the type
+-- {lat, lon}, a token list, a VECTOR's float32 BLOB) | nil when the value
+-- does not fit the type
 function docs.value(d, v)
   local ty = d.type
   if ty == "LONG" then return as_long(v)
@@ -192,8 +198,7 @@ function docs.value(d, v)
     if type(v) ~= "string" then return nil end
     local t = cjson.decode(v)
     if type(t) ~= "table" or #t ~= d.vector.dimension then return nil end
-    for _, x in ipairs(t) do if type(x) ~= "number" then return nil end end
-    return t
+    return (vec.pack(t, d.vector.dimension)) -- nil: not numbers, or beyond float32
   end
   return nil
 end
@@ -249,8 +254,9 @@ local SHAPE = {
   has = { "(f, doc)", { "?", "?" }, "INSERT OR IGNORE" },
   gpt = { "(id, doc, f, lat, lon)", { "?", "?", "?", "?", "?" }, "INSERT" },
   geo = { "", { "?", "?", "?", "?", "?" }, "INSERT" },
+  vec = { "(doc, f, v)", { "?", "?", "CAST(? AS BLOB)" }, "INSERT" },
 }
-local ORDER = { "doc", "num", "kw", "has", "gpt", "geo", "fts" }
+local ORDER = { "doc", "num", "kw", "has", "gpt", "geo", "vec", "fts" }
 local MAX_BINDS = 999 -- SQLite's smallest limit on ?N
 
 -- the INSERT of `rows` rows into table `what` of index p (cached)
@@ -400,6 +406,8 @@ local function index_fields(sink, def, id, pk, fields, get, fts)
                 add(sink, "gpt", gid, id, d.id, v[1], v[2])
                 add(sink, "geo", gid, v[1], v[1], v[2], v[2])
               end
+            elseif where == "vec" then
+              if def.vec then add(sink, "vec", id, d.id, vals[1]) end
             elseif where == "fts" then
               local parts = {}
               for i, toks in ipairs(vals) do parts[i] = docs.fts_text(toks) end
@@ -463,6 +471,7 @@ function docs.remove(h, p, def, key)
     run(h, ("DELETE FROM %sgeo WHERE id IN (SELECT id FROM %sgpt WHERE doc = ?1)"):format(p, p), b)
     run(h, ("DELETE FROM %sgpt WHERE doc = ?1"):format(p), b)
     if def.fts_cols then run(h, ("DELETE FROM %sfts WHERE rowid = ?1"):format(p), b) end
+    if def.vec then run(h, ("DELETE FROM %svec WHERE doc = ?1"):format(p), b) end
     run(h, ("DELETE FROM %sdoc WHERE id = ?1"):format(p), b)
   end
 end
@@ -470,7 +479,10 @@ end
 --- docs.prepare(def): adds what indexing needs to a checked definition
 function docs.prepare(def)
   def.store_of = { LONG = "num", DOUBLE = "num", BOOLEAN = "num", DATE = "num", KEYWORD = "kw", TEXT = "fts",
-    GEO_POINT = "geo" }
+    GEO_POINT = "geo", VECTOR = "vec" }
+  -- an index made before the vec table existed has def.vec false (set by
+  -- the loader): its knn reads the rows' vectors instead
+  if def.vec == nil then def.vec = true end
   local cols = {}
   for _, d in ipairs(def.fields) do
     if d.type == "TEXT" then cols[#cols + 1] = "c" .. d.id end

@@ -50,7 +50,9 @@ function DB:_search_defs()
       local t = self.tables[r[1]]
       if t then
         local req = cjson.decode(r[4])
-        local def = docs.prepare(schema.rebuild(req, t))
+        local def = schema.rebuild(req, t)
+        def.vec = docs.run(h, "SELECT 1 FROM sqlite_master WHERE name = ?1", { "s" .. r[3] .. "_vec" })[1] ~= nil
+        docs.prepare(def)
         by[r[1]] = by[r[1]] or {}
         by[r[1]][r[2]] = { name = r[2], table = r[1], id = r[3], p = "s" .. r[3] .. "_", def = def, req = req,
           created = r[5], ttl = r[6] }

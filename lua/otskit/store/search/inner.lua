@@ -9,8 +9,10 @@
 -- place among the row's objects of that field, from 0), highlight_fields
 -- (the inner_hits highlight, of the path's sub-fields), inner_hits (those
 -- of nested queries with inner_hits inside this one, for this object) }.
--- Sorters: score_sort and doc_sort (the objects' order), each { order =
--- "ASC" | "DESC" }; default: doc_sort ASC. limit <= 100. A nested query
+-- Sorters: score_sort, doc_sort (the objects' order), each { order =
+-- "ASC" | "DESC" }, and field_sort { field_name (a sub-field of the path
+-- with enable_sort_and_agg), order, mode = MIN | MAX | AVG } (objects
+-- without a value last); default: doc_sort ASC. limit <= 100. A nested query
 -- with inner_hits inside a nested query without them is refused (there is
 -- no hit to hang them on).
 --
@@ -33,19 +35,42 @@ local function count(v, lo, hi) return type(v) == "number" and v == math.floor(v
 
 local IH_KEYS = { sort = true, offset = true, limit = true, highlight = true }
 
-local function check_sort(list)
+local SORTABLE = { LONG = true, DOUBLE = true, DATE = true, KEYWORD = true, BOOLEAN = true }
+local MODES = { MIN = "min", MAX = "max", AVG = "avg" }
+
+-- inner_hits.sort of nested path `path` -> keys { {doc | score | field =
+-- d, agg}, desc } | nil, msg, code
+local function check_sort(def, path, list)
   if list == nil then return { { doc = true, desc = false } } end
   if type(list) ~= "table" then return bad("inner_hits: sort must be a list of sorters") end
   local keys = {}
   for i, so in ipairs(list) do
     local kind, b = nil, nil
     if type(so) == "table" then kind, b = next(so) end
-    if (kind ~= "score_sort" and kind ~= "doc_sort") or type(b) ~= "table" or next(so, kind) ~= nil then
-      return bad("inner_hits: otskit sorts inner hits by score_sort and doc_sort only")
+    if (kind ~= "score_sort" and kind ~= "doc_sort" and kind ~= "field_sort") or type(b) ~= "table"
+      or next(so, kind) ~= nil then
+      return bad("inner_hits: otskit sorts inner hits by score_sort, doc_sort and field_sort")
     end
     local o = b.order or (kind == "score_sort" and "DESC" or "ASC")
     if o ~= "ASC" and o ~= "DESC" then return bad("inner_hits: a sorter's order must be ASC or DESC") end
-    keys[i] = { doc = kind == "doc_sort", desc = o == "DESC" }
+    local key = { doc = kind == "doc_sort", desc = o == "DESC" }
+    if kind == "field_sort" then
+      for k in pairs(b) do
+        if k ~= "field_name" and k ~= "order" and k ~= "mode" then
+          return bad("inner_hits: field_sort." .. tostring(k) .. " is not supported by otskit in inner_hits")
+        end
+      end
+      local d = type(b.field_name) == "string" and def.byname[b.field_name] or nil
+      if not d then return bad(("inner_hits: field_sort field [%s] does not exist in the index schema"):format(tostring(b.field_name))) end
+      if (d.parent and d.parent.name) ~= path then
+        return bad(("inner_hits: field_sort field [%s] is not a sub-field of [%s]"):format(d.name, path))
+      end
+      if not SORTABLE[d.type] then return bad(("inner_hits: field_sort field [%s] is %s"):format(d.name, d.type)) end
+      if not d.sort then return bad(("inner_hits: field_sort field [%s] does not enable_sort_and_agg"):format(d.name)) end
+      if b.mode ~= nil and not MODES[b.mode] then return bad("inner_hits: field_sort.mode must be MIN, MAX or AVG") end
+      key.field, key.agg = d, MODES[b.mode or (key.desc and "MAX" or "MIN")]
+    end
+    keys[i] = key
   end
   if #keys == 0 then keys[1] = { doc = true, desc = false } end
   return keys
@@ -66,7 +91,7 @@ local function entry(def, b, depth)
   local offset, limit = ih.offset or 0, ih.limit or L.default_limit
   if not count(offset, 0, L.offset) then return bad("inner_hits: offset must be an integer in 0.." .. L.offset) end
   if not count(limit, 0, L.limit) then return bad("inner_hits: limit must be an integer in 0.." .. L.limit) end
-  local keys, sm, sc = check_sort(ih.sort)
+  local keys, sm, sc = check_sort(def, b.path, ih.sort)
   if not keys then return nil, sm, sc end
   local e = { path = b.path, d = d, query = b.query, offset = offset, limit = limit, keys = keys }
   if ih.highlight ~= nil then
@@ -83,7 +108,7 @@ end
 -- the nested queries with inner_hits in q (any table inside it), in order
 function find(def, v, out, depth)
   if type(v) ~= "table" then return out end
-  if depth > 64 then return bad("the query nests deeper than 64 levels") end
+  if depth > 400 then return bad("the query nests too deep") end -- compile allows 64 query levels, each a few tables
   local k, b = next(v)
   if type(k) == "string" and query.KINDS[k] and type(b) == "table" and next(v, k) == nil then
     if k == "nested" then
@@ -159,8 +184,14 @@ local function compile(env, e)
   local cond, score, code = ctx:compile(e.query, "c", e.path, 1)
   if not cond then return nil, score, code end
   local order = {}
-  for i, k in ipairs(e.keys) do
-    order[i] = (k.doc and "c.id" or "2") .. (k.desc and " DESC" or " ASC")
+  for _, k in ipairs(e.keys) do
+    local x = k.doc and "c.id" or "2"
+    if k.field then -- rows without a value last
+      x = ("(SELECT %s(v) FROM %s%s WHERE doc = c.id AND f = %s)"):format(k.agg, env.p,
+        k.field.type == "KEYWORD" and "kw" or "num", ctx:bind(k.field.id))
+      order[#order + 1] = x .. " IS NULL"
+    end
+    order[#order + 1] = x .. (k.desc and " DESC" or " ASC")
   end
   order[#order + 1] = "c.id ASC"
   e.text = ("SELECT c.id, (%s), (SELECT count(*) FROM %sdoc s WHERE s.parent = c.parent AND s.path = c.path AND s.id < c.id) FROM %sdoc c WHERE c.parent = %s AND c.path = %s AND (%s) ORDER BY %s")
