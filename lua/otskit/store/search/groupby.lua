@@ -136,10 +136,30 @@ function K.field(env, g, scope, depth, what)
   if d then
     local ctx = env.ctx
     local f = ctx:bind(d.id)
-    -- (f, v, doc) is unique: count(*) counts the documents of a value
-    local rows = agg.query(env, ("SELECT n.v, count(*) %s GROUP BY n.v"):format(agg.values_of(env, d, scope)))
+    local gx, exprs, fill = agg.col(env, d), nil, nil
+    if gx and g.sub_aggs ~= nil then -- the sub-aggregations in the same GROUP BY
+      local m5, c5
+      exprs, m5, c5 = agg.by_col(env, g.sub_aggs, scope, what .. ".sub_aggs")
+      if exprs == false then return nil, m5, c5 end
+      fill = m5
+    end
+    local rows
+    -- over the value column; without sub-aggregations over every
+    -- document, the value table's B-tree (ordered by value) is faster
+    if gx and (exprs or g.sub_aggs == nil and scope ~= agg.ALL) then
+      local sel = { gx, "count(*)" }
+      for i, e in ipairs(exprs or {}) do sel[i + 2] = e end
+      rows = agg.query(env, ("SELECT %s FROM %sdoc d WHERE %s AND %s IS NOT NULL GROUP BY 1 ORDER BY 1"):format(
+        table.concat(sel, ", "), ctx.p, scope, gx))
+    else
+      -- (f, v, doc) is unique: count(*) counts the documents of a value
+      rows = agg.query(env, ("SELECT n.v, count(*) %s GROUP BY n.v"):format(agg.values_of(env, d, scope)))
+      fill = nil
+    end
     for _, r in ipairs(rows) do
-      if r[2] >= mdc then items[#items + 1] = { v = r[1], key = key_string(d, r[1]), row_count = r[2] } end
+      if r[2] >= mdc then
+        items[#items + 1] = { v = r[1], key = key_string(d, r[1]), row_count = r[2], sub_aggs = fill and fill(r, 3) }
+      end
     end
     local function bucket(it)
       return ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND v = %s)"):format(scope, valtbl(env, d), f, ctx:bind(it.v))
@@ -147,8 +167,9 @@ function K.field(env, g, scope, depth, what)
     local by_sub = false
     for _, s in ipairs(type(g.sort) == "table" and g.sort or {}) do if type(s) == "table" and s.sub_agg_sort then by_sub = true end end
     -- simple sub-aggregations of every group at once
-    local batched = g.sub_aggs ~= nil and agg.by_group(env, g.sub_aggs, d, scope)
+    local batched = g.sub_aggs ~= nil and not fill and agg.by_group(env, g.sub_aggs, d, scope)
     local rest = g
+    if fill then rest = { sub_group_bys = g.sub_group_bys } end
     if batched then
       rest = { sub_group_bys = g.sub_group_bys }
       for _, it in ipairs(items) do it.sub_aggs = batched(it.v) end
@@ -261,7 +282,15 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
     if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
     if hi ~= nil then conds[#conds + 1] = x .. " < " .. ctx:bind(hi) end
     local rows
-    if d and miss == nil then -- from the values alone
+    local cx = agg.col(env, d, miss)
+    if cx then -- from the value column: one value per document
+      x, from = cx, ctx.p .. "doc d"
+      local vc = { scope, x .. " IS NOT NULL" }
+      if lo ~= nil then vc[#vc + 1] = x .. " >= " .. ctx:bind(lo) end
+      if hi ~= nil then vc[#vc + 1] = x .. " < " .. ctx:bind(hi) end
+      rows = agg.query(env, ("SELECT %s AS b, count(*) FROM %sdoc d WHERE %s GROUP BY b ORDER BY b")
+        :format(keyexpr(x), ctx.p, table.concat(vc, " AND ")))
+    elseif d and miss == nil then -- from the values alone
       local vc = {}
       if lo ~= nil then vc[#vc + 1] = " AND n.v >= " .. ctx:bind(lo) end
       if hi ~= nil then vc[#vc + 1] = " AND n.v < " .. ctx:bind(hi) end
@@ -297,11 +326,6 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
   return { items = items }
 end
 
--- floor(e) in SQL without the math functions
-local function sql_floor(e)
-  return ("(CAST(%s AS INTEGER) - ((%s) < CAST(%s AS INTEGER)))"):format(e, e, e)
-end
-
 function K.histogram(env, g, scope, depth, what)
   local iv = g.interval
   if type(iv) ~= "number" or not (iv > 0) or iv == math.huge then return bad(what .. ": interval must be a number > 0") end
@@ -325,7 +349,7 @@ function K.histogram(env, g, scope, depth, what)
   local integral = (not d or d.type ~= "DOUBLE") and iv == math.floor(iv) and off == math.floor(off)
   local bi, bo = ctx:bind(iv), ctx:bind(off)
   return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
-    function(x) return sql_floor(("((%s) - %s) * 1.0 / %s"):format(x, bo, bi)) end,
+    function(x) return ("floor_div((%s) - %s, %s)"):format(x, bo, bi) end, -- floor in C (csrc/core/bucket.c)
     function(it)
       local k = it.b * iv + off
       if integral then k = math.tointeger and math.tointeger(k) or k else k = k + 0.0 end

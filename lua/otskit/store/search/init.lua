@@ -52,6 +52,9 @@ function DB:_search_defs()
         local req = cjson.decode(r[4])
         local def = schema.rebuild(req, t)
         def.vec = docs.run(h, "SELECT 1 FROM sqlite_master WHERE name = ?1", { "s" .. r[3] .. "_vec" })[1] ~= nil
+        -- an index made before the value columns of p.."doc" has none
+        def.cols = docs.run(h, "SELECT count(*) FROM pragma_table_info(?1) WHERE name GLOB 'a[0-9]*'",
+          { "s" .. r[3] .. "_doc" })[1][1] > 0
         docs.prepare(def)
         by[r[1]] = by[r[1]] or {}
         by[r[1]][r[2]] = { name = r[2], table = r[1], id = r[3], p = "s" .. r[3] .. "_", def = def, req = req,
