@@ -90,13 +90,19 @@ function agg.col(env, d, miss)
 end
 
 -- adds aggregate expressions to the level's batch (one SELECT over the
--- scope's documents, run by run_list); fill(row, i) -> the aggregation's
--- value from the row, i the position of its first expression
+-- scope's documents, run by run_list; an expression two aggregations
+-- share is computed once); fill(row, at) -> the aggregation's value from
+-- the row, at[j] the position of its j-th expression
 local function batch(env, exprs, fill, out)
   local b = env.batch
-  local i = #b.exprs + 1
-  for j, e in ipairs(exprs) do b.exprs[i + j - 1] = e end
-  b.items[#b.items + 1] = { out = out, at = i, fill = fill }
+  b.pos = b.pos or {}
+  local at = {}
+  for j, e in ipairs(exprs) do
+    local i = b.pos[e]
+    if not i then i = #b.exprs + 1; b.exprs[i] = e; b.pos[e] = i end
+    at[j] = i
+  end
+  b.items[#b.items + 1] = { out = out, at = at, fill = fill }
 end
 
 local function tbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
@@ -141,14 +147,15 @@ local function simple(fn)
     local x = env.batch and agg.col(env, d, miss)
     if x then
       local out = {}
-      batch(env, { "count(" .. x .. ")", "total(" .. x .. ")", "min(" .. x .. ")", "max(" .. x .. ")" }, function(r, i)
-        local v
-        if fn == "avg" then v = r[i] > 0 and r[i + 1] / r[i] or nil
-        elseif fn == "sum" then v = r[i + 1]
-        elseif fn == "min" then v = r[i + 2]
-        else v = r[i + 3] end
-        return num(v)
-      end, out)
+      if fn == "avg" then
+        batch(env, { "count(" .. x .. ")", "total(" .. x .. ")" }, function(r, at)
+          return r[at[1]] > 0 and num(r[at[2]] / r[at[1]]) or nil
+        end, out)
+      else -- sum: total(x) (0.0 when no value), min(x), max(x)
+        batch(env, { ({ sum = "total(", min = "min(", max = "max(" })[fn] .. x .. ")" }, function(r, at)
+          return num(r[at[1]])
+        end, out)
+      end
       return out
     end
     local n, total, lo, hi, having = 0, 0, nil, nil, 0
@@ -184,7 +191,7 @@ function RUN.count(env, a, scope, what)
   local x = env.batch and agg.col(env, d)
   if x then
     local out = {}
-    batch(env, { "count(" .. x .. ")" }, function(r, i) return r[i] end, out)
+    batch(env, { "count(" .. x .. ")" }, function(r, at) return r[at[1]] end, out)
     return out
   end
   return { value = agg.query(env, ("SELECT count(*) %s"):format(values_of(env, d, scope)))[1][1] }
@@ -201,7 +208,7 @@ function RUN.distinct_count(env, a, scope, what)
   local x = env.batch and (miss ~= nil or scope ~= agg.ALL or env.batch.group) and agg.col(env, d, miss)
   if x then -- every document's value, or the missing value in its stead
     local out = {}
-    batch(env, { "count(DISTINCT " .. x .. ")" }, function(r, i) return r[i] end, out)
+    batch(env, { "count(DISTINCT " .. x .. ")" }, function(r, at) return r[at[1]] end, out)
     return out
   end
   local r = agg.query(env, ("SELECT count(DISTINCT n.v), %s %s"):format(miss ~= nil and "count(DISTINCT n.doc)" or "0",
@@ -341,10 +348,14 @@ function agg.by_col(env, list, scope, where)
   if not ok then error(e, 0) end
   if m then return false, m, c end
   if #b.items ~= #list then error("otskit.store.search.agg: a sub-aggregation left the group's batch", 0) end
+  for _, it in ipairs(b.items) do
+    for j, i in ipairs(it.at) do it.at[j] = i - 1 end -- positions relative to base
+  end
   return b.exprs, function(row, base)
-    local res = {}
+    local res, at = {}, {}
     for k, it in ipairs(b.items) do -- one item per aggregation, in order
-      res[k] = { name = out[k].name, type = out[k].type, value = it.fill(row, base + it.at - 1) }
+      for j, i in ipairs(it.at) do at[j] = base + i end
+      res[k] = { name = out[k].name, type = out[k].type, value = it.fill(row, at) }
     end
     return res
   end

@@ -282,7 +282,9 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
     if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
     if hi ~= nil then conds[#conds + 1] = x .. " < " .. ctx:bind(hi) end
     local rows
-    local cx = agg.col(env, d, miss)
+    -- over every document without a missing value the value table is
+    -- read alone (narrower than p.."doc"); else the value column
+    local cx = not (miss == nil and scope == agg.ALL) and agg.col(env, d, miss)
     if cx then -- from the value column: one value per document
       x, from = cx, ctx.p .. "doc d"
       local vc = { scope, x .. " IS NOT NULL" }
@@ -294,8 +296,9 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
       local vc = {}
       if lo ~= nil then vc[#vc + 1] = " AND n.v >= " .. ctx:bind(lo) end
       if hi ~= nil then vc[#vc + 1] = " AND n.v < " .. ctx:bind(hi) end
-      rows = agg.query(env, ("SELECT b, count(DISTINCT doc) FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b ORDER BY b")
-        :format(keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc)))
+      -- a single-valued field has one value per document: no DISTINCT
+      rows = agg.query(env, ("SELECT b, %s FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b ORDER BY b")
+        :format(d.col and "count(*)" or "count(DISTINCT doc)", keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc)))
     else
       rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
         :format(keyexpr(x), from, table.concat(conds, " AND ")))
