@@ -334,6 +334,9 @@ function docs.sink(h, p, def, build)
     sink.build = true
   end
   sink.shape = {}
+  if not def.keyed then
+    for _, k in ipairs({ "num", "kw" }) do sink.shape[k] = { "(f, v, doc)", { "?", "?", "?" }, "INSERT OR IGNORE" } end
+  end
   if def.fts_cols then
     local q = { "?" }
     for i = 1, #def.fts_cols do q[i + 1] = "?" end
@@ -420,7 +423,11 @@ local function index_fields(sink, def, id, pk, fields, get, fts)
         if #vals > 0 then
           local where = def.store_of[ty]
           if where == "num" or where == "kw" then
-            for _, v in ipairs(vals) do add(sink, where, d.id, v, pk, id) end
+            if def.keyed then
+              for _, v in ipairs(vals) do add(sink, where, d.id, v, pk, id) end
+            else -- an index made before num/kw held the row key
+              for _, v in ipairs(vals) do add(sink, where, d.id, v, id) end
+            end
           else
             -- exists for the other types: num and kw answer it themselves
             add(sink, "has", d.id, id)
@@ -517,6 +524,10 @@ function docs.prepare(def)
   -- an index made before the vec table existed has def.vec false (set by
   -- the loader): its knn reads the rows' vectors instead
   if def.vec == nil then def.vec = true end
+  -- num and kw hold each value's row key (pk), except in an index made
+  -- before they did (the loader sets def.keyed false): its searches read
+  -- the matches from p.."doc" and sort them
+  if def.keyed == nil then def.keyed = true end
   local cols = {}
   for _, d in ipairs(def.fields) do
     if d.type == "TEXT" then cols[#cols + 1] = "c" .. d.id end

@@ -55,6 +55,8 @@ function DB:_search_defs()
         -- an index made before the value columns of p.."doc" has none
         def.cols = docs.run(h, "SELECT count(*) FROM pragma_table_info(?1) WHERE name GLOB 'a[0-9]*'",
           { "s" .. r[3] .. "_doc" })[1][1] > 0
+        -- an index made before num/kw held the row key has no pk column
+        def.keyed = docs.run(h, "SELECT 1 FROM pragma_table_info(?1) WHERE name = 'pk'", { "s" .. r[3] .. "_num" })[1] ~= nil
         docs.prepare(def)
         by[r[1]] = by[r[1]] or {}
         by[r[1]][r[2]] = { name = r[2], table = r[1], id = r[3], p = "s" .. r[3] .. "_", def = def, req = req,
