@@ -162,7 +162,10 @@ local function trial(seed)
       local b, bm, bc = B:get_range_pb(req)
       assert.is_not_false(b, what)
       same("GetRange", a, am, ac, b, bm, bc, what)
-      if b then assert.are.equal(#a.rows, b.row_count, what) end
+      if b then
+        assert.are.equal(#a.rows, b.row_count, what)
+        assert.are.equal(a.scanned, b.scanned, what)
+      end
     end
   end
   assert.are.same(A:partitions("t"), B:partitions("t"), "partition accounting, seed " .. seed)
