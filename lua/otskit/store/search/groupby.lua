@@ -125,6 +125,28 @@ local function valtbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" 
 
 local K = {}
 
+-- the ORDER BY of a field group-by's (key, count) rows when its sort uses
+-- only group_key_sort and row_count_sort (the rows' order then equals
+-- sort_items', whose last tie-break is the key ascending) | nil
+local function sql_order(g)
+  local sorters = g.sort
+  if sorters == nil then return "2 DESC, 1 ASC" end
+  if type(sorters) ~= "table" then return nil end
+  local out = {}
+  for i, so in ipairs(sorters) do
+    if type(so) ~= "table" then return nil end
+    local kind, b = next(so)
+    if next(so, kind) ~= nil or type(b) ~= "table" and b ~= nil then return nil end
+    local o = (b or {}).order or "ASC"
+    if o ~= "ASC" and o ~= "DESC" then return nil end
+    if kind == "group_key_sort" then out[i] = "1 " .. o
+    elseif kind == "row_count_sort" then out[i] = "2 " .. o
+    else return nil end
+  end
+  out[#out + 1] = "1 ASC"
+  return table.concat(out, ", ")
+end
+
 function K.field(env, g, scope, depth, what)
   local size, m, c = size_of(g, what)
   if not size then return nil, m, c end
@@ -144,16 +166,21 @@ function K.field(env, g, scope, depth, what)
       fill = m5
     end
     local rows
+    -- the top `size` groups picked by SQL when the sort allows it (every
+    -- group otherwise; sort_items orders them either way)
+    local order = sql_order(g)
+    local tail = ("HAVING count(*) >= %s ORDER BY %s"):format(ctx:bind(mdc), order or "1 ASC")
+    if order then tail = tail .. " LIMIT " .. ctx:bind(size) end
     -- over the value column; without sub-aggregations over every
     -- document, the value table's B-tree (ordered by value) is faster
     if gx and (exprs or g.sub_aggs == nil and scope ~= agg.ALL) then
       local sel = { gx, "count(*)" }
       for i, e in ipairs(exprs or {}) do sel[i + 2] = e end
-      rows = agg.query(env, ("SELECT %s FROM %sdoc d WHERE %s AND %s IS NOT NULL GROUP BY 1 ORDER BY 1"):format(
-        table.concat(sel, ", "), ctx.p, scope, gx))
+      rows = agg.query(env, ("SELECT %s FROM %sdoc d WHERE %s AND %s IS NOT NULL GROUP BY 1 %s"):format(
+        table.concat(sel, ", "), ctx.p, scope, gx, tail))
     else
       -- (f, v, doc) is unique: count(*) counts the documents of a value
-      rows = agg.query(env, ("SELECT n.v, count(*) %s GROUP BY n.v"):format(agg.values_of(env, d, scope)))
+      rows = agg.query(env, ("SELECT n.v, count(*) %s GROUP BY n.v %s"):format(agg.values_of(env, d, scope), tail))
       fill = nil
     end
     for _, r in ipairs(rows) do
