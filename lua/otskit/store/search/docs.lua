@@ -266,8 +266,8 @@ local MAX_BINDS = 999 -- SQLite's smallest limit on ?N
 -- the INSERT of `rows` rows into table `what` of index p (cached by its
 -- columns too: another database's index of the same prefix may have others)
 local MULTI = {}
-local function multi(p, what, shape, rows)
-  local k = p .. what .. "/" .. rows .. shape[1]
+local function multi(tbl, shape, rows)
+  local k = tbl .. "/" .. rows .. shape[1]
   local text = MULTI[k]
   if text then return text end
   local n, vals = 0, {}
@@ -279,7 +279,7 @@ local function multi(p, what, shape, rows)
     end
     vals[r] = "(" .. table.concat(one, ", ") .. ")"
   end
-  text = ("%s INTO %s%s %s VALUES %s"):format(shape[3], p, what, shape[1], table.concat(vals, ", "))
+  text = ("%s INTO %s %s VALUES %s"):format(shape[3], tbl, shape[1], table.concat(vals, ", "))
   MULTI[k] = text
   return text
 end
@@ -294,10 +294,10 @@ local function flush(sink, what)
   local per = math.floor(MAX_BINDS / w)
   local i = 1
   while i <= n do
-    local rows = math.min(per, (n - i + 1) / w)
+    local rows = math.min(per, math.floor((n - i + 1) / w))
     local b = {}
     for j = 1, rows * w do b[j] = l[i + j - 1] end
-    run(sink.h, multi(sink.p, what, shape, rows), b, rows * w)
+    run(sink.h, multi(sink.into[what], shape, rows), b, rows * w)
     i = i + rows * w
   end
   l.n = 0
@@ -316,13 +316,27 @@ local function next_id(h, p, what)
   return run(h, ("SELECT coalesce(max(id), 0) + 1 FROM %s%s"):format(p, what))[1][1]
 end
 
---- docs.sink(h, p, def) -> a sink for docs.put: the index's rows are
--- written by docs.flush(sink), or when it holds many (a build keeps one
--- sink for every row; a write makes one per row)
-function docs.sink(h, p, def)
-  local sink = { h = h, p = p, size = 0, doc_id = next_id(h, p, "doc"), gpt_id = next_id(h, p, "gpt") }
-  for _, k in ipairs(ORDER) do sink[k] = { n = 0 } end
+--- docs.sink(h, p, def [, build]) -> a sink for docs.put: the index's
+-- rows are written by docs.flush(sink), or when it holds many (a build
+-- keeps one sink for every row; a write makes one per row). build: the
+-- values go to temporary tables first and docs.finish(sink) moves them
+-- into the value indexes in their order (one sort, then appends, instead
+-- of an insert at a random place of a large B-tree per value).
+function docs.sink(h, p, def, build)
+  local sink = { h = h, p = p, size = 0, doc_id = next_id(h, p, "doc"), gpt_id = next_id(h, p, "gpt"), into = {} }
+  for _, k in ipairs(ORDER) do sink[k] = { n = 0 }; sink.into[k] = p .. k end
+  if build then
+    for _, k in ipairs({ "num", "kw" }) do
+      local stage = "temp." .. p .. k .. "_stage"
+      run(h, ("CREATE TABLE %s (f INTEGER, v, pk BLOB, doc INTEGER)"):format(stage))
+      sink.into[k] = stage
+    end
+    sink.build = true
+  end
   sink.shape = {}
+  if not def.keyed then
+    for _, k in ipairs({ "num", "kw" }) do sink.shape[k] = { "(f, v, doc)", { "?", "?", "?" }, "INSERT OR IGNORE" } end
+  end
   if def.fts_cols then
     local q = { "?" }
     for i = 1, #def.fts_cols do q[i + 1] = "?" end
@@ -343,6 +357,19 @@ end
 function docs.flush(sink)
   for _, k in ipairs(ORDER) do flush(sink, k) end
   sink.size = 0
+end
+
+--- docs.finish(sink): flushes a build's sink and moves its staged values
+-- into the value indexes
+function docs.finish(sink)
+  docs.flush(sink)
+  if not sink.build then return end
+  for _, k in ipairs({ "num", "kw" }) do
+    local stage = sink.into[k]
+    run(sink.h, ("INSERT OR IGNORE INTO %s%s (f, v, pk, doc) SELECT f, v, pk, doc FROM %s ORDER BY f, v, pk, doc")
+      :format(sink.p, k, stage))
+    run(sink.h, "DROP TABLE " .. stage)
+  end
 end
 
 -- a new document's id (its row goes into the sink)
@@ -396,7 +423,11 @@ local function index_fields(sink, def, id, pk, fields, get, fts)
         if #vals > 0 then
           local where = def.store_of[ty]
           if where == "num" or where == "kw" then
-            for _, v in ipairs(vals) do add(sink, where, d.id, v, pk, id) end
+            if def.keyed then
+              for _, v in ipairs(vals) do add(sink, where, d.id, v, pk, id) end
+            else -- an index made before num/kw held the row key
+              for _, v in ipairs(vals) do add(sink, where, d.id, v, id) end
+            end
           else
             -- exists for the other types: num and kw answer it themselves
             add(sink, "has", d.id, id)
@@ -493,6 +524,10 @@ function docs.prepare(def)
   -- an index made before the vec table existed has def.vec false (set by
   -- the loader): its knn reads the rows' vectors instead
   if def.vec == nil then def.vec = true end
+  -- num and kw hold each value's row key (pk), except in an index made
+  -- before they did (the loader sets def.keyed false): its searches read
+  -- the matches from p.."doc" and sort them
+  if def.keyed == nil then def.keyed = true end
   local cols = {}
   for _, d in ipairs(def.fields) do
     if d.type == "TEXT" then cols[#cols + 1] = "c" .. d.id end
