@@ -677,8 +677,8 @@ static scratch_row *new_scratch(lua_State *L) {
 /* __index of the untyped rows of one decode whose cells were not read yet
  * (row, key) -> row.cells | nil. The closure's upvalues: decode's
  * constants, the bytes (checked when first decoded), the offsets {row =
- * offset of its bytes} (weak keys) and the scratch row. Reading cells
- * parses the row again (no checksums), builds the cells with their
+ * offset of its attribute cells in the bytes} (weak keys) and the scratch
+ * row. Reading cells parses those cells again (no checksums), builds the cells with their
  * values shared with row.columns, sets row.cells and drops the metatable
  * and the offset. Every other key is nil (a plain row's). */
 static int lazy_cells(lua_State *L) {
@@ -694,14 +694,14 @@ static int lazy_cells(lua_State *L) {
   lua_rawget(L, lua_upvalueindex(U_OFFSETS));
   off = lua_type(L, 2) == LUA_TNUMBER ? lua_tointeger(L, 2) : -1;
   s = lua_tolstring(L, lua_upvalueindex(U_BYTES), &n);
-  if (off < 0 || (size_t)off >= n) return luaL_error(L, "otskit.wire: row.cells of a table that is not a decoded row (its metatable was copied)");
+  if (off < 0 || (size_t)off > n) return luaL_error(L, "otskit.wire: row.cells of a table that is not a decoded row (its metatable was copied)");
   luaL_checkstack(L, 16, "otskit.wire: decode");
   sc = lua_touserdata(L, lua_upvalueindex(U_SCRATCH));
   if (sc->busy) sc = new_scratch(L);
   r.start = (const unsigned char *)s; r.p = r.start + off; r.end = r.start + n;
   r.err = NULL; r.err_at = 0;
   r.trusted = 1; /* verified by decode_rows */
-  if (pb_read_row(&r, &sc->row) != 1) return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
+  if (pb_read_cells(&r, &sc->row) != 1) return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
   dec_index(&d, 0, 1);
   lua_pushvalue(L, d.k_cols);
   lua_rawget(L, 1);
@@ -762,13 +762,14 @@ static int l_decode_rows(lua_State *L) {
     lua_rawset(L, mt);
   }
   for (;;) {
-    size_t off = (size_t)(r.p - r.start);
     if ((rc = pb_read_row(&r, &sc->row)) != 1) break;
     if (max && nrows == max) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
     push_row(L, &d, &sc->row, mt);
-    if (mt) {
+    if (mt) { /* where its attribute cells start (6 bytes before the first name), else the row's end */
+      const pb_row *pr = &sc->row;
+      const char *at = pr->ncells > pr->npk ? pr->cells[pr->npk].name - 6 : (const char *)r.p;
       lua_pushvalue(L, -1);
-      lua_pushinteger(L, (lua_Integer)off);
+      lua_pushinteger(L, (lua_Integer)(at - s));
       lua_rawset(L, offsets);
     }
     lua_rawseti(L, out, (lua_Integer)++nrows);
