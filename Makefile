@@ -34,6 +34,10 @@ BENCH_SO   = build/5.4/otskit_bench.so build/jit/otskit_bench.so
 CTESTS     = $(patsubst spec/c/%.c,build/ctest/%,$(wildcard spec/c/*_test.c))
 FUZZERS    = $(patsubst fuzz/%.c,build/fuzz/%,$(wildcard fuzz/*_fuzz.c))
 FUZZ_SECONDS ?= 60
+# files compiled at once by make test, check and test-builds
+NPROC     ?= $(shell nproc 2>/dev/null || echo 1)
+# what make check runs: the C tests and the modules with ASan+UBSan
+SAN_BUILDS = $(CTESTS) $(ALLOC_TESTS) build/asan/5.4/otskit/core.so build/asan/jit/otskit/core.so
 
 SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_ENV    = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
@@ -59,7 +63,7 @@ Q          = $(if $(V),,@)
 say        = $(if $(V),,@printf '  %-6s %s\n' $(1) $(2))
 SUBMAKE    = $(MAKE) --no-print-directory $(if $(V),,-s)
 
-.PHONY: all deps build interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test serve
+.PHONY: all deps build test-builds interop test ctest spec check valgrind fuzz bench bench-compare demo install clean rock openresty-test serve
 
 all: build
 
@@ -129,11 +133,18 @@ build/alloc/allocjit: spec/alloc/host.c spec/c/check.h
 	$(call say,CC,$@)
 	$(Q)$(CC) $(WARN) $(CFLAGS) -Ispec/c -I$(JIT_INC) -o $@ $< -lluajit-5.1
 
-# The README's test command: C tests, then every spec under lua5.4 and
-# luajit; the last line sums all runs as "N passed, N failed".
+# The README's test command: C tests, every spec under lua5.4 and under
+# luajit (the runs side by side, see spec/run.sh), the gateway and serve
+# in nginx; the last line sums all runs as "N passed, N failed". What it
+# needs is compiled NPROC files at a time.
 test: deps
-	@$(SUBMAKE) build $(CTESTS) $(ALLOC_TESTS)
+	@$(SUBMAKE) -j$(NPROC) build $(CTESTS) $(ALLOC_TESTS)
 	@sh spec/run.sh all
+
+# Everything make test, make check and make interop run, compiled NPROC
+# files at a time (CI builds it once, then runs those three side by side).
+test-builds:
+	@$(SUBMAKE) -j$(NPROC) build $(SAN_BUILDS)
 
 # The gateway example in Debian's nginx: 2 workers, a temporary prefix, a
 # free 127.0.0.1 port; nginx is always stopped (also part of make test).
@@ -154,7 +165,8 @@ ctest: build $(CTESTS) $(ALLOC_TESTS)
 # spec/run.sh check). QUICK=1: property tests with 1/20 of their trials
 # (OTSKIT_QUICK; what CI runs, after make test ran them in full).
 QUICK     ?=
-check: build $(CTESTS) $(ALLOC_TESTS) build/asan/5.4/otskit/core.so build/asan/jit/otskit/core.so
+check:
+	@$(SUBMAKE) -j$(NPROC) build $(SAN_BUILDS)
 	@$(SAN_ENV) OTSKIT_BUILD=build/asan $(if $(QUICK),OTSKIT_QUICK=1) sh spec/run.sh check
 
 build/asan/5.4/otskit/core.so: $(SRC) $(HDR) Makefile

@@ -17,6 +17,12 @@
 #include "laux.h"
 #include "merge.h"
 #include "plainbuffer.h"
+#include "kv.h"
+#include "rowstream.h"
+#include "sign.h"
+#include "tablestore.pb-c.h"
+#include "tuple.h"
+#include <time.h>
 
 #if defined(__GNUC__)
 #define BENCH_EXPORT __attribute__((visibility("default")))
@@ -377,13 +383,179 @@ static int l_plainbuffer_count(lua_State *L) {
   return 1;
 }
 
+
+/* ---- otskit serve's request work, in C alone ---------------------------- */
+
+/* The headers table at idx as sign_header entries (userdata left on the
+ * stack; names and values anchored by the table); *n set. */
+static sign_header *headers_of(lua_State *L, int idx, size_t *n) {
+  size_t cap = 0, k = 0;
+  sign_header *h;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) { lua_pop(L, 1); cap++; }
+  h = (sign_header *)lua_newuserdatauv(L, (cap ? cap : 1) * sizeof *h, 0);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING && k < cap) {
+      h[k].name = lua_tolstring(L, -2, &h[k].nlen);
+      h[k].val = lua_tolstring(L, -1, &h[k].vlen);
+      k++;
+    }
+    lua_pop(L, 1);
+  }
+  *n = k;
+  return h;
+}
+
+/* the stored key (a tuple of the integer key cells) of the PlainBuffer
+ * primary key pk into b; 1, or 0 when it is not one of integers */
+static int key_of(const ProtobufCBinaryData *pk, tuple_buf *b) {
+  pb_reader r;
+  pb_row row;
+  size_t i;
+  int ok = 0;
+  memset(&row, 0, sizeof row);
+  b->len = 0;
+  if (!pb_reader_init(&r, pk->data, pk->len) || pb_read_row(&r, &row) != 1) { pb_row_free(&row); return 0; }
+  for (i = 0; i < row.npk; i++) {
+    const pb_value *v = &row.cells[i].v;
+    if (v->vt != PB_VT_INTEGER || tuple_put_int(b, v->i) != 0) goto done;
+  }
+  ok = 1;
+done:
+  pb_row_free(&row);
+  return ok;
+}
+
+/* serve_limit(path, table, mode, body, req_headers, resp_headers, secret,
+ * n) -> us per request: what `otskit serve` does for one GetRow ("get") or
+ * GetRange ("range", 100 rows of a table with an INTEGER key) between
+ * reading the body and sending the answer, in C alone: the body's MD5 and
+ * the request signature checked, the protobuf request and its PlainBuffer
+ * key decoded, one read transaction (schema cookie, generation row, the
+ * row or the range read straight into PlainBuffer), the protobuf answer,
+ * its MD5 and its signature. */
+static int l_serve_limit(lua_State *L) {
+  size_t pl, bl, sl, nreq, nresp;
+  const char *path = luaL_checklstring(L, 1, &pl);
+  const char *tname = luaL_checkstring(L, 2);
+  const char *mode = luaL_checkstring(L, 3);
+  const char *body = luaL_checklstring(L, 4, &bl);
+  const char *secret;
+  sign_header *rq = headers_of(L, 5, &nreq), *rs = headers_of(L, 6, &nresp);
+  int64_t n = otsk_checkint64(L, 8, "bench", "#8 (n)"), it;
+  int range = strcmp(mode, "range") == 0, found, failed = 0;
+  char err[256], md5[25], sig[29];
+  kv_db *db = NULL;
+  kv_table *t, *meta;
+  rs_opts o;
+  pb_writer w;
+  tuple_buf k1, k2;
+  struct timespec t0, t1;
+  unsigned char *out = NULL;
+  size_t outcap = 0;
+  char head[64], tail[16];
+  secret = luaL_checklstring(L, 7, &sl);
+  if (kv_open(path, pl, 5000, &db, err, sizeof err) != KV_OK) return luaL_error(L, "bench: %s", err);
+  t = kv_table_get(db, tname, 0, &found);
+  meta = kv_table_get(db, "meta", 0, &found);
+  if (t == NULL || meta == NULL) { kv_close_db(db); return luaL_error(L, "bench: no table %s", tname); }
+  memset(&o, 0, sizeof o);
+  o.npk = 1; o.pk_name[0].s = "id"; o.pk_name[0].n = 2; o.pk_type[0] = RS_PK_INTEGER;
+  o.lo = INT64_MIN; o.hi = INT64_MAX; o.maxv = 1; o.plain = 1;
+  pb_writer_init(&w);
+  tuple_buf_init(&k1); tuple_buf_init(&k2);
+  snprintf(head, sizeof head, "/%s\nPOST\n\n", range ? "GetRange" : "GetRow");
+  snprintf(tail, sizeof tail, "/%s", range ? "GetRange" : "GetRow");
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+  for (it = 0; it < n && !failed; it++) {
+    const void *v;
+    size_t vl, plen;
+    int64_t size = 0, total = 0;
+    const char *why;
+    Ots__CapacityUnit cu = OTS__CAPACITY_UNIT__INIT;
+    Ots__ConsumedCapacity cc = OTS__CONSUMED_CAPACITY__INIT;
+    /* the request: body MD5, signature, protobuf, key */
+    if (!sign_md5_b64(body, bl, md5) || !sign_headers_b64(secret, sl, head, strlen(head), rq, nreq, "", 0, sig)) { failed = 1; break; }
+    cu.has_read = 1; cu.read = 1; cu.has_write = 1; cu.write = 0;
+    cc.capacity_unit = &cu;
+    pb_writer_reset(&w);
+    if (kv_begin(db, 0) != KV_OK || kv_schema_version(db) < 0) { failed = 2; break; }
+    if (kv_get(meta, "\0gen", 4, &v, &vl) == KV_ERR) { failed = 3; break; }
+    kv_get_done(meta);
+    if (!range) {
+      Ots__GetRowRequest *m = ots__get_row_request__unpack(NULL, bl, (const uint8_t *)body);
+      Ots__GetRowResponse resp = OTS__GET_ROW_RESPONSE__INIT;
+      if (m == NULL || !key_of(&m->primary_key, &k1)) { failed = 4; break; }
+      ots__get_row_request__free_unpacked(m, NULL);
+      if (kv_get(t, k1.p, k1.len, &v, &vl) == KV_OK) {
+        pb_write_header(&w);
+        if (rs_row(&w, &o, k1.p, k1.len, v, vl, &size, &why) < 0) failed = 5;
+        kv_get_done(t);
+      }
+      resp.consumed = &cc;
+      resp.row.data = w.p; resp.row.len = w.len;
+      plen = ots__get_row_response__get_packed_size(&resp);
+      if (plen > outcap) { free(out); outcap = plen * 2; out = malloc(outcap); }
+      ots__get_row_response__pack(&resp, out);
+    } else {
+      Ots__GetRangeRequest *m = ots__get_range_request__unpack(NULL, bl, (const uint8_t *)body);
+      Ots__GetRangeResponse resp = OTS__GET_RANGE_RESPONSE__INIT;
+      kv_cursor c;
+      const void *k;
+      size_t kl, nrows = 0;
+      int rc;
+      if (m == NULL || !key_of(&m->inclusive_start_primary_key, &k1) || !key_of(&m->exclusive_end_primary_key, &k2)) { failed = 4; break; }
+      ots__get_range_request__free_unpacked(m, NULL);
+      memset(&c, 0, sizeof c);
+      if (kv_scan(t, &c, k1.p, k1.len, k2.p, k2.len, 0, 5001) != KV_OK) { failed = 6; break; }
+      pb_write_header(&w);
+      while ((rc = kv_next(&c, &k, &kl, &v, &vl)) == KV_ROW) {
+        if (nrows == 100) { /* next_start_primary_key: the key alone */
+          pb_writer kw;
+          pb_writer_init(&kw);
+          pb_write_header(&kw);
+          rs_row(&kw, &o, k, kl, "", 0, &size, &why);
+          resp.has_next_start_primary_key = 1;
+          resp.next_start_primary_key.data = kw.p; resp.next_start_primary_key.len = kw.len;
+          pb_writer_free(&kw);
+          resp.has_next_start_primary_key = 0;
+          break;
+        }
+        if (rs_row(&w, &o, k, kl, v, vl, &size, &why) < 0) { failed = 5; break; }
+        total += size;
+        nrows++;
+      }
+      kv_cursor_close(&c);
+      resp.consumed = &cc;
+      resp.rows.data = w.p; resp.rows.len = w.len;
+      plen = ots__get_range_response__get_packed_size(&resp);
+      if (plen > outcap) { free(out); outcap = plen * 2; out = malloc(outcap); }
+      ots__get_range_response__pack(&resp, out);
+    }
+    if (kv_commit(db) != KV_OK) { failed = 7; break; }
+    /* the answer: MD5, signature */
+    if (!sign_md5_b64(out, plen, md5) || !sign_headers_b64(secret, sl, "", 0, rs, nresp, tail, strlen(tail), sig)) { failed = 8; break; }
+    (void)total;
+  }
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+  free(out);
+  pb_writer_free(&w);
+  tuple_buf_free(&k1); tuple_buf_free(&k2);
+  kv_close_db(db);
+  if (failed) return luaL_error(L, "bench: serve_limit failed at step %d", failed);
+  lua_pushnumber(L, ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / (double)n);
+  return 1;
+}
+
 BENCH_EXPORT int luaopen_otskit_bench(lua_State *L) {
   static const luaL_Reg merge_methods[] = {{"run", l_merge_run}, {NULL, NULL}};
   static const luaL_Reg merge_meta[] = {{"__gc", b_gc}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
     {"prefix_loop", l_prefix_loop}, {"prefix_check", l_prefix_check}, {"fnv", l_fnv},
     {"merge_keys", l_merge_keys}, {"direct", l_direct},
-    {"plainbuffer_count", l_plainbuffer_count}, {NULL, NULL}
+    {"plainbuffer_count", l_plainbuffer_count}, {"serve_limit", l_serve_limit}, {NULL, NULL}
   };
   otsk_newclass(L, MERGE_MT, merge_methods, merge_meta);
   lua_newtable(L);

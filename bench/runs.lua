@@ -7,7 +7,7 @@
 -- `make bench` and `make bench-compare` run it; luajit runs it alike.
 -- `lua5.4 bench/runs.lua --help` lists the options (bench_cmd.lua).
 local dir = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
-package.path = dir .. "/?.lua;" .. package.path
+package.path = dir .. "/?.lua;" .. dir .. "/../lua/?.lua;" .. dir .. "/../lua/?/init.lua;" .. package.path
 local argparse = require "argparse"
 local cmd = require "bench_cmd"
 

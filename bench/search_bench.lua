@@ -5,10 +5,17 @@
 -- same rows inserted into one SQLite table with B-tree indexes, FTS5 and
 -- an R*Tree; then term, range, bool, match and geo queries, each asked of
 -- both (first 100 matches in primary key order and the total count), p50
--- and p99 latency over Q random instances, and the ratio. Every answer is
--- checked equal to the floor's before it is timed.
+-- and p99 latency over Q random instances, and the ratio; R rounds of the
+-- same Q instances, otskit and the floor alternating query by query,
+-- medians over the rounds. Every answer is checked equal to the floor's.
+-- A third column, "otskit SQL", replays the very statements otskit ran
+-- for each query (captured at its first round) straight on the same
+-- connection: what otskit costs beyond that is building the Lua answer.
 -- N: OTSKIT_SEARCH_BENCH_N (default 1 000 000; 20 000 in the quick suite);
--- Q: OTSKIT_SEARCH_BENCH_Q (default 200; 50 quick).
+-- Q: OTSKIT_SEARCH_BENCH_Q (default 200; 50 quick); R:
+-- OTSKIT_SEARCH_BENCH_ROUNDS (default 5; 2 quick); builds:
+-- OTSKIT_SEARCH_BENCH_BUILDS (default 1: rounds of the index build, each
+-- deleting the index and the floor's tables first).
 local bench = require "lib"
 local store = require "otskit.store"
 local core = require "otskit.core"
@@ -16,6 +23,15 @@ local sql, kv = core.sql, core.kv
 
 local N = tonumber(os.getenv("OTSKIT_SEARCH_BENCH_N") or "") or (bench.quick and 20000 or 1000000)
 local Q = tonumber(os.getenv("OTSKIT_SEARCH_BENCH_Q") or "") or (bench.quick and 50 or 200)
+local R = tonumber(os.getenv("OTSKIT_SEARCH_BENCH_ROUNDS") or "") or (bench.quick and 2 or 5)
+local B = tonumber(os.getenv("OTSKIT_SEARCH_BENCH_BUILDS") or "") or 1
+local function loadavg()
+  local f = io.open("/proc/loadavg")
+  local l = f and f:read("*l") or "?"
+  if f then f:close() end
+  return l:match("^(%S+ %S+ %S+)") or l
+end
+local load0 = loadavg()
 local clock = os.clock
 
 -- a deterministic generator (Park-Miller), the same on both interpreters
@@ -56,36 +72,57 @@ for i = 1, N do
   end
 end
 local load_s = clock() - t0
-t0 = clock()
-assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = FIELDS } })
-local build_s = clock() - t0
 
 -- the floor: one SQLite table on the same library, with the indexes
 -- these questions need
 local h = assert(kv.open(":memory:"))
-local function exec(s) assert(sql.exec(h, s)) end
-exec([[CREATE TABLE docs (id INTEGER PRIMARY KEY, l1, l2, l3, l4, l5, l6, d1, d2, d3, k1, k2, k3, k4, t1, b1, lat, lon);
+local function exec(q) assert(sql.exec(h, q)) end
+local INS = "INSERT INTO docs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+local function floor_build()
+  exec([[DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs_geo;
+CREATE TABLE docs (id INTEGER PRIMARY KEY, l1, l2, l3, l4, l5, l6, d1, d2, d3, k1, k2, k3, k4, t1, b1, lat, lon);
 CREATE VIRTUAL TABLE docs_fts USING fts5(t1);
 CREATE VIRTUAL TABLE docs_geo USING rtree(id, lat0, lat1, lon0, lon1);]])
-t0 = clock()
-exec("BEGIN")
-local INS = "INSERT INTO docs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
-for i = 1, N do
-  local d = doc(i)
-  local lat, lon = d.g1:match("^(.-),(.*)$")
-  lat, lon = tonumber(lat), tonumber(lon)
-  sql.rows(h, INS, { i, d.l1, d.l2, d.l3, d.l4, d.l5, d.l6, d.d1, d.d2, d.d3, d.k1, d.k2, d.k3, d.k4, d.t1,
-    d.b1 and 1 or 0, lat, lon })
-  sql.rows(h, "INSERT INTO docs_fts (rowid, t1) VALUES (?1, ?2)", { i, d.t1 })
-  sql.rows(h, "INSERT INTO docs_geo VALUES (?1, ?2, ?2, ?3, ?3)", { i, lat, lon })
+  local f0 = clock()
+  exec("BEGIN")
+  for i = 1, N do
+    local d = doc(i)
+    local lat, lon = d.g1:match("^(.-),(.*)$")
+    lat, lon = tonumber(lat), tonumber(lon)
+    sql.rows(h, INS, { i, d.l1, d.l2, d.l3, d.l4, d.l5, d.l6, d.d1, d.d2, d.d3, d.k1, d.k2, d.k3, d.k4, d.t1,
+      d.b1 and 1 or 0, lat, lon })
+    sql.rows(h, "INSERT INTO docs_fts (rowid, t1) VALUES (?1, ?2)", { i, d.t1 })
+    sql.rows(h, "INSERT INTO docs_geo VALUES (?1, ?2, ?2, ?3, ?3)", { i, lat, lon })
+  end
+  exec([[CREATE INDEX docs_k1 ON docs(k1); CREATE INDEX docs_k2 ON docs(k2, l2); CREATE INDEX docs_l1 ON docs(l1);]])
+  exec("COMMIT")
+  return clock() - f0
 end
-exec([[CREATE INDEX docs_k1 ON docs(k1); CREATE INDEX docs_k2 ON docs(k2, l2); CREATE INDEX docs_l1 ON docs(l1);]])
-exec("COMMIT")
-local floor_build_s = clock() - t0
+local function median(xs)
+  local c = {}
+  for i, x in ipairs(xs) do c[i] = x end
+  table.sort(c)
+  local n = #c
+  return n % 2 == 1 and c[(n + 1) / 2] or (c[n / 2] + c[n / 2 + 1]) / 2
+end
+local builds, floor_builds, build_ratios = {}, {}, {}
+for r = 1, B do -- otskit and the floor alternate
+  if r > 1 then assert(db:delete_search_index{ table = "t", index = "ix" }) end
+  collectgarbage()
+  t0 = clock()
+  assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = FIELDS } })
+  builds[r] = clock() - t0
+  collectgarbage()
+  floor_builds[r] = floor_build()
+  build_ratios[r] = builds[r] / floor_builds[r]
+end
+local build_s, floor_build_s = median(builds), median(floor_builds)
 
-bench.title(("search index: %d documents of 16 fields"):format(N))
-bench.table({ "build", "otskit rows/s", "SQLite direct rows/s", "time ratio" })
-bench.row("index the rows", N / build_s, N / floor_build_s, build_s / floor_build_s)
+bench.title(("search index: %d documents of 16 fields (load average at the start %s)"):format(N, load0))
+bench.table({ "build", "otskit rows/s", "SQLite direct rows/s", "time ratio (median, range)" })
+table.sort(build_ratios)
+bench.row("index the rows (" .. B .. (B == 1 and " build)" or " builds, medians)"), N / build_s, N / floor_build_s,
+  ("%.2f (%.2f-%.2f)"):format(median(build_ratios), build_ratios[1], build_ratios[#build_ratios]))
 bench.row("(load: batch_write_row)", N / load_s, "", "")
 bench.value("search build: otskit", "rows/s", "higher", N / build_s)
 bench.value("search build: SQLite direct", "rows/s", "higher", N / floor_build_s)
@@ -130,32 +167,75 @@ local function pct(xs, p)
   return xs[math.max(1, math.ceil(#xs * p))]
 end
 
-bench.table({ "query", "matches (mean)", "otskit p50 ms", "otskit p99 ms", "SQLite p50 ms", "SQLite p99 ms", "p50 ratio", "p99 ratio" })
+-- the statements otskit runs for one search (docs.run), to replay them
+local sdocs = require "otskit.store.search.docs"
+local real_run, capture = sdocs.run, nil
+sdocs.run = function(hh, text, binds, n, ...)
+  if capture then
+    local b, nb = {}, n or (binds and #binds or 0)
+    for i = 1, nb do b[i] = binds[i] end
+    capture[#capture + 1] = { text, b, nb, ... }
+  end
+  return real_run(hh, text, binds, n, ...)
+end
+local kvh = db.h
+
+bench.table({ "query", "matches (mean)", "otskit p50 ms", "otskit p99 ms", "otskit SQL p50 ms", "SQLite p50 ms",
+  "SQLite p99 ms", "p50 ratio (median, range)", "p99 ratio", "SQL p50 ratio" })
 for _, spec in ipairs(QUERIES) do
   local name, draw = spec[1], spec[2]
-  seed = 7
-  local ot, ft, total = {}, {}, 0
-  for q = 1, Q do
-    local query, where, binds = draw()
-    local a0 = clock()
-    local res = assert(db:search{ table = "t", index = "ix", query = query, limit = 100, get_total_count = true })
-    local a1 = clock()
-    local ids = sql.rows(h, "SELECT id FROM docs WHERE " .. where .. " ORDER BY id LIMIT 100", binds)
-    local cnt = sql.rows(h, "SELECT count(*) FROM docs WHERE " .. where, binds)
-    local a2 = clock()
-    ot[q], ft[q] = a1 - a0, a2 - a1
-    local got, want = {}, {}
-    for i, r in ipairs(res.rows) do got[i] = r.primary_key[1][2] end
-    for i, r in ipairs(ids) do want[i] = r[1] end
-    bench.same(want, got, name .. " rows")
-    bench.same(cnt[1][1], res.total_count, name .. " count")
-    total = total + res.total_count
+  local r50, r99, s50r, o50s, o99s, f50s, f99s, s50s, total = {}, {}, {}, {}, {}, {}, {}, {}, 0
+  local stmts = {}
+  for round = 1, R do
+    seed = 7
+    local ot, ft, st = {}, {}, {}
+    for q = 1, Q do
+      local query, where, binds = draw()
+      local function mine()
+        if round == 1 then capture = {} end
+        local a0 = clock()
+        local res = assert(db:search{ table = "t", index = "ix", query = query, limit = 100, get_total_count = true })
+        ot[q] = clock() - a0
+        if round == 1 then stmts[q], capture = capture, nil end
+        return res
+      end
+      local function floor()
+        local a0 = clock()
+        local ids = sql.rows(h, "SELECT id FROM docs WHERE " .. where .. " ORDER BY id LIMIT 100", binds)
+        local cnt = sql.rows(h, "SELECT count(*) FROM docs WHERE " .. where, binds)
+        ft[q] = clock() - a0
+        return ids, cnt
+      end
+      local res, ids, cnt
+      if (q + round) % 2 == 0 then res = mine(); ids, cnt = floor() else ids, cnt = floor(); res = mine() end
+      -- otskit's own statements, straight (inside a read transaction, as the search runs them)
+      assert(kvh:begin(true))
+      local a0 = clock()
+      for _, c in ipairs(stmts[q]) do assert(sql.rows(kvh, c[1], c[2], c[3], c[4], c[5], c[6])) end
+      st[q] = clock() - a0
+      assert(kvh:commit())
+      if round == 1 then
+        local got, want = {}, {}
+        for i, r in ipairs(res.rows) do got[i] = r.primary_key[1][2] end
+        for i, r in ipairs(ids) do want[i] = r[1] end
+        bench.same(want, got, name .. " rows")
+        bench.same(cnt[1][1], res.total_count, name .. " count")
+        total = total + res.total_count
+      end
+    end
+    local o50, o99, f50, f99, s50 = pct(ot, 0.5), pct(ot, 0.99), pct(ft, 0.5), pct(ft, 0.99), pct(st, 0.5)
+    o50s[round], o99s[round], f50s[round], f99s[round], s50s[round] = o50, o99, f50, f99, s50
+    r50[round], r99[round], s50r[round] = o50 / f50, o99 / f99, s50 / f50
   end
-  local o50, o99, f50, f99 = pct(ot, 0.5), pct(ot, 0.99), pct(ft, 0.5), pct(ft, 0.99)
-  bench.row(name, total / Q, o50 * 1e3, o99 * 1e3, f50 * 1e3, f99 * 1e3, o50 / f50, o99 / f99)
-  bench.value("search " .. name .. ": otskit p50", "ms", "lower", o50 * 1e3)
-  bench.value("search " .. name .. ": otskit p99", "ms", "lower", o99 * 1e3)
-  bench.value("search " .. name .. ": p50 vs SQLite", "x", "lower", o50 / f50)
+  local m50 = median(r50)
+  table.sort(r50)
+  bench.row(name, total / Q, median(o50s) * 1e3, median(o99s) * 1e3, median(s50s) * 1e3, median(f50s) * 1e3,
+    median(f99s) * 1e3, ("%.2f (%.2f-%.2f)"):format(m50, r50[1], r50[#r50]), median(r99), median(s50r))
+  bench.value("search " .. name .. ": otskit p50", "ms", "lower", median(o50s) * 1e3)
+  bench.value("search " .. name .. ": otskit p99", "ms", "lower", median(o99s) * 1e3)
+  bench.value("search " .. name .. ": p50 vs SQLite", "x", "lower", m50)
+  bench.value("search " .. name .. ": otskit SQL p50 vs SQLite", "x", "lower", median(s50r))
 end
+print(("load average at the end: %s"):format(loadavg()))
 db:close()
 h:close()

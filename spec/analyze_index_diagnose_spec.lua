@@ -1,9 +1,13 @@
 -- otskit.analyze.diagnose, the index causes, on generated designs whose
 -- truth is known by construction: a table of random size with attribute
 -- columns a, b, c (random cardinalities), queried by a (and by b) through
---   * a filter scan of the table (index_missing for each query kind),
+--   * a filter scan of the table (index_missing for each query kind, naming
+--     the filtered column): filtered in Lua with the column declared by the
+--     query item, or by a read filter, or by SQL (SELECT ... WHERE), the
+--     column then read from the request itself,
 --   * global indexes on the queried columns (no finding; index_visibility
---     with the delay when the store declares one),
+--     with the delay the store is set to: declared, or measured by polling
+--     the query after a write),
 --   * the primary key, with 2-4 global indexes nobody queries
 --     (index_write_amplification naming exactly those indexes),
 --   * one index queried and others not (index_write_amplification naming
@@ -39,19 +43,27 @@ local function cause_set(findings)
   return out
 end
 
-local function make_table(env, indexed, delay)
+local function make_table(env, indexed, delay, sql)
   assert(env.store:create_table { name = "t", primary_key = { { "id", "STRING" } },
     defined_columns = { { "a", "INTEGER" }, { "b", "INTEGER" }, { "c", "INTEGER" } } })
+  if sql then assert(env.store:sql("CREATE TABLE t (id VARCHAR(64), a BIGINT, b BIGINT, c BIGINT, PRIMARY KEY (id))")) end
   if delay and env.store.set_index_delay then env.store:set_index_delay(delay) end
   for _, col in ipairs(indexed) do
     assert(env.store:create_index { table = "t", index_meta = { name = "t_by_" .. col, primary_key = { col } } })
   end
 end
 
-local function scan(env, col, value)
+-- the rows whose col is value, by a scan of the table: filtered here
+-- (how = "lua"), by a read filter ("filter") or by SQL ("sql")
+local function scan(env, col, value, how)
+  if how == "sql" then
+    local res = env.store:sql(("SELECT id, %s FROM t WHERE %s = %d"):format(col, col, value))
+    return res and res.rows
+  end
   local found, start = {}, { INF_MIN }
+  local filter = how == "filter" and { column = col, comparator = "EQUAL", value = value } or nil
   repeat
-    local page = call(env, "get_range", { table = "t", start = start, stop = { INF_MAX } }, "GetRange")
+    local page = call(env, "get_range", { table = "t", start = start, stop = { INF_MAX }, filter = filter }, "GetRange")
     if not page then return nil end
     for _, row in ipairs(page.rows) do if row.columns[col] == value then found[#found + 1] = row end end
     start = page.next_start_primary_key
@@ -73,8 +85,14 @@ local function gen(r, n)
   local N = r.int(300, 700)
   local card = { a = r.int(10, 40), b = r.int(10, 40), c = r.int(5, 20) }
   local queried = r.int(0, 1) == 1 and { "a", "b" } or { "a" }
-  -- every other indexed design declares a delay (the store's eventually consistent global index)
-  local delay = (shape == "indexed" and (n - 2) % 8 == 0) and r.int(1, 50) / 1000 or nil
+  -- every other indexed design has a delay (the store's eventually consistent
+  -- global index), in 10 ms steps (the probe's); every other of those
+  -- measures it (a report polling the query after a write), the rest declare it
+  local delay = (shape == "indexed" and (n - 2) % 8 == 0) and r.int(1, 5) / 100 or nil
+  local measured = delay ~= nil and (n - 2) % 16 == 0
+  -- how a filter design scans: in Lua (the item declares the column), by
+  -- a read filter or by SQL (the column read from the request)
+  local how = ({ "lua", "filter", "sql" })[math.floor((n - 1) / #SHAPES) % 3 + 1]
   local indexed, truth, unused = {}, {}, {}
   if shape == "indexed" then
     indexed = queried
@@ -95,7 +113,7 @@ local function gen(r, n)
   end
   table.sort(truth)
   local design = { name = shape, label = shape,
-    setup = function(env) make_table(env, indexed, delay); return { env = env } end,
+    setup = function(env) make_table(env, indexed, delay, shape == "filter" and how == "sql"); return { env = env } end,
     write = function(st, it)
       return call(st.env, "put_row", { table = "t", primary_key = { it.id }, columns = { a = it.a, b = it.b, c = it.c } },
         "PutRow")
@@ -105,9 +123,17 @@ local function gen(r, n)
         local res = call(st.env, "get_row", { table = "t", primary_key = { q.value } }, "GetRow")
         return res and (res.row and { res.row } or {})
       end
-      if shape == "filter" then return scan(st.env, q.col, q.value) end
+      if shape == "filter" then return scan(st.env, q.col, q.value, how) end
       return via_index(st.env, q.col, q.value)
     end }
+  if measured then
+    design.report = function(st, env)
+      assert(design.write(st, { id = "fresh", a = 1000, b = 1000, c = 1000 }))
+      return { ["ms until a write is visible"] = env.visible(function()
+        return #assert(design.query(st, { col = queried[1], value = 1000 })) > 0
+      end) }
+    end
+  end
   local sc = { name = "gen" .. n, ops = N, rate = 10,   -- well under a partition's capacity: no partition cause
     queries = 6, seed = r.int(1, 1000000),
     item = function(i, rr)
@@ -116,19 +142,21 @@ local function gen(r, n)
     query_item = function(q, rr)
       if shape == "unused" then return { kind = "by id", col = "id", value = ("id%05d"):format(rr.int(1, N)) } end
       local col = queried[(q - 1) % #queried + 1]
-      return { kind = "by " .. col, col = col, value = rr.int(1, card[col]), columns = { col } }
+      return { kind = "by " .. col, col = col, value = rr.int(1, card[col]),
+               columns = (shape ~= "filter" or how == "lua") and { col } or nil }
     end,
     designs = { design } }
   table.sort(unused)
   return { scenario = sc, truth = truth, shape = shape, unused = unused, delay = delay, queried = queried,
-           what = ("%s, %d rows, queried by %s%s"):format(shape, N, table.concat(queried, "+"),
-             delay and (", delay %g s"):format(delay) or "") }
+           measured = measured, how = how,
+           what = ("%s%s, %d rows, queried by %s%s"):format(shape, shape == "filter" and (" (" .. how .. ")") or "", N,
+             table.concat(queried, "+"), delay and (", delay %g s, %s"):format(delay, measured and "measured" or "declared") or "") }
 end
 
 describe("otskit.analyze.diagnose: index causes on generated designs", function()
   it("names exactly the index causes each design was built with, with their evidence", function()
     local r = analyze.rng(tonumber(os.getenv("OTSKIT_SEED") or "") or 2929)
-    local n = QUICK and 8 or 16
+    local n = QUICK and 12 or 24   -- every shape, every way of scanning, both kinds of delay
     local seen = {}
     for c = 1, n do
       local case = gen(r, c)
@@ -140,12 +168,18 @@ describe("otskit.analyze.diagnose: index causes on generated designs", function(
         table.concat(lines, "\n"))
       assert.are.same(case.truth, cause_set(d.findings), msg)
       assert.are.equal(0, d.metrics.failed_ops, msg)
+      if #case.truth == 0 then
+        assert.are.same({}, d.findings, msg)      -- a design without a problem gets no finding
+        seen.healthy = true
+      end
       for _, f in ipairs(d.findings) do
         seen[f.cause] = true
+        if f.cause == "index_missing" then seen["index_missing " .. case.how] = true end
+        if f.cause == "index_visibility" then seen["visibility " .. f.evidence.indexes[1].source] = true end
         assert.is_string(f.text)
         local e = f.evidence
         if f.cause == "index_missing" then
-          assert.are.equal("filter (scan)", e.path)
+          assert.are.equal(case.how == "sql" and "SQL (full scan)" or "filter (scan)", e.path, msg)
           assert.is_true(e.read_per_returned >= diagnose.SCAN, msg)
           assert.is_true(e.rows_read_per_query >= diagnose.SCAN_ROWS, msg)
           assert.matches("global secondary index", f.text, 1, true)
@@ -167,7 +201,7 @@ describe("otskit.analyze.diagnose: index causes on generated designs", function(
         elseif f.cause == "index_visibility" then
           assert.are.equal(#case.queried, #e.indexes)
           for _, x in ipairs(e.indexes) do
-            assert.are.equal("declared", x.source)
+            assert.are.equal(case.measured and "measured" or "declared", x.source)
             assert.is_true(math.abs(x.delay_ms - case.delay * 1000) < 1e-6, msg)
           end
         end
@@ -186,6 +220,30 @@ describe("otskit.analyze.diagnose: index causes on generated designs", function(
     for _, cause in ipairs { "index_missing", "index_write_amplification", "index_visibility" } do
       assert.is_true(seen[cause] == true, "no generated design had " .. cause)
     end
+    for _, how in ipairs { "lua", "filter", "sql" } do
+      assert.is_true(seen["index_missing " .. how] == true, "no index_missing found on a scan by " .. how)
+    end
+    assert.is_true(seen["visibility measured"] and seen["visibility declared"], "both kinds of delay")
+    assert.is_true(seen.healthy, "no generated design without a problem")
+  end)
+
+  it("reads the columns a request conditions on or sorts by", function()
+    local columns = require "otskit.analyze.columns"
+    assert.are.same({ "a", "b" }, columns.of("get_range", { filter = { logical = "AND", conditions = {
+      { column = "a", comparator = "EQUAL", value = 1 },
+      { logical = "NOT", conditions = { { column = "b", comparator = "EQUAL", value = 2 } } },
+      { column = "a", comparator = "GREATER_THAN", value = 0 } } } }))
+    assert.are.same({ "c" }, columns.of("batch_get_row", { tables = { { table = "t", filter = { column = "c" } } } }))
+    assert.are.same({ "md5", "sha1", "size" }, columns.of("sql",
+      "SELECT path, size FROM files WHERE md5 = 'a where b' AND `sha1` > 3 ORDER BY size DESC LIMIT 5"))
+    assert.are.same({ "name", "city" }, columns.of("sql_query",
+      { query = "select count(*) from t where lower(name) like 'a%' and t.city in ('x', 'y') group by z" }))
+    assert.are.same({}, columns.of("sql", "CREATE TABLE files (path VARCHAR(9), PRIMARY KEY (path))"))
+    assert.are.same({ "seller", "price", "at" }, columns.of("search", { query = { bool = { must = {
+      { term = { field_name = "seller", term = "x" } }, { range = { field_name = "price", from = 1 } } } } },
+      sort = { { field_sort = { field_name = "at", order = "DESC" } } } }))
+    assert.are.same({}, columns.of("get_row", { table = "t", primary_key = { "x" } }))
+    assert.are.same({}, columns.of("get_range", "not a request"))
   end)
 
   it("states no index cause for measures without the problem", function()

@@ -47,7 +47,9 @@ describe("otskit analyze: the index choice", function()
     assert.are.equal(2, d.search.metrics.rows_kept_per_row)
     assert.is_true(d.global.metrics.index_bytes > d.search.metrics.index_bytes)
     assert.are.equal(0, d.filter.metrics.index_bytes)
-    -- visibility: at once, after the global index's delay, after the search index's
+    -- visibility, measured by polling each design's own query after a write
+    -- (the scenario models the service: index_delay_ms 20, search_delay_ms 1000):
+    -- at once, after the global index's delay, after the search index's
     local vis = "ms until a write is visible"
     assert.are.same({ 0, 20, 1000 }, { d.filter.metrics.extras[vis], d.global.metrics.extras[vis], d.search.metrics.extras[vis] })
     -- the access paths each query kind took
@@ -68,7 +70,16 @@ describe("otskit analyze: the index choice", function()
     end
     assert.are.same({ "scan_amplification", "index_missing", "index_missing" }, causes(d.filter))
     assert.are.same({ "scan_amplification", "index_missing", "index_missing" }, causes(d.sql))
-    assert.are.same({ "a file by MD5", "a file by xxh3" }, { d.sql.findings[2].evidence.kind, d.sql.findings[3].evidence.kind })
+    assert.are.same({ "a file by MD5", "a file by SHA1" }, { d.sql.findings[2].evidence.kind, d.sql.findings[3].evidence.kind })
+    -- the columns to index come from the SELECT's WHERE clause (the item declares none);
+    -- the filter design filters in Lua: its requests name no column
+    assert.are.same({ "md5" }, d.sql.findings[2].evidence.columns)
+    assert.are.same({ "sha1" }, d.sql.findings[3].evidence.columns)
+    assert.matches("same columns (sha1)", d.sql.findings[3].text, 1, true)
+    assert.is_nil(d.filter.findings[2].evidence.columns)
+    -- the rows carry the content's MD5 and SHA1 (otskit.hash), the queries find them
+    local sha1 = assert(kind(files, "a file by SHA1"))
+    for _, x in ipairs(sha1.designs) do assert.are.equal(1, x.results_per_query, x.design) end
     assert.are.same({ "index_visibility" }, causes(d.global))
     assert.are.same({ "index_visibility" }, causes(d.search))
     assert.are.same({ { index = "files_search", path = "search index", query = "a file by MD5", delay_ms = 1000,
@@ -136,6 +147,48 @@ describe("otskit analyze: the index choice", function()
     assert.are.equal("alldata", devices.queries[1].best)       -- reads: the measures say what the advice costs
     assert.are.equal(20, devices.queries[1].designs[1].results_per_query)
     assert.are.equal(20, devices.queries[1].designs[2].results_per_query)
+  end)
+
+  it("measures the visibility delay the store is set to, whatever it is (no figure is built in)", function()
+    local vis = "ms until a write is visible"
+    local small = require("otskit.analyze.index_scenarios").build(0.1)
+    local r = analyze.rng(tonumber(os.getenv("OTSKIT_SEED") or "") or 41)
+    for round = 1, 2 do
+      local gms, sms = r.int(1, 30) * 10, r.int(1, 30) * 10     -- multiples of the 10 ms probe step
+      if round == 2 then gms, sms = 0, 0 end
+      for _, sc in ipairs { small[1], small[4] } do            -- files, devices
+        local copy = {}
+        for k, v in pairs(sc) do copy[k] = v end
+        copy.index_delay_ms, copy.search_delay_ms, copy.queries = gms, sms, 4
+        local d = by_name(analyze.run(copy))
+        local function visibility(x)
+          for _, f in ipairs(x.findings) do if f.cause == "index_visibility" then return f end end
+        end
+        if sc.name == "files" then
+          assert.are.same({ 0, gms, sms }, { d.filter.metrics.extras[vis], d.global.metrics.extras[vis],
+                                             d.search.metrics.extras[vis] })
+          if gms == 0 then
+            assert.is_nil(visibility(d.global))
+            assert.is_nil(visibility(d.search))
+          else
+            assert.are.equal(gms, visibility(d.global).evidence.indexes[1].delay_ms)
+            assert.are.equal(sms, visibility(d.search).evidence.indexes[1].delay_ms)
+            assert.matches(("%d ms, measured"):format(sms), visibility(d.search).text, 1, true)
+          end
+        else
+          -- readings beside a metadata search index are visible at once; in
+          -- a search index over all readings after its delay
+          assert.are.same({ 0, sms }, { d.metadata.metrics.extras[vis], d.alldata.metrics.extras[vis] })
+          assert.is_nil(visibility(d.metadata))
+        end
+      end
+    end
+    assert.has_error(function()
+      local copy = {}
+      for k, v in pairs(small[1]) do copy[k] = v end
+      copy.search_delay_ms = -1
+      analyze.check(copy)
+    end, "otskit.analyze: scenario files: search_delay_ms must be milliseconds in 0..3600000")
   end)
 
   it("reports advice the measures contradict, and refuses malformed advice", function()

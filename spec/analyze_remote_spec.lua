@@ -28,6 +28,15 @@ describe("otskit analyze with a client", function()
     assert.is_nil(c:describe_table{ name = "otskit_rt_t" })
   end)
 
+  it("prefixes the run's table and index names in SQL text, not in string literals", function()
+    local remote = require "otskit.analyze.remote"
+    local self = { prefix = "p_", names = { files = true, files_by_md5 = true } }
+    assert.are.equal("SELECT path FROM p_files WHERE md5 = 'files' AND `p_files`.size > 1 AND \"p_files_by_md5\" = 'it''s files'",
+      remote._prefix_sql(self, "SELECT path FROM files WHERE md5 = 'files' AND `files`.size > 1 AND \"files_by_md5\" = 'it''s files'"))
+    assert.are.equal("CREATE TABLE p_files (path VARCHAR(1024), files2 BIGINT, PRIMARY KEY (path))",
+      remote._prefix_sql(self, "CREATE TABLE files (path VARCHAR(1024), files2 BIGINT, PRIMARY KEY (path))"))
+  end)
+
   for _, name in ipairs({ "orders", "timeseries" }) do
     it(name .. ": the same results as on the embedded store", function()
       local sc = by_name(name)

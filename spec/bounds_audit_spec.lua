@@ -54,6 +54,27 @@ local cl = client.new { endpoint = "http://127.0.0.1:1", instance = "i", access_
 local CRANGE = { table = "t", inclusive_start_primary_key = { { "id", store.INF_MIN } },
   exclusive_end_primary_key = { { "id", store.INF_MAX } } }
 
+-- durations (seconds) are at most a day: beyond it, a size or a timestamp
+-- was passed as a duration (and the transport turns seconds into a long
+-- of milliseconds)
+local DAY = 86400
+local DURATION = { -1, 0, NaN, INF, -INF, 1e300, DAY + 0.001, DAY + 1, true, "x", {} }
+local function new_client(o)
+  local t = { endpoint = "http://127.0.0.1:1", instance = "i", access_key_id = "a", access_key_secret = "b" }
+  for k, v in pairs(o) do t[k] = v end
+  return client.new(t)
+end
+local http = require("otskit.core").http
+local function http_submit(o)
+  local s = assert(http.new {})
+  local req = { url = "http://127.0.0.1:1/" }
+  for k, v in pairs(o) do req[k] = v end
+  local ok, r = pcall(s.submit, s, req)
+  s:close()
+  if not ok then error(r, 0) end
+  return r
+end
+
 local parts = blob.split(("x"):rep(1000), { chunk_size = 100 })
 local ts = timeseries.new { store = db, table = "m", buckets = 2 }
 assert(ts:create())
@@ -113,10 +134,12 @@ local ROWS = {
   { "merge:push(source)", function(v) return merge.new { sources = 2, key = "k" }:push(v, {}, true) end, bad(0, 3), 2, "raise", "otskit.merge" },
   -- otskit.backoff, otskit.retry (retry budgets and schedules)
   { "backoff.new{max_attempts}", function(v) return backoff.new { max_attempts = v } end, { -1, 1.5, NaN, -INF, 1e300, true, "x" }, 3, "raise", "otskit.backoff" },
-  { "backoff.new{base}", function(v) return backoff.new { base = v } end, { -1, 0, NaN, INF, -INF, true, "x" }, 0.1, "raise", "otskit.backoff" },
-  { "backoff.new{cap}", function(v) return backoff.new { cap = v } end, { -1, 0, NaN, INF, -INF, true, "x" }, 2, "raise", "otskit.backoff" },
+  -- durations: at most a day (DAY)
+  { "backoff.new{base}", function(v) return backoff.new { base = v } end, { -1, 0, NaN, INF, -INF, 1e300, DAY + 0.5, true, "x" }, DAY, "raise", "otskit.backoff" },
+  { "backoff.new{cap}", function(v) return backoff.new { cap = v } end, { -1, 0, NaN, INF, -INF, 1e300, DAY + 1, true, "x" }, DAY, "raise", "otskit.backoff" },
+  { "backoff.new{throttle_base}", function(v) return backoff.new { throttle_base = v } end, { -1, NaN, INF, -INF, 1e300, DAY + 1, true, "x" }, DAY, "raise", "otskit.backoff" },
   { "backoff.new{multiplier}", function(v) return backoff.new { multiplier = v } end, { -1, 0, NaN, INF, -INF, true, "x" }, 2, "raise", "otskit.backoff" },
-  { "backoff.new{deadline}", function(v) return backoff.new { deadline = v } end, { -1, NaN, -INF, true, "x" }, 10, "raise", "otskit.backoff" },
+  { "backoff.new{deadline}", function(v) return backoff.new { deadline = v } end, { -1, NaN, -INF, 1e300, DAY + 1, true, "x" }, DAY, "raise", "otskit.backoff" },
   { "schedule:next(elapsed)", function(v) return backoff.new {}:next(v) end, { -1, NaN, -INF, true, "x" }, 0, "raise", "otskit.backoff" },
   { "backoff.budget{capacity}", function(v) return backoff.budget { capacity = v } end, { -1, NaN, INF, -INF, true, "x" }, 500, "raise", "otskit.backoff" },
   { "backoff.budget{retry_cost}", function(v) return backoff.budget { retry_cost = v } end, { -1, NaN, INF, -INF, true, "x" }, 5, "raise", "otskit.backoff" },
@@ -124,6 +147,10 @@ local ROWS = {
   { "backoff.budget{window}", function(v) return backoff.budget { type = "ratio", window = v } end, { -1, 0, NaN, INF, true, "x" }, 10, "raise", "otskit.backoff" },
   { "retry.call{backoff.max_attempts}", function(v) return retry.call(function() return 1 end, { backoff = { max_attempts = v } }) end,
     { -1, 1.5, NaN, -INF, 1e300, true, "x" }, 3, "raise", "otskit.backoff" },
+  { "retry.call{backoff.base}", function(v) return retry.call(function() return 1 end, { backoff = { base = v } }) end,
+    { -1, 0, NaN, INF, 1e300, DAY + 1, true, "x" }, DAY, "raise", "otskit.backoff" },
+  { "retry.call{backoff.deadline}", function(v) return retry.call(function() return 1 end, { backoff = { deadline = v } }) end,
+    { -1, NaN, 1e300, DAY + 1, true, "x" }, DAY, "raise", "otskit.backoff" },
   { "retry.batch_write rows", function(v) return retry.batch_write(function(b) return b end, v) end,
     { 7, "x", -- a __len of -1 (LuaJIT ignores __len on tables: the list is what it holds)
       #setmetatable({}, { __len = function() return -1 end }) == -1 and setmetatable({}, { __len = function() return -1 end }) or nil },
@@ -166,8 +193,16 @@ local ROWS = {
   { "client search{offset}", function(v) return cl:search { table = "t", index = "i", offset = v } end, bad(2 ^ 31), nil,
     "OTSParameterInvalid", sent = true },
   { "client parallel_scan{limit}", function(v) return cl:parallel_scan { table = "t", index = "i", session_id = "s", limit = v } end, bad(0, 2 ^ 31), nil, "OTSParameterInvalid", sent = true },
-  { "client.new{timeout}", function(v) return client.new { endpoint = "http://127.0.0.1:1", instance = "i", access_key_id = "a", access_key_secret = "b", timeout = v } end,
-    { -1, 0, NaN, INF, -INF, true, "x" }, 5, "raise", "otskit.client" },
+  { "client.new{timeout}", function(v) return new_client { timeout = v } end, DURATION, DAY, "raise", "otskit.client" },
+  { "client.new{connect_timeout}", function(v) return new_client { connect_timeout = v } end, DURATION, DAY, "raise", "otskit.client" },
+  { "client.new{skew}", function(v) return new_client { skew = v } end, DURATION, DAY, "raise", "otskit.client" },
+  { "client.new{retry.base}", function(v) return new_client { retry = { base = v } } end, DURATION, DAY, "raise", "otskit.backoff" },
+  { "client.new{retry.cap}", function(v) return new_client { retry = { cap = v } } end, DURATION, DAY, "raise", "otskit.backoff" },
+  { "client.new{retry.deadline}", function(v) return new_client { retry = { deadline = v } } end,
+    { -1, NaN, -INF, 1e300, DAY + 1, true, "x" }, DAY, "raise", "otskit.backoff" },
+  -- the curl transport under the client (csrc/lua/lhttp.c: seconds to a long of ms)
+  { "http session:submit{timeout}", function(v) return http_submit { timeout = v } end, DURATION, DAY, "raise", "otskit.http" },
+  { "http session:submit{connect_timeout}", function(v) return http_submit { connect_timeout = v } end, DURATION, DAY, "raise", "otskit.http" },
   -- otskit.patterns
   { "timeseries.new{buckets}", function(v) return timeseries.new { store = db, table = "m", buckets = v } end, bad(0, 1025), 1024, "raise", "otskit.patterns.timeseries" },
   { "timeseries:read{limit}", function(v) return ts:read { limit = v } end, bad(0, 5001), 5000, "BadRange" },
@@ -217,6 +252,60 @@ describe("bounds audit: every size taken from input is refused out of range, at 
         assert.is_true(r[1], name .. " = " .. show(good) .. " raised: " .. tostring(r[2]))
         if how ~= "raise" then assert.is_not_equal(how, r[4], name .. " = " .. show(good) .. ": " .. tostring(r[3])) end
       end
+    end)
+  end
+end)
+
+-- Integer fields of the protobuf messages take Lua numbers only: a numeric
+-- string ("7") is a type mistake the client refuses before sending (the
+-- encoder does not coerce it onto the wire), nil, msg, OTSParameterInvalid;
+-- the same request with the number is sent.
+local NUMERIC_STRINGS = { "7", "0x7", "7.0", " 7", "1e3", "" }
+local PK = { { "id", "a" } }
+local INT_FIELDS = {
+  { "get_range{limit}", function(v) return cl:get_range(with(CRANGE, "limit", v)) end, 7 },
+  { "get_range{max_versions}", function(v) return cl:get_range(with(CRANGE, "max_versions", v)) end, 2 },
+  { "get_row{max_versions}", function(v) return cl:get_row { table = "t", primary_key = PK, max_versions = v } end, 2 },
+  { "get_row{time_range start}", function(v) return cl:get_row { table = "t", primary_key = PK, time_range = { v, 9 } } end, 1 },
+  { "get_row{time_range specific}", function(v) return cl:get_row { table = "t", primary_key = PK, time_range = { specific = v } } end, 1 },
+  { "get_range{time_range stop}", function(v) return cl:get_range(with(CRANGE, "time_range", { 1, v })) end, 9 },
+  { "batch_get_row{max_versions}", function(v)
+      return cl:batch_get_row { tables = { { table = "t", primary_keys = { PK }, max_versions = v } } }
+    end, 2 },
+  { "create_table{options.time_to_live}", function(v)
+      return cl:create_table { name = "t", primary_key = { { "id", "STRING" } }, options = { time_to_live = v } }
+    end, 86400 },
+  { "create_table{options.max_versions}", function(v)
+      return cl:create_table { name = "t", primary_key = { { "id", "STRING" } }, options = { max_versions = v } }
+    end, 1 },
+  { "update_table{options.max_time_deviation}", function(v)
+      return cl:update_table { name = "t", options = { max_time_deviation = v } }
+    end, 86400 },
+  { "compute_split_points_by_size{split_size}", function(v)
+      return cl:compute_split_points_by_size { table = "t", split_size = v }
+    end, 1 },
+  { "search{limit}", function(v) return cl:search { table = "t", index = "i", limit = v } end, 7 },
+  { "search{offset}", function(v) return cl:search { table = "t", index = "i", offset = v } end, 7 },
+  { "parallel_scan{limit}", function(v) return cl:parallel_scan { table = "t", index = "i", session_id = "s", limit = v } end, 7 },
+}
+
+describe("bounds audit: integer fields take numbers, never numeric strings", function()
+  for _, row in ipairs(INT_FIELDS) do
+    local name, call, good = row[1], row[2], row[3]
+    it("client " .. name, function()
+      for _, v in ipairs(NUMERIC_STRINGS) do
+        local what = name .. " = " .. show(v)
+        sent = 0
+        local r = { pcall(call, v) }
+        assert.is_true(r[1], what .. " raised: " .. tostring(r[2]))
+        assert.is_nil(r[2], what .. " was accepted")
+        assert.equal("OTSParameterInvalid", r[4], what .. ": " .. tostring(r[3]))
+        assert.equal(0, sent, what .. " was sent")
+      end
+      sent = 0
+      local r = { pcall(call, good) }
+      assert.is_true(r[1], name .. " = " .. show(good) .. " raised: " .. tostring(r[2]))
+      assert.equal(1, sent, name .. " = " .. show(good) .. " was not sent: " .. tostring(r[3]))
     end)
   end
 end)

@@ -10,6 +10,21 @@ describe("otskit.hash", function()
     assert.equal(16, #hash.md5("abc"))
   end)
 
+  -- FIPS 180-4 (and FIPS 180-2 appendix A) SHA-1 examples; sha1sum agrees
+  it("sha1 matches the FIPS 180 vectors", function()
+    assert.equal("a9993e364706816aba3e25717850c26c9cd0d89d", hash.sha1("abc", true))
+    assert.equal("84983e441c3bd26ebaae4aa1f95129e5e54670f1",
+      hash.sha1("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", true))
+    assert.equal("34aa973cd4c4daa4f61eeb2bdbad27316534016f", hash.sha1(string.rep("a", 1000000), true))
+    assert.equal("da39a3ee5e6b4b0d3255bfef95601890afd80709", hash.sha1("", true))
+    assert.equal(20, #hash.sha1("abc"))
+    -- the raw digest is the hex one's bytes
+    assert.equal(hash.sha1("abc", true), (hash.sha1("abc"):gsub(".", function(c) return ("%02x"):format(c:byte()) end)))
+    assert.equal(hash.sha1("12345", true), hash.sha1(12345, true))
+    -- binary input, NUL bytes included
+    assert.equal("5ba93c9db0cff93f52b521d7420e43f6eda2784f", hash.sha1("\0", true))
+  end)
+
   it("xxh3 matches xxhsum -H3", function()
     assert.equal("2d06800538d394c2", hash.xxh3("", true))
     assert.equal("78af5f94892f3950", hash.xxh3("abc", true))
@@ -59,7 +74,7 @@ describe("otskit.hash", function()
   end)
 
   it("hex_prefix is the start of the hex digest, for every length", function()
-    for _, algo in ipairs { "md5", "xxh3", "crc32c" } do
+    for _, algo in ipairs { "md5", "sha1", "xxh3", "crc32c" } do
       local full = hash[algo]("order-000123", true)
       for len = 1, #full do
         assert.equal(full:sub(1, len), hash.hex_prefix(algo, "order-000123", len))
@@ -71,7 +86,9 @@ describe("otskit.hash", function()
     assert.has_error(function() hash.hex_prefix("md5", "x", 0) end, "otskit.hash: len must be 1..32 for md5")
     assert.has_error(function() hash.hex_prefix("xxh3", "x", 17) end, "otskit.hash: len must be 1..16 for xxh3")
     assert.has_error(function() hash.hex_prefix("crc32c", "x", 9) end, "otskit.hash: len must be 1..8 for crc32c")
-    assert.has_error(function() hash.hex_prefix("sha1", "x", 4) end)
+    assert.has_error(function() hash.hex_prefix("sha1", "x", 41) end, "otskit.hash: len must be 1..40 for sha1")
+    assert.has_error(function() hash.hex_prefix("sha256", "x", 4) end)
+    assert.has_error(function() hash.sha1({}) end)
     assert.has_error(function() hash.md5({}) end)
     assert.has_error(function() hash.md5(1.5) end)
     assert.has_error(function() hash.md5(2^63) end)

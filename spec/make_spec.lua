@@ -52,7 +52,11 @@ describe("make", function()
       if line:match("^[^#]*make ") then steps[#steps + 1] = line:match("make %S+") end
     end
     assert.equal("make deps", steps[1])
-    assert.equal("make test", steps[2])
+    local seen = {}
+    for i = 2, #steps do seen[steps[i]] = i end
+    assert.truthy(seen["make test"], ci)
+    assert.truthy(seen["make check"], ci)
+    assert.truthy(seen["make interop"], ci)
   end)
 
   it("is quiet: a target line per compile, the compiler's errors in full; V=1 shows the command", function()

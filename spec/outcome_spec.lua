@@ -8,6 +8,13 @@
 -- acknowledged operations once the server drained.
 local serve = require "support.serve"
 local counter = require "otskit.patterns.counter"
+local chunked = require "otskit.patterns.chunked"
+local timeseries = require "otskit.patterns.timeseries"
+local hashprefix = require "otskit.patterns.hashprefix"
+local hotcold = require "otskit.patterns.hotcold"
+local spliced = require "otskit.patterns.spliced"
+local colsplit = require "otskit.patterns.colsplit"
+local import = require "otskit.patterns.import"
 local backoff = require "otskit.backoff"
 
 local TIMEOUT = 0.25        -- the client's per-attempt timeout (s)
@@ -111,5 +118,144 @@ describe("ambiguous outcomes through otskit serve (latency above the client time
     assert.is_table(faults.counters)
     assert.equal(acked, ctr:get("hits"))
     assert.equal(12, acked)
+  end)
+
+  -- the patterns' own retries: short, so a run stays quick
+  local QUICK = { backoff = { base = 0.01, cap = 0.05, max_attempts = 6, deadline = 30 }, budget = false }
+
+  it("patterns.chunked puts and deletes one key: the value is the last acknowledged one's", function()
+    -- every commit (a conditional PutRow of the manifest, or of a delete's
+    -- tombstone) may time out and land late, after later operations
+    local w = chunked.new{ store = c, table = "docs", chunk_size = 64, retry = QUICK }
+    local r = chunked.new{ store = direct, table = "docs", chunk_size = 64 }
+    assert(r:create())
+    admin(s, "PUT", "latency=" .. LATENCY .. ",apis=PutRow")
+    local ops, last = {}, 0 -- ops[i] = { value (false: deleted), outcome }
+    for i = 1, 14 do
+      local value = (i % 5 ~= 0) and (("v%d."):format(i)):rep(i * 7) or false
+      local ok, msg, code
+      if value then ok, msg, code = w:put("doc", value) else ok, msg, code = w:delete("doc") end
+      local outcome = ok and "acked" or (code == "OTSOutcomeUnknown" and "unknown") or "failed"
+      if not ok then
+        -- an honest answer only: unknown, or a conflict with a late landing of ours
+        assert.is_true(code == "OTSOutcomeUnknown" or code == "Conflict", tostring(code) .. ": " .. tostring(msg))
+      end
+      ops[i] = { value = value, outcome = outcome }
+      if ok then last = i end
+    end
+    drained()
+    local final = r:get("doc")
+    assert.is_not_nil(final)
+    -- allowed: the last acknowledged op's value, or an unknown one after it
+    local allowed = {}
+    if last > 0 then allowed[#allowed + 1] = ops[last].value end
+    for i = last + 1, #ops do if ops[i].outcome == "unknown" then allowed[#allowed + 1] = ops[i].value end end
+    local hit = false
+    for _, v in ipairs(allowed) do if v == final then hit = true end end
+    assert.is_true(hit, ("final %s is not the value of the last acknowledged op (%d) or an unknown one after it")
+      :format(final and #final .. " bytes" or "deleted", last))
+    assert.is_true(last > 0, "nothing was acknowledged")
+    local unknown = 0
+    for _, o in ipairs(ops) do if o.outcome ~= "acked" then unknown = unknown + 1 end end
+    assert.is_true(w.stats.retries + unknown > 0, "no commit timed out: the latency did not exceed the timeout")
+  end)
+
+  it("blind-put patterns (timeseries, hashprefix, hotcold, spliced, colsplit, import): acknowledged rows are exact", function()
+    -- their writes are PutRow / BatchWriteRow PUT (and colsplit's update, a
+    -- PUT under EXPECT_EXIST): applying one twice gives the same row and
+    -- answer, so they are resent; every write goes to its own row here
+    local ts = timeseries.new{ store = c, table = "pts", buckets = 4, retry = QUICK }
+    local hp = hashprefix.new{ store = c, table = "hp", retry = QUICK }
+    local hc = hotcold.new{ store = c, prefix = "hc", first = "2026-01", last = "2026-02", retry = QUICK }
+    local sp = spliced.new{ store = c, table = "sp", splice = { { "a", "int", width = 4 } },
+      rest = { { "b", "INTEGER" } }, retry = QUICK }
+    local cs = colsplit.new{ store = c, table = "cs", primary_key = { { "id", "INTEGER" } }, hot = { "h" }, retry = QUICK }
+    for _, p in ipairs { ts, hp, hc, sp, cs } do
+      local q = setmetatable({ acc = { store = function(_, m, req) return direct[m](direct, req) end } }, { __index = p })
+      assert(p.create(q))
+    end
+    assert(direct:create_table{ name = "imp", primary_key = { { "id", "INTEGER" } } })
+    for i = 1, 6 do
+      assert(direct:put_row{ table = "cs_cold", primary_key = { { "id", 100 + i } }, columns = { v = 0 } })
+      assert(direct:put_row{ table = "cs_hot", primary_key = { { "id", 100 + i } }, columns = { h = 0 } })
+    end
+    admin(s, "PUT", "latency=" .. LATENCY .. ",apis=PutRow,UpdateRow,BatchWriteRow")
+    local T0 = 1767225600 -- 2026-01-01
+    local writes = {
+      { "timeseries:put", function(i) return ts:put(T0 + i, "p" .. i, { v = i }) end },
+      { "timeseries:put_many", function(i) return ts:put_many{ { T0 + 100 + i, "m" .. i, { v = i } } } end },
+      { "hashprefix:put", function(i) return hp:put("id" .. i, { v = i }) end },
+      { "hashprefix:put_many", function(i) return hp:put_many{ { "many" .. i, { v = i } } } end },
+      { "hotcold:put", function(i) return hc:put("k", T0 + i, "", { v = i }) end },
+      { "spliced:put", function(i) return sp:put({ i }, { i }, { v = i }) end },
+      { "colsplit:put", function(i) return cs:put({ i }, { h = i, v = i }) end },
+      { "colsplit:update", function(i) return cs:update({ 100 + i }, { h = i, v = i }) end },
+      { "import.run", function(i)
+          return import.run{ store = c, table = "imp", rows = { { { i }, { v = i } } }, retry = QUICK, workers = 1 }
+        end },
+    }
+    local reads = {
+      ["timeseries:put"] = function(i)
+        local rows = assert(ts:read{ from = T0 + i, to = T0 + i + 1, limit = 10 })
+        return rows[1] and rows[1].columns.v
+      end,
+      ["timeseries:put_many"] = function(i)
+        local rows = assert(ts:read{ from = T0 + 100 + i, to = T0 + 101 + i, limit = 10 })
+        return rows[1] and rows[1].columns.v
+      end,
+      ["hashprefix:put"] = function(i) local r = assert(hashprefix.new{ store = direct, table = "hp" }:get("id" .. i)); return r and r.v end,
+      ["hashprefix:put_many"] = function(i) local r = assert(hashprefix.new{ store = direct, table = "hp" }:get("many" .. i)); return r and r.v end,
+      ["hotcold:put"] = function(i)
+        local rows = assert(hotcold.new{ store = direct, prefix = "hc", first = "2026-01", last = "2026-02" }
+          :read{ key = "k", from = T0 + i, to = T0 + i + 1 })
+        return rows[1] and rows[1].columns.v
+      end,
+      ["spliced:put"] = function(i)
+        local r = assert(spliced.new{ store = direct, table = "sp", splice = { { "a", "int", width = 4 } },
+          rest = { { "b", "INTEGER" } } }:get({ i }, { i }))
+        return r and r.columns and r.columns.v or (r and r.v)
+      end,
+      ["colsplit:put"] = function(i)
+        local r = assert(colsplit.new{ store = direct, table = "cs", primary_key = { { "id", "INTEGER" } }, hot = { "h" } }:get({ i }))
+        return r and r.h == i and r.v
+      end,
+      ["colsplit:update"] = function(i)
+        local r = assert(colsplit.new{ store = direct, table = "cs", primary_key = { { "id", "INTEGER" } }, hot = { "h" } }:get({ 100 + i }))
+        return r and r.h == i and r.v
+      end,
+      ["import.run"] = function(i)
+        local r = assert(direct:get_row{ table = "imp", primary_key = { { "id", i } } }).row
+        return r and r.columns.v
+      end,
+    }
+    local outcome, amb = {}, 0
+    for _, w in ipairs(writes) do
+      outcome[w[1]] = {}
+      for i = 1, 5 do
+        local ok, msg, code = w[2](i)
+        if type(ok) == "table" and ok.failed then -- import's report
+          ok, msg, code = ok.failed == 0 or nil, ok.message, ok.code
+        end
+        if not ok then assert.equal("OTSOutcomeUnknown", code, w[1] .. ": " .. tostring(msg)) end
+        outcome[w[1]][i] = ok and "acked" or "unknown"
+      end
+    end
+    drained()
+    local acked = 0
+    for _, w in ipairs(writes) do
+      for i = 1, 5 do
+        local v = reads[w[1]](i)
+        if outcome[w[1]][i] == "acked" then
+          acked = acked + 1
+          assert.equal(i, v, w[1] .. " " .. i .. " was acknowledged")
+        else
+          amb = amb + 1
+          assert.is_true(v == nil or v == false or v == i, w[1] .. " " .. i .. ": " .. tostring(v))
+        end
+      end
+    end
+    assert.is_true(acked > 0)
+    local st = ts.stats.retries + hp.stats.retries + hc.stats.retries + sp.stats.retries + cs.stats.retries
+    assert.is_true(st + amb + c.stats.attempts - c.stats.calls > 0, "no write was resent: the latency did not exceed the timeout")
   end)
 end)

@@ -6,11 +6,14 @@
 # spec [FILE...] (those spec files, default all, under both VMs).
 # Ends with one line: "N passed, N failed".
 #
-# Every run works in a scratch directory of its own (a temporary
-# directory, removed at the end): it holds a symbolic link to each entry
-# of the checkout, so specs read the tree as usual, but a file a spec
-# creates at a relative path ("5", "out.db") lands in the scratch
-# directory, not in the checkout; TMPDIR points inside it too. A run that
+# The runs (a busted run per interpreter, the C tests, each nginx script)
+# go OTSKIT_JOBS at a time (default: one per CPU), each printed whole when
+# it finished, in start order. Every run works in a scratch directory of
+# its own (a temporary directory, removed at the end): it holds a symbolic
+# link to each entry of the checkout, so specs read the tree as usual, but
+# a file a spec creates at a relative path ("5", "out.db") lands in the
+# scratch directory, not in the checkout nor in another run's; TMPDIR
+# points inside it too. A run that
 # still leaves anything new in the checkout (a new, ignored or changed path
 # by `git status --porcelain --ignored`, or a new path outside git; build/
 # excluded) fails, and the offending paths are printed.
@@ -34,24 +37,44 @@ tree_state() {
   fi
 }
 before=$(tree_state)
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/otskit-spec.XXXXXX") || exit 1
-trap 'rm -rf "$scratch"' EXIT
+work=$(mktemp -d "${TMPDIR:-/tmp}/otskit-spec.XXXXXX") || exit 1
+chmod 755 "$work" # nginx workers (another user) read lua/ through it
+nj=0; nprinted=0
+# on any exit: stop the runs still going (every process under each: its
+# timeout, busted, what those started), then remove the scratch
+# directories. (A background run ignores Ctrl-C: sh's rule.)
+kill_tree() {
+  for c in $(env -u LD_PRELOAD pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
+  kill -TERM "$1" 2>/dev/null
+}
+stop_jobs() {
+  i=1
+  while [ "$i" -le "$nj" ]; do
+    [ -f "$work/j$i.done" ] || kill_tree "$(cat "$work/j$i.pid")"
+    i=$((i + 1))
+  done
+}
+trap 'stop_jobs; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
-chmod 755 "$scratch" # nginx workers (another user) read lua/ through it
-for e in "$root"/* "$root"/.[!.]*; do
-  [ -e "$e" ] || [ -L "$e" ] || continue
-  [ "${e##*/}" = .git ] && continue
-  ln -s "$e" "$scratch/${e##*/}"
-done
-mkdir -m 1777 "$scratch/tmp"
-export TMPDIR="$scratch/tmp"
-# git inside the scratch directory (bench facts: revision, dirty tree)
+# git inside a scratch directory (bench facts: revision, dirty tree)
 # answers about the checkout
 if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
   GIT_DIR=$(git -C "$root" rev-parse --absolute-git-dir); GIT_WORK_TREE=$root
   export GIT_DIR GIT_WORK_TREE
 fi
-cd "$scratch" || exit 1
+# Makes the scratch directory $1 (links to the checkout's entries and a
+# tmp/ for TMPDIR) and enters it.
+enter_scratch() {
+  mkdir -m 755 "$1" || exit 1
+  for e in "$root"/* "$root"/.[!.]*; do
+    [ -e "$e" ] || [ -L "$e" ] || continue
+    [ "${e##*/}" = .git ] && continue
+    ln -s "$e" "$1/${e##*/}"
+  done
+  mkdir -m 1777 "$1/tmp"
+  TMPDIR="$1/tmp"; export TMPDIR
+  cd "$1" || exit 1
+}
 LPATH="lua/?.lua;lua/?/init.lua;spec/?.lua;;"
 # No run waits forever: each busted run, C test and nginx script is
 # stopped after OTSKIT_SPEC_TIMEOUT seconds (then counted as not finished).
@@ -92,14 +115,60 @@ tally_c() {
   fi
 }
 
+# Runs in parallel: up to OTSKIT_JOBS runs at once (default: the number
+# of CPUs; 1 runs one after the other). Each run works in a scratch
+# directory of its own (specs write relative paths) and on its own free
+# ports; its output goes to a file, printed with its counts added to the
+# totals once it and every run started before it finished, so the output
+# reads in start order whatever finishes first.
+J=${OTSKIT_JOBS:-$(nproc 2>/dev/null || echo 1)}
+# job CMD...: runs CMD (a function below) as the next run.
+# (Polled with builtins: under make check every command started has the
+# ASan runtime preloaded.)
+full() {
+  set -- "$work"/j*.done; [ -e "$1" ] || set --
+  [ $((nj - $#)) -ge "$J" ]
+}
+job() {
+  while full; do flush; sleep 1; done
+  nj=$((nj + 1))
+  ( i=$nj; enter_scratch "$work/s$i"; pass=0; fail=0
+    "$@" >"$work/j$i.out" 2>&1
+    echo "$pass $fail" >"$work/j$i.count"; : >"$work/j$i.done" ) &
+  echo $! >"$work/j$nj.pid"
+}
+# Prints the runs finished in start order, adding their counts; a run that
+# died without its counts counts as 1 failure.
+flush() {
+  while [ "$nprinted" -lt "$nj" ]; do
+    i=$((nprinted + 1))
+    if [ ! -f "$work/j$i.done" ]; then
+      read -r jp <"$work/j$i.pid"
+      kill -0 "$jp" 2>/dev/null && return
+      [ -f "$work/j$i.done" ] || { cat "$work/j$i.out" 2>/dev/null
+        echo "== run $i died without its counts (counted as 1 failure)"; fail=$((fail + 1)); nprinted=$i; continue; }
+    fi
+    cat "$work/j$i.out"
+    read -r p f <"$work/j$i.count"
+    pass=$((pass + p)); fail=$((fail + f)); nprinted=$i
+  done
+}
+# Waits for every run, printing each as above.
+finish() {
+  flush
+  while [ "$nprinted" -lt "$nj" ]; do sleep 1; flush; done
+}
+
 # The C tests (build/ctest: ASan+UBSan builds). OTSKIT_SKIP_C=reason skips
 # them, and says so (CI: make check after make test, which ran them).
+# $1: which (alloc: the two alloc hosts, the longest; other: the rest).
 run_c() {
   if [ -n "${OTSKIT_SKIP_C:-}" ]; then
-    echo "== C tests: skipped (${OTSKIT_SKIP_C})"; return
+    echo "== C tests ($1): skipped (${OTSKIT_SKIP_C})"; return
   fi
   for t in build/ctest/*_test; do
     [ -x "$t" ] || continue
+    case ${t##*/} in alloc*) [ "$1" = alloc ] || continue ;; *) [ "$1" = alloc ] && continue ;; esac
     t0=$(date +%s)
     out=$(limit "$t" 2>&1); rc=$?
     tally_c "C ${t##*/}" "$out" $rc
@@ -155,45 +224,55 @@ run_serve() {
   tally "serve (nginx, 2 workers)" "$out"
 }
 
+# memcheck on Lua 5.4 over the specs with fewer property trials; a
+# definite or indirect leak, or any memory error, fails the run.
+run_valgrind() {
+  t0=$(date +%s)
+  out=$(OTSKIT_QUICK=1 LUA_PATH_5_4="$LPATH" LUA_CPATH_5_4="$B/5.4/?.so;;" \
+        limit valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        --show-leak-kinds=definite,indirect --error-exitcode=99 \
+        lua5.4 /usr/bin/busted -o utfTerminal ${VALGRIND_SPECS:-spec} 2>&1); rc=$?
+  printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
+  tally "valgrind lua5.4" "$out"
+  if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi
+}
+
+# The longest runs first: with two at once, the two busted runs share the
+# machine, then the rest.
 case $mode in
   all)
-    run_c
-    run_busted lua5.4 5.4 spec
-    run_busted luajit jit spec
-    run_openresty
-    run_serve ;;
+    job run_busted lua5.4 5.4 spec
+    job run_busted luajit jit spec
+    job run_c alloc
+    job run_c other
+    job run_openresty
+    job run_serve ;;
   check)
     # make check (ASan+UBSan build in $B, runtime preloaded): as all, but
     # not otskit serve's tests: spec/serve.sh runs the plain build in any
     # case, so under make check they would repeat make test's run exactly.
-    run_c
-    run_busted lua5.4 5.4 spec
-    run_busted luajit jit spec
-    run_openresty
-    echo "== serve: not repeated (spec/serve.sh runs the plain build: make test runs it)" ;;
+    job run_busted lua5.4 5.4 spec
+    job run_busted luajit jit spec
+    job run_c alloc
+    job run_c other
+    job run_openresty
+    job echo "== serve: not repeated (spec/serve.sh runs the plain build: make test runs it)" ;;
   serve)
-    run_serve ;;
+    job run_serve ;;
   c)
-    run_c ;;
+    job run_c alloc
+    job run_c other ;;
   openresty)
-    run_openresty ;;
+    job run_openresty ;;
   spec)
     # the given spec files (default: all) under lua5.4 and luajit
-    run_busted lua5.4 5.4 "${@:-spec}"
-    run_busted luajit jit "${@:-spec}" ;;
+    job run_busted lua5.4 5.4 "${@:-spec}"
+    job run_busted luajit jit "${@:-spec}" ;;
   valgrind)
-    # memcheck on Lua 5.4 over the specs with fewer property trials; a
-    # definite or indirect leak, or any memory error, fails the run.
-    t0=$(date +%s)
-    out=$(OTSKIT_QUICK=1 LUA_PATH_5_4="$LPATH" LUA_CPATH_5_4="$B/5.4/?.so;;" \
-          limit valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
-          --show-leak-kinds=definite,indirect --error-exitcode=99 \
-          lua5.4 /usr/bin/busted -o utfTerminal ${VALGRIND_SPECS:-spec} 2>&1); rc=$?
-    printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -vE '^[●◌✱✖○]+$' | tail -n 60
-    tally "valgrind lua5.4" "$out"
-    if [ $rc -eq 99 ]; then fail=$((fail + 1)); echo "== valgrind reported errors or leaks"; fi
-    run_alloc_valgrind ;;
+    job run_valgrind
+    job run_alloc_valgrind ;;
 esac
+finish
 
 # Nothing new in the checkout.
 left=$(printf '%s\n' "$(tree_state)" | grep -vxF -e "$before" | grep -v '^$')

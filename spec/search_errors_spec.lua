@@ -113,6 +113,19 @@ describe("otskit.store search index: bad input", function()
     end
     assert.equal(10, count(nil, { routing_values = { { { "r", "r1" } } } }))
     assert.equal(20, count(nil, { routing_values = { { { "r", "r1" } }, { { "r", "r2" } } } }))
+    -- a range drives the search; the routing and the index TTL are the document's
+    local res = assert(db:search{ table = "t", index = "ix", query = { range = { field_name = "l", from = 5, to = 20 } },
+      routing_values = { { { "r", "r1" } } }, get_total_count = true, limit = 3 })
+    assert.equal(5, res.total_count) -- l in 6..19 with id % 3 == 1: 7 10 13 16 19
+    local ids = {}
+    for i, row in ipairs(res.rows) do ids[i] = row.primary_key[1][2] end
+    assert.same({ 7, 10, 13 }, ids)
+    res = assert(db:search{ table = "t", index = "ix", token = res.next_token, get_total_count = true,
+      query = { range = { field_name = "l", from = 5, to = 20 } }, routing_values = { { { "r", "r1" } } } })
+    ids = {}
+    for i, row in ipairs(res.rows) do ids[i] = row.primary_key[1][2] end
+    assert.same({ 16, 19 }, ids)
+    assert.equal(5, res.total_count)
     -- fuzzy: contains
     assert.equal(11, count({ match_phrase = { field_name = "txt", text = "t 1" } })) -- 1, 10..19
     assert.equal(1, count({ match_phrase = { field_name = "txt", text = "text 25" } }))

@@ -408,6 +408,10 @@ describe("highlight and inner_hits: bad input", function()
     fails("inner_hits inside a nested query without them", db:search{ table = "t", index = "ix", query = { nested = {
       path = "n", query = { nested = { path = "n.m", query = { match = { field_name = "n.m.u", text = "x" } }, inner_hits = {} } } } } })
     assert(nested({}))
+    -- inner_hits deep inside a query (20 levels)
+    local deep = { nested = { path = "n", query = { match = { field_name = "n.t", text = "x" } }, inner_hits = {} } }
+    for _ = 1, 20 do deep = { bool = { should = { deep } } } end
+    assert(db:search{ table = "t", index = "ix", query = deep })
     db:close()
   end)
 end)

@@ -10,8 +10,9 @@ local helper = require "helper"
 local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
 
 -- what may differ between two implementations of the interface: the
--- cost, ids, and cells (their timestamps come from each server's clock)
-local DROP = { latency = true, request_id = true, consumed = true, cells = true }
+-- cost (scanned: the rows a range read, which only the store reports),
+-- ids, and cells (their timestamps come from each server's clock)
+local DROP = { latency = true, request_id = true, consumed = true, scanned = true, cells = true }
 local function norm(v)
   if type(v) ~= "table" or v == INF_MIN or v == INF_MAX then return v end
   local o = {}

@@ -162,7 +162,10 @@ local function trial(seed)
       local b, bm, bc = B:get_range_pb(req)
       assert.is_not_false(b, what)
       same("GetRange", a, am, ac, b, bm, bc, what)
-      if b then assert.are.equal(#a.rows, b.row_count, what) end
+      if b then
+        assert.are.equal(#a.rows, b.row_count, what)
+        assert.are.equal(a.scanned, b.scanned, what)
+      end
     end
   end
   assert.are.same(A:partitions("t"), B:partitions("t"), "partition accounting, seed " .. seed)
@@ -172,6 +175,38 @@ end
 describe("otskit.store.stream", function()
   it("answers GetRow / GetRange byte for byte as the Lua-built rows encode", function()
     for i = 1, N do trial(i) end
+  end)
+
+  it("reports a damaged stored row or key as the Lua path does", function()
+    for _, bad in ipairs({ { "row", "\255\255\255" }, { "key", "text key" } }) do
+      local db = assert(store.open{ path = ":memory:" })
+      assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+      assert(db:put_row{ table = "t", primary_key = { { "id", 1 } }, columns = { { "a", 1 } } })
+      local keycodec = require "otskit.key"
+      if bad[1] == "row" then
+        assert(db.h:put("t_t", keycodec.pack({ 1 }), bad[2])) -- a value that is not cells
+      else
+        assert(db.h:put("t_t", keycodec.pack({ bad[2] }), "")) -- a key of the wrong type
+      end
+      local req = { table = "t", start = { { "id", wire.INF_MIN } }, stop = { { "id", wire.INF_MAX } } }
+      local a, am, ac = db:get_range(req)
+      local b, bm, bc = db:get_range_pb(req)
+      assert.is_nil(a); assert.is_nil(b)
+      assert.are.equal("OTSInternalServerError", ac)
+      assert.are.equal(ac, bc)
+      assert.matches("^the store file is damaged: ", am)
+      assert.matches("^the store file is damaged: a stored " .. bad[1], bm)
+      if bad[1] == "row" then
+        local g = { table = "t", primary_key = { { "id", 1 } } }
+        local c, cm, cc = db:get_row(g)
+        local d, dm, dc = db:get_row_pb(g)
+        assert.is_nil(c); assert.is_nil(d)
+        assert.are.equal(cc, dc)
+        assert.matches("^the store file is damaged: ", cm)
+        assert.matches("^the store file is damaged: a stored row", dm)
+      end
+      db:close()
+    end
   end)
 
   it("does not stream a filter, a column range, a transaction id", function()

@@ -57,19 +57,25 @@ double bo_rng_double(bo_rng *r) {
 
 static int finite_pos(double x) { return x > 0 && x <= 1.7976931348623157e308; }
 
+/* durations: at most BO_MAX_SECONDS (a delay or a deadline beyond a day
+ * is a mistake, and bounded values stay exact when turned into
+ * milliseconds or a struct timespec) */
+static int duration(double x) { return x > 0 && x <= BO_MAX_SECONDS; }
+
 const char *bo_schedule_init(bo_schedule *s, bo_strategy strategy, double base,
                              double cap, double multiplier, double throttle_base,
                              int64_t max_attempts, double deadline) {
   if ((unsigned)strategy > (unsigned)BO_CONSTANT) return "unknown strategy";
-  if (!finite_pos(base)) return "base must be a finite number > 0";
-  if (!finite_pos(cap) || cap < base) return "cap must be a finite number >= base";
+  if (!duration(base)) return "base must be a number of seconds in (0, 86400]";
+  if (!duration(cap) || cap < base) return "cap must be a number of seconds >= base, at most 86400";
   if (!(multiplier >= 1) || !finite_pos(multiplier))
     return "multiplier must be a finite number >= 1";
   if (throttle_base == 0) throttle_base = base;
-  if (!finite_pos(throttle_base) || throttle_base < base)
-    return "throttle_base must be a finite number >= base";
+  if (!duration(throttle_base) || throttle_base < base)
+    return "throttle_base must be a number of seconds >= base, at most 86400";
   if (max_attempts < 0) return "max_attempts must be >= 0 (0: no limit)";
-  if (!(deadline >= 0)) return "deadline must be >= 0 (0: none)";
+  if (!(deadline >= 0) || (deadline > BO_MAX_SECONDS && deadline != HUGE_VAL))
+    return "deadline must be a number of seconds in [0, 86400] (0: none)";
   memset(s, 0, offsetof(bo_schedule, rng));
   s->strategy = strategy;
   s->base = base;

@@ -50,9 +50,14 @@ typedef struct {
 
 /* Checks the parameters and initialises s (attempt 0). Returns NULL, or a
  * message naming the bad parameter (s is then untouched). Rules: base > 0,
- * cap >= base, throttle_base >= base (0 means base), all finite;
- * multiplier >= 1 and finite; max_attempts >= 0; deadline >= 0 or +inf.
+ * cap >= base, throttle_base >= base (0 means base), all at most
+ * BO_MAX_SECONDS; multiplier >= 1 and finite; max_attempts >= 0;
+ * deadline in [0, BO_MAX_SECONDS] (0: none) or +inf (none).
  * The PRNG must be seeded separately (bo_rng_seed / bo_rng_seed_os). */
+/* the longest duration a schedule takes (base, cap, throttle_base,
+ * deadline): one day */
+#define BO_MAX_SECONDS 86400.0
+
 const char *bo_schedule_init(bo_schedule *s, bo_strategy strategy, double base,
                              double cap, double multiplier, double throttle_base,
                              int64_t max_attempts, double deadline);

@@ -1,8 +1,10 @@
 /* hash.c -- digests for key prefixes and buckets. */
 /* The low-level MD5 calls are deprecated in OpenSSL 3 but still shipped;
  * they cost ~90 ns on a short key against ~165 ns through EVP, and key
- * prefixes are all short keys. */
+ * prefixes are all short keys. SHA1 (digests of content, not key
+ * prefixes) goes through the supported EVP interface. */
 #define OPENSSL_SUPPRESS_DEPRECATED 1
+#include <openssl/evp.h>
 #include <openssl/md5.h>
 #include <xxhash.h>
 
@@ -13,6 +15,7 @@ size_t hash_digest_len(hash_algo algo) {
     case HASH_MD5: return 16;
     case HASH_XXH3: return 8;
     case HASH_CRC32C: return 4;
+    case HASH_SHA1: return 20;
   }
   return 0;
 }
@@ -22,7 +25,7 @@ static void put_be(uint64_t v, int nbytes, unsigned char *out) {
   for (i = nbytes - 1; i >= 0; i--) { out[i] = (unsigned char)(v & 0xff); v >>= 8; }
 }
 
-void hash_digest(hash_algo algo, const void *p, size_t n, unsigned char *out) {
+int hash_digest(hash_algo algo, const void *p, size_t n, unsigned char *out) {
   switch (algo) {
     case HASH_MD5: {
       MD5_CTX c;
@@ -33,7 +36,12 @@ void hash_digest(hash_algo algo, const void *p, size_t n, unsigned char *out) {
     }
     case HASH_XXH3: put_be(hash_xxh3(p, n), 8, out); break;
     case HASH_CRC32C: put_be(hash_crc32c(0, p, n), 4, out); break;
+    case HASH_SHA1: {
+      unsigned int len = 0;
+      return EVP_Digest(p, n, out, &len, EVP_sha1(), NULL) == 1 && len == 20;
+    }
   }
+  return 1;
 }
 
 void hash_hex(const unsigned char *in, size_t n, char *out) {
@@ -45,14 +53,15 @@ void hash_hex(const unsigned char *in, size_t n, char *out) {
   }
 }
 
-void hash_hex_prefix(hash_algo algo, const void *p, size_t n, int ndigits,
-                     char *out) {
-  unsigned char d[16];
-  char hex[32];
+int hash_hex_prefix(hash_algo algo, const void *p, size_t n, int ndigits,
+                    char *out) {
+  unsigned char d[HASH_MAX_DIGEST];
+  char hex[2 * HASH_MAX_DIGEST];
   int i;
-  hash_digest(algo, p, n, d);
+  if (!hash_digest(algo, p, n, d)) return 0;
   hash_hex(d, (size_t)(ndigits + 1) / 2, hex);
   for (i = 0; i < ndigits; i++) out[i] = hex[i];
+  return 1;
 }
 
 uint64_t hash_xxh3(const void *p, size_t n) { return XXH3_64bits(p, n); }
@@ -109,6 +118,6 @@ uint32_t hash_crc32c(uint32_t crc, const void *p, size_t n) {
 }
 
 void hash_prefix_key(hash_algo algo, int ndigits, const void *p, size_t n, char *out) {
-  hash_hex_prefix(algo, p, n, ndigits, out);
+  (void)hash_hex_prefix(algo, p, n, ndigits, out); /* key prefixes: md5, xxh3, crc32c only */
   if (n) memcpy(out + ndigits, p, n);
 }

@@ -7,7 +7,8 @@
  *     radius 6371008.8 m);
  *   geo_in_poly(lat, lon, 'lat,lon;lat,lon;...') -> 1 when the point lies
  *     inside the polygon (even-odd rule, edges count as inside), else 0;
- * and vec.h's aggregate vec_topk (the exact knn of VECTOR fields).
+ * vec.h's aggregate vec_topk (the exact knn of VECTOR fields) and
+ * bucket.h's floor_div and ym_index (histogram buckets).
  * No Lua here. */
 #ifndef OTSKIT_KVSQL_H
 #define OTSKIT_KVSQL_H

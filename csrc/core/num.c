@@ -32,10 +32,10 @@ int32_t num_bucket_mod(int64_t v, int32_t nb) {
 }
 
 int32_t num_bucket_hash(hash_algo algo, const void *p, size_t n, int32_t nb) {
-  unsigned char d[16];
+  unsigned char d[HASH_MAX_DIGEST];
   size_t dl = hash_digest_len(algo), i;
   uint64_t x = 0;
-  hash_digest(algo, p, n, d);
+  (void)hash_digest(algo, p, n, d); /* buckets: md5, xxh3, crc32c only (never fail) */
   for (i = 0; i < dl && i < 8; i++) x = (x << 8) | d[i];
   return (int32_t)(x % (uint64_t)nb);
 }

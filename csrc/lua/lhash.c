@@ -6,7 +6,8 @@
 #include "laux.h"
 #include "parts.h"
 
-static const char *const algo_names[] = {"md5", "xxh3", "crc32c", NULL};
+/* in hash_algo order */
+static const char *const algo_names[] = {"md5", "xxh3", "crc32c", "sha1", NULL};
 
 /* digest(algo, v [, "hex"]) -> raw digest (or lowercase hex) of v */
 static int l_digest(lua_State *L) {
@@ -15,11 +16,11 @@ static int l_digest(lua_State *L) {
   char nb[24];
   const char *why = NULL;
   const char *p = otsk_tokeybytes(L, 2, &n, nb, &why);
-  unsigned char d[16];
+  unsigned char d[HASH_MAX_DIGEST];
   if (p == NULL) return otsk_error(L, "hash", "bad argument #2 (%s)", why);
-  hash_digest(algo, p, n, d);
+  if (!hash_digest(algo, p, n, d)) return otsk_error(L, "hash", "%s failed (OpenSSL)", algo_names[algo]);
   if (lua_toboolean(L, 3)) {
-    char hex[32];
+    char hex[2 * HASH_MAX_DIGEST];
     hash_hex(d, dl, hex);
     lua_pushlstring(L, hex, 2 * dl);
   } else {
@@ -32,7 +33,7 @@ static int l_digest(lua_State *L) {
 static int l_hex_prefix(lua_State *L) {
   hash_algo algo = (hash_algo)luaL_checkoption(L, 1, NULL, algo_names);
   size_t n;
-  char nb[24], out[32];
+  char nb[24], out[2 * HASH_MAX_DIGEST];
   const char *why = NULL;
   const char *p = otsk_tokeybytes(L, 2, &n, nb, &why);
   int64_t nd = otsk_checkint64(L, 3, "hash", "#3");
@@ -40,7 +41,8 @@ static int l_hex_prefix(lua_State *L) {
   if (nd < 1 || nd > 2 * (int64_t)hash_digest_len(algo))
     return otsk_error(L, "hash", "len must be 1..%d for %s",
                       (int)(2 * hash_digest_len(algo)), algo_names[algo]);
-  hash_hex_prefix(algo, p, n, (int)nd, out);
+  if (!hash_hex_prefix(algo, p, n, (int)nd, out))
+    return otsk_error(L, "hash", "%s failed (OpenSSL)", algo_names[algo]);
   lua_pushlstring(L, out, (size_t)nd);
   return 1;
 }

@@ -58,13 +58,17 @@ static void check_keys(lua_State *L, int idx, const char *const *allowed, const 
 }
 
 /* A seconds field as milliseconds (rounded up), 0 when absent. */
+#define HTTP_MAX_SECONDS 86400.0
+
 static long ms_field(lua_State *L, int idx, const char *field) {
   long ms = 0;
   lua_getfield(L, idx, field);
   if (!lua_isnil(L, -1)) {
     if (lua_type(L, -1) != LUA_TNUMBER) otsk_error(L, "http", "%s must be a number of seconds", field);
     double s = lua_tonumber(L, -1);
-    if (!(s > 0) || s > 86400.0 * 365) otsk_error(L, "http", "%s must be > 0 and finite", field);
+    /* at most a day: 86 400 000 ms fits a 32-bit long (CURLOPT_TIMEOUT_MS) */
+    if (!(s > 0) || s > HTTP_MAX_SECONDS)
+      otsk_error(L, "http", "%s must be a number of seconds in (0, 86400]", field);
     ms = (long)ceil(s * 1000.0);
   }
   lua_pop(L, 1);

@@ -169,11 +169,44 @@ static int perr(penc *e, const ProtobufCFieldDescriptor *f, const char *why) {
 
 static int fill(penc *e, int idx, const ProtobufCMessageDescriptor *d, ProtobufCMessage *m);
 
+/* an integer field takes a Lua number: a numeric string ("7") is a
+ * caller's type mistake, refused rather than coerced onto the wire. The
+ * one exception is LuaJIT's int64 convention (the decoder's too): a 64-bit
+ * field beyond +-2^53, which no double holds exactly, as a decimal string. */
+static int int_typed(penc *e, int idx, const ProtobufCFieldDescriptor *f, int wide) {
+  lua_State *L = e->L;
+  if (lua_type(L, idx) == LUA_TNUMBER) return 1;
+#if OTSKIT_LUA51
+  if (wide && lua_type(L, idx) == LUA_TSTRING) {
+    int64_t v = 0;
+    const char *why = NULL;
+    if (otsk_toint64(L, idx, &v, &why) && (v < -9007199254740992LL || v > 9007199254740992LL))
+      return 1;
+  }
+#else
+  (void)wide;
+#endif
+  snprintf(e->err, sizeof e->err, "field %s: must be an integer number, got %s", f->name,
+           luaL_typename(L, idx));
+  return 0;
+}
+
 /* the Lua value at idx into the member at dst */
 static int scalar(penc *e, int idx, const ProtobufCFieldDescriptor *f, void *dst) {
   lua_State *L = e->L;
   int64_t v = 0;
   const char *why = NULL;
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+    if (!int_typed(e, idx, f, 0)) return 0;
+    break;
+  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
+    if (!int_typed(e, idx, f, 1)) return 0;
+    break;
+  default: break;
+  }
   switch (f->type) {
   case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
     if (!otsk_toint64(L, idx, &v, &why)) return perr(e, f, why);

@@ -59,6 +59,14 @@ static void test_bad_params(void) {
   CHECK(bo_schedule_init(&s, BO_FULL, 1, 2, 2, 0, 0, NAN) != NULL);
   CHECK(bo_schedule_init(&s, (bo_strategy)9, 1, 2, 2, 0, 0, 0) != NULL);
   CHECK(bo_schedule_init(&s, BO_FULL, 1, 1, 1, 0, 0, INFINITY) == NULL);
+  /* durations are at most a day (BO_MAX_SECONDS) */
+  CHECK(bo_schedule_init(&s, BO_FULL, 86400, 86400, 2, 86400, 0, 86400) == NULL);
+  CHECK(bo_schedule_init(&s, BO_FULL, 1e300, 1e300, 2, 0, 0, 0) != NULL);
+  CHECK(bo_schedule_init(&s, BO_FULL, 86400.5, 86400.5, 2, 0, 0, 0) != NULL);
+  CHECK(bo_schedule_init(&s, BO_FULL, 1, 86401, 2, 0, 0, 0) != NULL);
+  CHECK(bo_schedule_init(&s, BO_FULL, 1, 2, 2, 1e300, 0, 0) != NULL);
+  CHECK(bo_schedule_init(&s, BO_FULL, 1, 2, 2, 0, 0, 86401) != NULL);
+  CHECK(bo_schedule_init(&s, BO_FULL, 1, 2, 2, 0, 0, 1e300) != NULL);
 }
 
 /* A million retries: every delay finite, in range, jitter alive at the cap. */

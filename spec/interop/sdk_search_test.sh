@@ -11,45 +11,10 @@
 # compute_splits and parallel_scan. Ends with one "N passed, N failed"
 # line over the tests (mocha's JSON report).
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-unset LD_PRELOAD
-node_dir=$root/build/node
-sdk=$node_dir/node_modules/tablestore
-if [ ! -d "$sdk/test" ] || [ ! -x "$node_dir/node_modules/.bin/mocha" ]; then
-  mkdir -p "$node_dir"
-  (cd "$node_dir" && timeout -k 10 900 npm install --no-audit --no-fund --silent tablestore@5.6.5 mocha@10.8.2) >/dev/null 2>&1 || {
-    echo "sdk search tests: npm install tablestore@5.6.5 mocha@10.8.2 failed"; echo "0 passed, 1 failed"; exit 1; }
-fi
-if [ ! -d "$sdk/test" ]; then echo "sdk search tests: the npm package ships no test/ folder"; echo "0 passed, 1 failed"; exit 1; fi
-tmp=$(mktemp -d /tmp/otskit-sdk-search.XXXXXX); chmod 755 "$tmp"
-pid=""
-stop_server() {
-  [ -n "$pid" ] || return 0
-  kill -TERM "$pid" 2>/dev/null
-  i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
-  kill -KILL "$pid" 2>/dev/null; pid=""
-  if [ -f "$tmp/ng/logs/nginx.pid" ]; then
-    m=$(cat "$tmp/ng/logs/nginx.pid"); kill -KILL "$m" $(pgrep -P "$m") 2>/dev/null; rm -f "$tmp/ng/logs/nginx.pid"
-  fi
-  return 0
-}
-cleanup() { stop_server; rm -rf "$tmp"; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-port=$(luajit -e 'local s = assert(require("socket").bind("127.0.0.1", 0)); local _, p = s:getsockname(); print(p); s:close()')
-bin/otskit serve --listen "127.0.0.1:$port" --data "$tmp/data" --workers 2 --prefix "$tmp/ng" \
-  --instance inst --access-key-id ak-test --access-key-secret sk-test >"$tmp/serve.log" 2>&1 &
-pid=$!
-i=0
-until curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$port/_otskit/health"; do
-  i=$((i + 1))
-  if [ $i -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
-    echo "sdk search tests: the server did not start"; cat "$tmp/serve.log"; echo "0 passed, 1 failed"; exit 1
-  fi
-  sleep 0.1
-done
-export endpoint="http://127.0.0.1:$port" accessKeyId=ak-test secretAccessKey=sk-test instancename=inst
+interop_name="sdk search tests" interop_mocha=1
+. "$(dirname "$0")/lib.sh"
+start_server || { echo "0 passed, 1 failed"; exit 1; }
+export endpoint="$OTSKIT_URL" accessKeyId=ak-test secretAccessKey=sk-test instancename=inst
 mocha=$node_dir/node_modules/.bin/mocha
 (cd "$sdk" && "$mocha" --reporter json --reporter-option output="$tmp/old.json" --timeout 200000 --exit test/search_old.test.js >"$tmp/old.log" 2>&1)
 (cd "$sdk" && "$mocha" --reporter json --reporter-option output="$tmp/new.json" --timeout 200000 --exit \
@@ -79,7 +44,7 @@ for (const t of want) { f++; console.log("FAIL not run: " + t); }
 console.log(p + " passed, " + f + " failed");
 process.exit(f ? 1 : 0);
 ' "$tmp/old.json" "$tmp/new.json" >"$tmp/summary" 2>&1
-bad=$(grep -E '\[(error|alert|crit|emerg)\]|signal [0-9]+|exited on' "$tmp/ng/logs/error.log" | head -5)
+bad=$(error_log_bad)
 sed '$d' "$tmp/summary"
 p=$(tail -1 "$tmp/summary" | awk '{print $1}'); f=$(tail -1 "$tmp/summary" | awk '{print $3}')
 if [ -n "$bad" ]; then f=$((f + 1)); echo "FAIL error.log:"; echo "$bad"; fi

@@ -384,7 +384,12 @@ function diagnose.indexes(mt, list, delays)
             #unames > 0 and ("the indexes queried: " .. table.concat(unames, ", ")) or "no query read any index") }
     end
   end
+  -- measured: a number of ms, or "over N" (not visible within N ms); a
+  -- measure that failed ("not measured: ...") falls back to the declared
   local measured = mt.extras and mt.extras["ms until a write is visible"]
+  if type(measured) ~= "number" and not (type(measured) == "string" and measured:match("^over %d+$")) then
+    measured = nil
+  end
   local seen, list_ev, parts = {}, {}, {}
   for _, e in ipairs(kinds) do
     for _, p in ipairs(e.paths) do

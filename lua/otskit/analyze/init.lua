@@ -55,7 +55,7 @@
 -- born } }.
 -- Raises "otskit.analyze: ..." for a malformed scenario.
 local store = require "otskit.store"
-local backoff = require "otskit.backoff"
+local sim = require "otskit.analyze.sim"
 local meter = require "otskit.analyze.meter"
 local diagnose = require "otskit.analyze.diagnose"
 
@@ -99,7 +99,7 @@ analyze.rng = rng
 
 local SCENARIO_KEYS = {}
 for k in ("name title note ops rate queries capacity split_rows split_bytes split_load seed latency "
-          .. "window picture item query_item designs advice"):gmatch("%S+") do SCENARIO_KEYS[k] = true end
+          .. "window picture item query_item designs advice index_delay_ms search_delay_ms"):gmatch("%S+") do SCENARIO_KEYS[k] = true end
 local DESIGN_KEYS = { name = true, label = true, setup = true, write = true, query = true, report = true }
 
 -- the advice check and the per-query choice live in analyze/choice.lua
@@ -139,6 +139,14 @@ function analyze.check(sc)
       raise("scenario %s: %s must be a number of seconds%s", sc.name, f, f == "window" and " > 0" or " >= 0")
     end
   end
+  for _, f in ipairs { "index_delay_ms", "search_delay_ms" } do
+    local v = sc[f]
+    if v == nil then v = 0 end
+    if type(v) ~= "number" or not (v >= 0 and v <= 3600000) then
+      raise("scenario %s: %s must be milliseconds in 0..3600000", sc.name, f)
+    end
+    sc[f] = v
+  end
   if sc.capacity == nil then sc.capacity = 25 end
   if sc.capacity ~= false and (type(sc.capacity) ~= "number" or sc.capacity < 1) then
     raise("scenario %s: capacity must be a number >= 1 or false", sc.name)
@@ -175,15 +183,6 @@ function analyze.check(sc)
   return sc
 end
 
--- a budget that counts the retries it grants (it never refuses)
-local function counting_budget()
-  local b = { retries = 0 }
-  function b.acquire(_, kind) if kind ~= "request" then b.retries = b.retries + 1 end return true end
-  function b.success() end
-  function b.available() return math.huge end
-  return b
-end
-
 ---------------------------------------------------------------------------
 -- Calling the user's functions: an error names the user's file and line
 
@@ -199,12 +198,6 @@ local function handler(e)
     return e
   end
   return { analyze_error = true, msg = e, tb = debug.traceback("", 2) }
-end
-
--- an error inside a coroutine (env.concurrent): its own traceback kept
-local function co_error(co, err)
-  if type(err) == "table" and err.analyze_error then return err end
-  return { analyze_error = true, msg = err, tb = debug.traceback(co, "", 0) }
 end
 
 --- user_call(what, f, ...) -> f's results. f is a function of the user's
@@ -241,103 +234,29 @@ local function user_call(what, f, ...)
 end
 analyze.user_call = user_call
 
--- Concurrent clients, simulated: each client is a coroutine with its own
--- clock. The scheduler always resumes the client whose clock is earliest
--- (ties in a seeded random order) and sets the shared clock to it; a
--- client yields before each request of env.yielding (so others may go
--- first), and each request takes `latency` seconds; a retry sleep moves
--- the client's clock forward and yields. So backoff really spreads the
--- clients out, as it does in a real deployment.
-local function make_sim(get_now, set_now, r, latency)
-  local sim = { running = nil }
-  function sim.concurrent(fns)
-    local clients = {}
-    local t0 = get_now()
-    for i, f in ipairs(fns) do clients[i] = { co = coroutine.create(f), t = t0 } end
-    local last = t0
-    while true do
-      local best, ties = nil, {}
-      for _, c in ipairs(clients) do
-        if coroutine.status(c.co) ~= "dead" then
-          if best == nil or c.t < best.t then best, ties = c, { c }
-          elseif c.t == best.t then ties[#ties + 1] = c end
-        end
-      end
-      if not best then break end
-      local c = #ties > 1 and ties[r.int(1, #ties)] or best
-      set_now(c.t)
-      sim.running = c
-      local ok, err = coroutine.resume(c.co)
-      sim.running = nil
-      if not ok then error(co_error(c.co, err), 0) end
-      c.t = get_now()
-      if c.t > last then last = c.t end
-    end
-    set_now(last)
-  end
-  -- called by the yielding store and by sleep, inside a client
-  function sim.pause()
-    if sim.running and coroutine.running() == sim.running.co then coroutine.yield() end
-  end
-  function sim.yielding(inner)
-    return setmetatable({}, { __index = function(_, k)
-      local f = inner[k]
-      if type(f) ~= "function" then return f end
-      return function(_, ...)
-        sim.pause()
-        local a, b, c = f(inner, ...)
-        if sim.running then set_now(get_now() + latency) end
-        return a, b, c
-      end
-    end })
-  end
-  return sim
-end
-
--- A schedule for retry.call (opts.schedule) that is reproducible: each
--- reset (each call) draws a fresh seeded backoff schedule from the
--- design's PRNG, one per coroutine, so concurrent clients neither share
--- attempt counts nor draw the same delays.
-local function seeded_schedule(r, base_opts)
-  local by_co = setmetatable({}, { __mode = "k" })
-  local main = {}
-  local sched = {}
-  local function slot() return coroutine.running() or main end
-  function sched.reset(self)
-    local o = {}
-    for k, v in pairs(base_opts or {}) do o[k] = v end
-    o.seed = r.int(1, 2147483646)
-    local s = backoff.new(o)
-    by_co[slot()] = s
-    self.deadline = s.deadline
-  end
-  function sched.next(self, elapsed, throttled)
-    local s = by_co[slot()]
-    self.deadline = s.deadline
-    return s:next(elapsed, throttled)
-  end
-  sched:reset()
-  return sched
-end
-
 local function run_design(sc, d, items, qitems, progress, client)
   local now = 0
   local db = assert(store.open { clock = function() return now end,
     partition = { split_rows = sc.split_rows, split_bytes = sc.split_bytes,
                   split_load = sc.split_load or nil, window = 1 } })
   if client then
+    -- a server's indexes keep their own delays: the scenario's model of
+    -- them (index_delay_ms, search_delay_ms) is the embedded store's
     -- the data on the server; the partition picture from the local mirror
     local prefix = ("otskit_%s_%s_%d_"):format(sc.name, d.name, os.time() % 1000000):gsub("[^%w_]", "_")
     db = require("otskit.analyze.remote").new(db, client, prefix)
+  else
+    if sc.index_delay_ms > 0 then db:set_index_delay(sc.index_delay_ms / 1000) end
+    if sc.search_delay_ms > 0 then db:search_delay(sc.search_delay_ms / 1000) end
   end
   local m = meter.new(db, { clock = function() return now end, capacity = sc.capacity, window = sc.window or 1 })
-  local budget = counting_budget()
+  local budget = sim.counting_budget()
   local r = rng(sc.seed + 7)
-  local sim = make_sim(function() return now end, function(t) now = t end, r, sc.latency or 0.002)
+  local cs = sim.make(function() return now end, function(t) now = t end, r, sc.latency or 0.002)
   local env = {
     store = m, rng = r, secret = "otskit analyze cursor secret",
-    retry = { sleep = function(s) now = now + s; sim.pause() end, clock = function() return now end, budget = budget,
-              schedule = seeded_schedule(r) },
+    retry = { sleep = function(s) now = now + s; cs.pause() end, clock = function() return now end, budget = budget,
+              schedule = sim.seeded_schedule(r) },
     now = function() return now end,
     set_time = function(t)
       if type(t) ~= "number" or t ~= t then error("otskit.analyze: env.set_time(t) needs a number of seconds", 2) end
@@ -348,10 +267,19 @@ local function run_design(sc, d, items, qitems, progress, client)
       for i, f in ipairs(fns) do
         if type(f) ~= "function" then error(("otskit.analyze: env.concurrent: fns[%d] is not a function"):format(i), 2) end
       end
-      return sim.concurrent(fns)
+      return cs.concurrent(fns)
     end,
-    yielding = sim.yielding(m),
+    yielding = cs.yielding(m),
     scenario = sc,
+    -- how long the write just made takes to show (see sim.visible)
+    visible = function(probe, timeout)
+      if type(probe) ~= "function" then error("otskit.analyze: env.visible(probe [, timeout]) needs a function", 2) end
+      if timeout ~= nil and (type(timeout) ~= "number" or not (timeout > 0 and timeout <= 3600)) then
+        error("otskit.analyze: env.visible: timeout must be seconds in (0, 3600]", 2)
+      end
+      return sim.visible(probe, { real = client ~= nil, timeout = timeout,
+        now = function() return now end, set_time = function(t) now = t end })
+    end,
   }
   -- env.retry with other backoff options (still seeded and counted)
   function env.retry_with(backoff_opts)
@@ -360,7 +288,7 @@ local function run_design(sc, d, items, qitems, progress, client)
     end
     local o = {}
     for k, v in pairs(env.retry) do o[k] = v end
-    o.schedule = seeded_schedule(r, backoff_opts)
+    o.schedule = sim.seeded_schedule(r, backoff_opts)
     return o
   end
   -- every env function works called either way: env.now() or env:now()
@@ -400,6 +328,9 @@ local function run_design(sc, d, items, qitems, progress, client)
   end
   m.phase = "query"
   now = math.max(last, sc.ops / sc.rate) + 1
+  -- the queries start 1 s after the writes on the simulated clock; on a
+  -- server whose indexes follow writes with a delay, 1 s of real time too
+  if client and m.indexed then sim.sleep(1) end
   local qrows, nq, qfailed = 0, 0, 0
   -- queries whose item names a kind ({ kind = "by md5", ... }) are also
   -- measured per kind, with the access paths they took
@@ -413,8 +344,21 @@ local function run_design(sc, d, items, qitems, progress, client)
       if kname then
         qk = kinds[kname]
         if not qk then
-          qk = { kind = kname, queries = 0, returned = 0, failed = 0, paths = {}, order = {},
-                 columns = type(qi.columns) == "table" and #qi.columns > 0 and qi.columns or nil }
+          -- the columns it conditions on: those the item declares, then
+          -- those its requests' filters, WHERE / ORDER BY and sorts name
+          local cols, seen = {}, {}
+          local function note(list)
+            for _, c in ipairs(list) do
+              if not seen[c] then seen[c] = true; cols[#cols + 1] = c end
+            end
+          end
+          if type(qi.columns) == "table" then
+            local declared = {}
+            for i, c in ipairs(qi.columns) do declared[i] = tostring(c) end
+            note(declared)
+          end
+          qk = { kind = kname, queries = 0, returned = 0, failed = 0, paths = {}, order = {}, columns = cols,
+                 note = note }
           kinds[kname] = qk
           korder[#korder + 1] = kname
         end
@@ -437,7 +381,7 @@ local function run_design(sc, d, items, qitems, progress, client)
   for _, kname in ipairs(korder) do
     local qk = kinds[kname]
     local e = { kind = kname, queries = qk.queries, failed = qk.failed, results_per_query = qk.returned / qk.queries,
-                requests_per_query = 0, rows_per_query = 0, paths = {}, columns = qk.columns }
+                requests_per_query = 0, rows_per_query = 0, paths = {}, columns = #qk.columns > 0 and qk.columns or nil }
     for _, k in ipairs(qk.order) do
       local p = qk.paths[k]
       e.requests_per_query = e.requests_per_query + p.requests / qk.queries
@@ -530,7 +474,9 @@ local function run_design(sc, d, items, qitems, progress, client)
   local findings = diagnose.partitions(m, sc.capacity)
   for _, f in ipairs(diagnose.errors(failures, sc.ops, nq)) do findings[#findings + 1] = f end
   for _, f in ipairs(diagnose.reads(metrics)) do findings[#findings + 1] = f end
-  for _, f in ipairs(diagnose.indexes(metrics, foot.list, { global = m.db.index_delay, search = m.db.sdelay })) do
+  -- declared delays: the embedded store's settings (a server's are only measured)
+  local declared = not client and { global = db.index_delay, search = db.sdelay } or nil
+  for _, f in ipairs(diagnose.indexes(metrics, foot.list, declared)) do
     findings[#findings + 1] = f
   end
   local heat = { windows = m.max_window + 1, ids = ids, load = m.load, born = m.born,

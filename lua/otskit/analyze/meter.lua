@@ -26,6 +26,7 @@
 --     answered (the meter's own throttling is counted in writes.throttled)
 --   err_seq: errors recorded so far (to tell which operation met which)
 local key = require "otskit.key"
+local columns = require "otskit.analyze.columns"
 
 local meter = {}
 local M = {}
@@ -392,8 +393,9 @@ function M:_read(method, req)
       qk.order[#qk.order + 1] = k
     end
     e.requests = e.requests + 1
+    qk.note(columns.of(method, req))
     if res then
-      local n = res.rows and #res.rows or (res.row and 1) or 0
+      local n = res.rows and (type(res.scanned) == "number" and res.scanned or #res.rows) or (res.row and 1) or 0
       if res.tables then for _, t in ipairs(res.tables) do for _, row in ipairs(t.rows or {}) do if row.row then n = n + 1 end end end end
       e.rows = e.rows + n
     end
@@ -412,7 +414,9 @@ function M:_read(method, req)
   end
   if res then
     if res.rows then
-      r.rows = r.rows + #res.rows
+      -- a filtered range read more rows than it returned: the store says
+      -- how many (scanned); a server does not (its rows returned count)
+      r.rows = r.rows + (type(res.scanned) == "number" and res.scanned or #res.rows)
       for _, row in ipairs(res.rows) do r.bytes = r.bytes + row_bytes(row) end
     elseif res.row then
       r.rows = r.rows + 1
@@ -435,18 +439,29 @@ function M:search(req) return self:_read("search", req) end
 function M:parallel_scan(req) return self:_read("parallel_scan", req) end
 
 --- store:sql(query, opts), store:sql_query{ query }: counted as reads; a
--- SELECT's rows read are what it scanned in the store (result.scanned),
--- its access path "SQL (full scan)" or "SQL (key ranges)"
+-- SELECT's rows read are what it scanned in the store (result.scanned;
+-- from a server, which does not say, the read capacity units it consumed:
+-- rows scanned for `otskit serve`), its access path "SQL (full scan)" or
+-- "SQL (key ranges)" (result.full_scans; from a server: a full scan when
+-- it read >= diagnose.SCAN rows per row returned and >= SCAN_ROWS rows)
 function M:_sql(method, ...)
   local r = self.reads[self.phase] or self.reads.write
   r.requests, r.ranges = r.requests + 1, r.ranges + 1
   local res, msg, code = self.db[method](self.db, ...)
   if not res then self:_error(method, msg, code); return res, msg, code end
-  local scanned = res.scanned or 0
+  local cu = type(res.consumed) == "table" and type(res.consumed.capacity_unit) == "table"
+    and res.consumed.capacity_unit.read
+  local scanned = res.scanned or tonumber(cu) or 0
   r.rows = r.rows + scanned
   local qk = self.phase == "query" and self.query_kind
   if qk and res.type == "SELECT" then
-    local path = (res.full_scans or 0) > 0 and "SQL (full scan)" or "SQL (key ranges)"
+    local full = res.full_scans
+    if full == nil then
+      local d = require "otskit.analyze.diagnose"
+      local returned = type(res.rows) == "table" and #res.rows or 0
+      full = (scanned >= d.SCAN * math.max(returned, 1) and scanned >= d.SCAN_ROWS) and 1 or 0
+    end
+    local path = full > 0 and "SQL (full scan)" or "SQL (key ranges)"
     local e = qk.paths[path]
     if not e then
       e = { path = path, name = "SELECT", requests = 0, rows = 0 }
@@ -454,6 +469,7 @@ function M:_sql(method, ...)
       qk.order[#qk.order + 1] = path
     end
     e.requests, e.rows = e.requests + 1, e.rows + scanned
+    qk.note(columns.of(method, ...))
   end
   return res, msg, code
 end
@@ -476,6 +492,20 @@ function M:create_table(req)
   return res, msg, code
 end
 
+--- store:create_index(req), store:create_search_index(req): the store's;
+-- the meter notes that the design has an index (store.indexed)
+function M:create_index(req)
+  local res, msg, code = self.db:create_index(req)
+  if res then self.indexed = true else self:_error("create_index", msg, code) end
+  return res, msg, code
+end
+
+function M:create_search_index(req)
+  local res, msg, code = self.db:create_search_index(req)
+  if res then self.indexed = true else self:_error("create_search_index", msg, code) end
+  return res, msg, code
+end
+
 --- store:partition_order() -> ids ("table#id") of every partition seen, in
 -- table order (by first write), then key order.
 function M:partition_order()
@@ -492,69 +522,9 @@ function M:partition_order()
   return out
 end
 
---- store:index_footprint() -> { rows, bytes, global, search }: the rows
--- and bytes the tables' indexes keep. Global and local secondary indexes
--- are read whole (their rows, keys and values as row_bytes counts them);
--- a search index keeps, per row it indexes, the primary key and the
--- fields of its schema (bytes as row_bytes counts them: the service's own
--- overhead is not modelled). global / search: how many indexes; list:
--- { name, kind ("global index", "local index", "search index"), table, rows }
--- per index, in table order.
-function M:index_footprint()
-  local out = { rows = 0, bytes = 0, global = 0, search = 0, list = {} }
-  local db = self.db
-  local INF_MIN, INF_MAX = require("otskit.store").INF_MIN, require("otskit.store").INF_MAX
-  local function scan(name, width, each)
-    local lo, hi = {}, {}
-    for i = 1, width do lo[i], hi[i] = INF_MIN, INF_MAX end
-    local start = lo
-    repeat
-      local page = db:get_range { table = name, start = start, stop = hi }
-      if not page then return end
-      for _, row in ipairs(page.rows) do each(row) end
-      start = page.next_start_primary_key
-    until start == nil
-  end
-  local names = {}
-  for name in pairs(self.tables) do names[#names + 1] = name end
-  table.sort(names)
-  for _, name in ipairs(names) do
-    local d = db:describe_table { name = name }
-    local width = d and #d.table_meta.primary_key or 0
-    for _, ix in ipairs(d and d.index_metas or {}) do
-      out.global = out.global + 1
-      local rows0 = out.rows
-      local iw = #(ix.primary_key or {})
-      local iwidth = iw
-      for _, c in ipairs(d.table_meta.primary_key) do
-        local cn = type(c) == "table" and (c[1] or c.name) or c
-        local listed = false
-        for _, k in ipairs(ix.primary_key or {}) do if k == cn then listed = true end end
-        if not listed then iwidth = iwidth + 1 end
-      end
-      scan(ix.name or ix.index_name, iwidth, function(row) out.rows = out.rows + 1; out.bytes = out.bytes + row_bytes(row) end)
-      out.list[#out.list + 1] = { name = ix.name or ix.index_name, table = name, rows = out.rows - rows0,
-        kind = (ix.index_type == "LOCAL" and "local" or "global") .. " index" }
-    end
-    local l = db.list_search_index and db:list_search_index { table = name }
-    for _, si in ipairs(l and l.indices or {}) do
-      out.search = out.search + 1
-      local rows0 = out.rows
-      local sd = db:describe_search_index { table = name, index = si.index_name }
-      local fields = {}
-      for _, f in ipairs(sd and sd.schema.field_schemas or {}) do fields[f.field_name] = true end
-      scan(name, width, function(row)
-        out.rows = out.rows + 1
-        local n = 0
-        for _, c in ipairs(row.primary_key or {}) do n = n + value_bytes(c[2]) end
-        for k, v in pairs(row.columns or {}) do if fields[k] then n = n + value_bytes(v) end end
-        out.bytes = out.bytes + n
-      end)
-      out.list[#out.list + 1] = { name = si.index_name, table = name, rows = out.rows - rows0, kind = "search index" }
-    end
-  end
-  return out
-end
+--- store:index_footprint() -> what the tables' indexes keep (see
+-- otskit.analyze.footprint)
+function M:index_footprint() return require("otskit.analyze.footprint")(self, row_bytes, value_bytes) end
 
 --- store:bytes_stored() -> bytes of every table (the partitions' sizes)
 function M:bytes_stored(only)

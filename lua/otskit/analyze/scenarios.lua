@@ -450,9 +450,7 @@ S[#S + 1] = {
   },
 }
 
--- the index choice (otskit.analyze.index_scenarios uses S.call: S is
--- registered first so that its require finds it)
-package.loaded["otskit.analyze.scenarios"] = S
+-- the index choice
 for _, sc in ipairs(require "otskit.analyze.index_scenarios") do S[#S + 1] = sc end
 
 return S

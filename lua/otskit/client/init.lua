@@ -78,13 +78,25 @@ local function default_sleep(d)
   return backoff.sleep(d)
 end
 
+--- client.MAX_SECONDS: the longest timeout, connect_timeout and skew
+-- client.new takes (one day; the retry options' base, cap and deadline
+-- have the same bound in otskit.backoff). A longer one is refused: it is
+-- a mistake (a size or a timestamp passed as a duration), and bounded
+-- durations stay exact when the transport turns them into milliseconds.
+client.MAX_SECONDS = 86400
+
+local function seconds(v)
+  return type(v) == "number" and v > 0 and v <= client.MAX_SECONDS
+end
+
 --- client.new{ endpoint, instance, access_key_id, access_key_secret,
 -- sts_token, timeout = 10, connect_timeout, retry, budget, transport,
 -- location = "/_otskit", verify = true, ca_file, unsigned = false,
 -- skew = 900 } -> client.
 -- endpoint: "https://<instance>.<region>.ots.aliyuncs.com" (any path is
 -- ignored: requests go to /<Api>). timeout: seconds per attempt (curl and
--- function transports; nginx takes its proxy timeouts from nginx.conf).
+-- function transports; nginx takes its proxy timeouts from nginx.conf);
+-- timeout, connect_timeout and skew are at most client.MAX_SECONDS.
 -- retry: options for backoff.new (max_attempts, deadline, base, ...; the
 -- deadline bounds a whole call, retries included), or false: one attempt.
 -- budget: a backoff.budget (in OpenResty backoff.budget{ dict =
@@ -113,17 +125,17 @@ function client.new(opts)
   end
   if opts.sts_token ~= nil and type(opts.sts_token) ~= "string" then fail("new: sts_token must be a string") end
   local timeout = opts.timeout
-  if timeout ~= nil and (type(timeout) ~= "number" or not (timeout > 0) or timeout == math.huge) then
-    fail("new: timeout must be a positive number of seconds")
+  if timeout ~= nil and not seconds(timeout) then
+    fail("new: timeout must be a number of seconds in (0, %d]", client.MAX_SECONDS)
   end
   local ct = opts.connect_timeout
-  if ct ~= nil and (type(ct) ~= "number" or not (ct > 0) or ct == math.huge) then
-    fail("new: connect_timeout must be a positive number of seconds")
+  if ct ~= nil and not seconds(ct) then
+    fail("new: connect_timeout must be a number of seconds in (0, %d]", client.MAX_SECONDS)
   end
   if opts.unsigned ~= nil and type(opts.unsigned) ~= "boolean" then fail("new: unsigned must be a boolean") end
   local skew = opts.skew
-  if skew ~= nil and skew ~= false and (type(skew) ~= "number" or not (skew > 0) or skew == math.huge) then
-    fail("new: skew must be a positive number of seconds or false")
+  if skew ~= nil and skew ~= false and not seconds(skew) then
+    fail("new: skew must be a number of seconds in (0, %d] or false", client.MAX_SECONDS)
   end
   if skew == nil then skew = verify.SKEW end
   local self = setmetatable({

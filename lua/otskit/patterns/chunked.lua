@@ -14,7 +14,14 @@
 -- the previous value readable (its chunks were never touched), and two
 -- concurrent writers cannot interleave chunks. Chunks of the replaced
 -- generation are deleted after the commit; leftovers of a failed cleanup
--- are removed by p:sweep(key).
+-- are removed by p:sweep(key). A delete is a commit too: it replaces the
+-- manifest by a tombstone (a row naming a fresh generation and no value),
+-- again only if the manifest still names the generation read. So every
+-- commit names the one generation it replaces, no generation comes back
+-- (ids are random), and an attempt that timed out and lands late -- after
+-- later writes of the key -- fails its condition instead of undoing them:
+-- the value is always the one of the last acknowledged put or delete, or
+-- of a later one whose outcome was reported unknown (OTSOutcomeUnknown).
 --
 --   local chunked = require "otskit.patterns.chunked"
 --   local p = chunked.new{ store = db, table = "docs", chunk_size = 1048576,
@@ -77,17 +84,33 @@ local function check_key(k)
   return k
 end
 
--- the manifest row: { manifest, gen } | false | nil, msg, code
+-- the manifest row: { manifest, gen } | false (no value), tombstone gen
+-- (nil: no row) | nil, msg, code
 function P:_manifest(k)
   local res, msg, code = self.acc:store("get_row", { table = self.table,
     primary_key = { { "key", k }, { "gen", "" }, { "n", 0 } } }, "GetRow")
   if not res then return nil, msg, code end
   if not res.row then return false end
   local c = res.row.columns
+  if type(c.live) == "string" and c.manifest == nil and c.deleted == true then
+    return false, c.live -- a tombstone: deleted
+  end
   if type(c.manifest) ~= "string" or type(c.live) ~= "string" then
     return common.bad(MOD, "CorruptManifest", "manifest row of %q is incomplete", k)
   end
   return { manifest = c.manifest, gen = c.live }
+end
+
+-- the condition of a commit replacing generation gen (nil: no row yet)
+local function commit_cond(gen)
+  if gen == nil then return "EXPECT_NOT_EXIST" end
+  return { row_existence = "EXPECT_EXIST",
+    column_condition = { column = "live", comparator = "EQUAL", value = gen } }
+end
+
+-- a fresh generation id (random, as blob.split's)
+local function fresh_gen(k)
+  return assert(blob.split("", { chunk_size = 1, layout = "rows", name = "data", key = k })).generation
 end
 
 -- deletes chunk rows n = 0..count-1 of generation gen (best effort)
@@ -123,6 +146,7 @@ function P:put(k, value)
   local values = require "otskit.values"
   local old, m0, c0 = self:_manifest(k)
   if old == nil then return nil, m0, c0 end
+  local old_gen = old and old.gen or m0 -- the generation this commit replaces (nil: none)
   local parts, sm, sc = blob.split(value, { chunk_size = self.chunk_size, layout = "rows", name = "data", key = k })
   if not parts then return nil, MOD .. ": " .. sm, sc end
   local gen = parts.generation
@@ -140,8 +164,7 @@ function P:put(k, value)
     return nil, m1, c1
   end
   -- commit: the manifest, only if no one else committed since we read it
-  local cond = old and { row_existence = "EXPECT_EXIST",
-    column_condition = { column = "live", comparator = "EQUAL", value = old.gen } } or "EXPECT_NOT_EXIST"
+  local cond = commit_cond(old_gen)
   local okm, m2, c2 = self.acc:store("put_row", { table = self.table,
     primary_key = { { "key", k }, { "gen", "" }, { "n", 0 } },
     columns = { manifest = values.binary(parts.manifest), live = gen, length = #value, count = parts.count },
@@ -149,14 +172,14 @@ function P:put(k, value)
   if not okm then
     -- did an attempt land after all (a timeout after apply)? read back
     local now, m3, c3 = self:_manifest(k)
-    if now == nil then
+    if now == nil and m3 ~= nil then
       -- unknown: keep our chunks (the manifest may name them); sweep() later
       return nil, ("%s (and the manifest could not be read back: %s)"):format(m2, m3), c3 or c2
     end
     if not (now and now.gen == gen) then
       -- the manifest names another generation than the one read before:
       -- ours can never land now (its condition names the old one)
-      local moved = (now and now.gen) ~= (old and old.gen)
+      local moved = (now and now.gen or m3) ~= old_gen
       if not moved and c2 == retry.OUTCOME_UNKNOWN then
         -- an attempt may still be on its way: keep our chunks (the manifest
         -- may yet name them); sweep() removes them if it never lands
@@ -203,7 +226,8 @@ function P:get(k, o)
   local _, pm, pc = common.past(MOD, dl)
   if pc then return nil, pm, pc end
   local m, m0, c0 = self:_manifest(k)
-  if not m then return m, m0, c0 end
+  if m == nil then return nil, m0, c0 end
+  if not m then return false end
   local info, mi, ci = blob.manifest(m.manifest)
   if not info then return nil, mi, ci end
   local values = require "otskit.values"
@@ -242,7 +266,8 @@ function P:read_range(k, start, stop, o)
   local _, pm, pc = common.past(MOD, dl)
   if pc then return nil, pm, pc end
   local m, m0, c0 = self:_manifest(k)
-  if not m then return m, m0, c0 end
+  if m == nil then return nil, m0, c0 end
+  if not m then return false end
   local info, mi, ci = blob.manifest(m.manifest)
   if not info then return nil, mi, ci end
   local len = tonumber(info.length)
@@ -256,17 +281,31 @@ function P:read_range(k, start, stop, o)
   end, start, stop)
 end
 
---- p:delete(key) -> true | nil, msg, code. The manifest goes first (the
--- value is gone at once), then its chunks.
+--- p:delete(key) -> true | nil, msg, code (Conflict: another writer
+-- replaced the value first; OTSOutcomeUnknown: the delete may yet land).
+-- The manifest is replaced by a tombstone first (the value is gone at
+-- once; the small row stays: see the header), then its chunks go.
 function P:delete(k)
   local kk, msg, code = check_key(k)
   if not kk then return nil, msg, code end
   local m, m0, c0 = self:_manifest(k)
   if m == nil then return nil, m0, c0 end
   if not m then return true end
-  local ok, m1, c1 = self.acc:store("delete_row", { table = self.table,
-    primary_key = { { "key", k }, { "gen", "" }, { "n", 0 } } }, "DeleteRow", { idempotent = true })
-  if not ok then return nil, m1, c1 end
+  local tomb = fresh_gen(k)
+  local ok, m1, c1 = self.acc:store("put_row", { table = self.table,
+    primary_key = { { "key", k }, { "gen", "" }, { "n", 0 } }, columns = { live = tomb, deleted = true },
+    condition = commit_cond(m.gen) }, "PutRow", { classify = commit_classify })
+  if not ok then
+    -- as for a put: read back, our tombstone there means it landed
+    local now, m3, c3 = self:_manifest(k)
+    if now == nil then
+      return nil, ("%s (and the manifest could not be read back: %s)"):format(m1, m3), c3 or c1
+    end
+    if not (now == false and m3 == tomb) then
+      if now and now.gen == m.gen then return nil, m1, c1 end -- not applied, or may yet be
+      return common.bad(MOD, "Conflict", "another writer replaced %q first", k)
+    end
+  end
   local info = blob.manifest(m.manifest)
   if info then self:_drop_gen(k, m.gen, info.count) end
   return true

@@ -108,6 +108,18 @@ function indexes.parse_index(t, defined, spec)
   return { name = name, type = ity, keys = copy_list(keys), attrs = copy_list(attrs) }
 end
 
+-- a new index's first key column is not the table's AUTO_INCREMENT column
+-- (not in parse_index: a file holding such an index still opens)
+local function check_first_key(t, ix)
+  for _, c in ipairs(t.pk) do
+    if c.auto and c.name == ix.keys[1] then
+      return invalid("The first primary key column of index " .. ix.name .. " cannot be the AUTO_INCREMENT column '"
+        .. c.name .. "'.")
+    end
+  end
+  return true
+end
+
 -- a table with indexes: one version per cell, and time_to_live only
 -- when rows are never updated (allow_update = false)
 local function check_options(nidx, options)
@@ -152,6 +164,8 @@ function indexes.parse_create(db, t0, req, options)
     for _, spec in ipairs(metas) do
       local ix, m, c = indexes.parse_index(t0, ext.defined, spec)
       if not ix then return nil, m, c end
+      local okk, mk, ck = check_first_key(t0, ix)
+      if not okk then return nil, mk, ck end
       local ok, m2, c2 = name_free(db, ix.name, names)
       if not ok then return nil, m2, c2 end
       names[ix.name] = true
@@ -332,6 +346,8 @@ function DB:create_index(req)
   end
   local ix, m2, c2 = indexes.parse_index(t, t.ext.defined, req.index_meta)
   if not ix then return nil, m2, c2 end
+  ok, m2, c2 = check_first_key(t, ix)
+  if not ok then return nil, m2, c2 end
   if #t.ext.indexes >= IL.indexes then return invalid("Number of index per table exceeds the quota:" .. IL.indexes .. ".") end
   ok, m, c = name_free(self, ix.name)
   if not ok then return nil, m, c end
@@ -363,6 +379,7 @@ function DB:drop_index(req)
   if not ok then return nil, m, c end
   local t, msg, code = self:_table(req.table or req.main_table_name)
   if not t then return nil, msg, code end
+  if t.base then return invalid("Cannot drop an index of an index table: '" .. t.name .. "'.") end
   local name = req.index_name or req.name
   local okp, mp, cp = maintain.flush(self, true)
   if not okp then return nil, mp, cp end
@@ -412,6 +429,7 @@ function DB:delete_defined_column(req)
   if not ok then return nil, m, c end
   local t, msg, code = self:_table(req.table)
   if not t then return nil, msg, code end
+  if t.base then return invalid("Cannot delete defined columns of an index table: '" .. t.name .. "'.") end
   if type(req.columns) ~= "table" or #req.columns == 0 then return invalid("columns must list defined column names") end
   local drop = {}
   for _, n in ipairs(req.columns) do

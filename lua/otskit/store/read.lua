@@ -234,7 +234,8 @@ end
 --- db:get_range{ table, start, stop (also inclusive_start_primary_key,
 -- exclusive_end_primary_key), direction = "FORWARD" | "BACKWARD", limit,
 -- columns, max_versions, time_range, filter, start_column, end_column }
--- -> { rows, next_start_primary_key, consumed }
+-- -> { rows, next_start_primary_key, consumed, scanned (rows read: the
+-- rows returned and those a filter dropped) }
 -- start is inclusive, stop exclusive; columns may be INF_MIN / INF_MAX.
 -- A page stops at limit rows returned, or when it has scanned 5000 rows
 -- or 4 MB (db page option): rows a filter drops still count, so a page
@@ -276,7 +277,7 @@ function DB:get_range(req)
   cur:close()
   local nextpk = nextk and pk_out(t, nextk)
   if nextk and not nextpk then return damaged(select(2, key_vals(t, nextk))) end
-  return { rows = rows, next_start_primary_key = nextpk,
+  return { rows = rows, next_start_primary_key = nextpk, scanned = scanned,
            consumed = consumed(ceil_cu(bytes), 0), latency = r.lat }
 end
 

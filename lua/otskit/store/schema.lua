@@ -104,13 +104,30 @@ end
 
 -- the encoded lower/upper bound of a get_range key with INF columns
 local function bound_key(vals)
-  local pre = {}
-  for i = 1, #vals do
-    local v = vals[i]
-    if v == INF_MIN then return pack(pre) end
-    if v == INF_MAX then return pack(pre) .. "\255" end -- above every tuple type code
-    pre[i] = v
+  local n = #vals
+  local pre, inf
+  if n > 4 then
+    pre = {}
+    for i = 1, n do
+      local v = vals[i]
+      if INF[v] then inf = v; break end
+      pre[i] = v
+    end
+  else
+    -- 1 to 4 columns, unrolled: a loop that runs once per range read is
+    -- where LuaJIT starts a trace it then aborts
+    local v1, v2, v3, v4 = vals[1], vals[2], vals[3], vals[4]
+    if n < 1 then pre = {}
+    elseif INF[v1] then pre, inf = {}, v1
+    elseif n < 2 then pre = { v1 }
+    elseif INF[v2] then pre, inf = { v1 }, v2
+    elseif n < 3 then pre = { v1, v2 }
+    elseif INF[v3] then pre, inf = { v1, v2 }, v3
+    elseif n < 4 then pre = { v1, v2, v3 }
+    elseif INF[v4] then pre, inf = { v1, v2, v3 }, v4
+    else pre = { v1, v2, v3, v4 } end
   end
+  if inf == INF_MAX then return pack(pre) .. "\255" end -- above every tuple type code
   return pack(pre)
 end
 

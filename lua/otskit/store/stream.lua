@@ -83,7 +83,7 @@ local function get_range_pb(self, req)
   end
   local nextpk = nextk and pk_out(t, nextk)
   if nextk and not nextpk then return damaged(select(2, key_vals(t, nextk))) end
-  return { rows_pb = bytes, row_count = n, next_start_primary_key = nextpk,
+  return { rows_pb = bytes, row_count = n, next_start_primary_key = nextpk, scanned = scanned,
            consumed = consumed(ceil_cu(size), 0), latency = r.lat }
 end
 
@@ -105,7 +105,7 @@ end
 DB.get_row_pb = wrap(get_row_pb, "get_row_pb")
 
 --- db:get_range_pb(req) -> { rows_pb, row_count, next_start_primary_key,
--- consumed } | false | nil, msg, code: req as db:get_range's; rows_pb:
+-- consumed, scanned } | false | nil, msg, code: req as db:get_range's; rows_pb:
 -- the PlainBuffer bytes of the page's rows ("" when none), row_count how
 -- many. false: a read this does not stream (see above).
 DB.get_range_pb = wrap(get_range_pb, "get_range_pb")

@@ -28,7 +28,8 @@ local READ_OPTS = { "columns", "max_versions", "time_range", "filter", "start_co
 -- here, before anything is sent, as the service would refuse it
 local function count32(v, what)
   if v == nil or (type(v) == "number" and v >= 1 and v <= 2147483647 and v == math.floor(v)) then return true end
-  return invalid(("%s must be an integer 1..2147483647, got %s"):format(what, tostring(v)))
+  return invalid(("%s must be an integer 1..2147483647, got %s"):format(what,
+    type(v) == "number" and tostring(v) or type(v) .. " " .. ("%q"):format(tostring(v)):sub(1, 40)))
 end
 
 local function encode_read(req, m)

@@ -24,7 +24,8 @@ local function counts(req, lo, ...)
   for _, f in ipairs({ ... }) do
     local v = req[f]
     if v ~= nil and not (type(v) == "number" and v >= lo and v <= 2147483647 and v == math.floor(v)) then
-      return invalid(("%s must be an integer %d..2147483647, got %s"):format(f, lo, tostring(v)))
+      return invalid(("%s must be an integer %d..2147483647, got %s"):format(f, lo,
+        type(v) == "number" and tostring(v) or type(v) .. " " .. ("%q"):format(tostring(v)):sub(1, 40)))
     end
   end
   return true

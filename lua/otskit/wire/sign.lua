@@ -50,10 +50,12 @@ sign.equal = core.equal
 
 --- sign.date([ms]) -> x-ots-date text, "2024-01-02T03:04:05.678Z" (UTC);
 -- ms since the epoch, default now (second precision).
+local date_s, date_text -- the last second formatted (os.date once a second)
 function sign.date(ms)
   ms = ms or os.time() * 1000
   local s = math.floor(ms / 1000)
-  return os.date("!%Y-%m-%dT%H:%M:%S", s) .. (".%03dZ"):format(math.floor(ms - s * 1000))
+  if s ~= date_s then date_s, date_text = s, os.date("!%Y-%m-%dT%H:%M:%S", s) end
+  return date_text .. (".%03dZ"):format(math.floor(ms - s * 1000))
 end
 
 -- days since 1970-01-01 of a civil date (proleptic Gregorian)

@@ -5,6 +5,14 @@
 -- both work on a scope: an SQL condition on the document alias d whose
 -- ?N parameters are in the compile context's binds.
 --
+-- Where the field has a value column in p.."doc" (a top-level single-valued
+-- field: otskit.store.search.docs), avg, min, max, sum, count and
+-- distinct_count are SQL aggregates over that column (a missing value is
+-- coalesce(column, missing)), and every such aggregation of one level is
+-- computed by ONE statement over the scope's documents; otherwise (arrays,
+-- nested fields, percentiles, an index made before the columns) over the
+-- value tables.
+--
 -- An aggregation: { name, type = "avg"|"max"|"min"|"sum"|"count"|
 -- "distinct_count"|"top_rows"|"percentiles", field_name, missing, limit,
 -- sort, percentiles }. Its result: { name, type, value } (avg, max, min,
@@ -72,6 +80,31 @@ function agg.missing(d, v, what)
   return v
 end
 
+--- agg.col(env, d, miss) -> the SQL of field d's value column on alias d
+-- (coalesced with the bound missing value miss, when given) | nil when
+-- d has no column
+function agg.col(env, d, miss)
+  if not (d and d.col) then return nil end
+  if miss == nil then return "d." .. d.col end
+  return ("coalesce(d.%s, %s)"):format(d.col, env.ctx:bind(miss))
+end
+
+-- adds aggregate expressions to the level's batch (one SELECT over the
+-- scope's documents, run by run_list; an expression two aggregations
+-- share is computed once); fill(row, at) -> the aggregation's value from
+-- the row, at[j] the position of its j-th expression
+local function batch(env, exprs, fill, out)
+  local b = env.batch
+  b.pos = b.pos or {}
+  local at = {}
+  for j, e in ipairs(exprs) do
+    local i = b.pos[e]
+    if not i then i = #b.exprs + 1; b.exprs[i] = e; b.pos[e] = i end
+    at[j] = i
+  end
+  b.items[#b.items + 1] = { out = out, at = at, fill = fill }
+end
+
 local function tbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
 
 --- agg.ALL: the scope of every document (a match_all search): the value
@@ -111,6 +144,20 @@ local function simple(fn)
       m2, c2 = what .. ": missing must be a number", "OTSParameterInvalid"
     else miss = a.missing end
     if m2 then return nil, m2, c2 end
+    local x = env.batch and agg.col(env, d, miss)
+    if x then
+      local out = {}
+      if fn == "avg" then
+        batch(env, { "count(" .. x .. ")", "total(" .. x .. ")" }, function(r, at)
+          return r[at[1]] > 0 and num(r[at[2]] / r[at[1]]) or nil
+        end, out)
+      else -- sum: total(x) (0.0 when no value), min(x), max(x)
+        batch(env, { ({ sum = "total(", min = "min(", max = "max(" })[fn] .. x .. ")" }, function(r, at)
+          return num(r[at[1]])
+        end, out)
+      end
+      return out
+    end
     local n, total, lo, hi, having = 0, 0, nil, nil, 0
     if d then
       -- the documents having a value count only when a missing value stands in
@@ -141,6 +188,12 @@ function RUN.count(env, a, scope, what)
   if d == nil then return nil, m, c end
   if a.missing ~= nil then return bad(what .. ": count takes no missing value") end
   if not d then return { value = 0 } end
+  local x = env.batch and agg.col(env, d)
+  if x then
+    local out = {}
+    batch(env, { "count(" .. x .. ")" }, function(r, at) return r[at[1]] end, out)
+    return out
+  end
   return { value = agg.query(env, ("SELECT count(*) %s"):format(values_of(env, d, scope)))[1][1] }
 end
 
@@ -150,6 +203,14 @@ function RUN.distinct_count(env, a, scope, what)
   if not d then return { value = a.missing ~= nil and 1 or 0 } end
   local miss, m2, c2 = agg.missing(d, a.missing, what)
   if m2 then return nil, m2, c2 end
+  -- over every document without a missing value the value table's
+  -- B-tree (ordered by value) counts faster than a pass over the column
+  local x = env.batch and (miss ~= nil or scope ~= agg.ALL or env.batch.group) and agg.col(env, d, miss)
+  if x then -- every document's value, or the missing value in its stead
+    local out = {}
+    batch(env, { "count(DISTINCT " .. x .. ")" }, function(r, at) return r[at[1]] end, out)
+    return out
+  end
   local r = agg.query(env, ("SELECT count(DISTINCT n.v), %s %s"):format(miss ~= nil and "count(DISTINCT n.doc)" or "0",
     values_of(env, d, scope)))[1]
   local v = r[1]
@@ -231,6 +292,21 @@ function agg.run_list(env, list, scope, where)
   if type(list) ~= "table" then return bad(where .. ": aggs must be a list") end
   if #list > L.per_level then return bad(("%s: at most %d aggregations per level"):format(where, L.per_level)) end
   local out, seen = {}, {}
+  local outer = env.batch
+  env.batch = { exprs = {}, items = {} }
+  local ok, e, m, c = pcall(agg._run_list, env, list, scope, where, out, seen)
+  local b = env.batch
+  env.batch = outer
+  if not ok then error(e, 0) end
+  if m then return nil, m, c end
+  if #b.exprs > 0 then
+    local row = agg.query(env, ("SELECT %s FROM %sdoc d WHERE %s"):format(table.concat(b.exprs, ", "), env.ctx.p, scope))[1]
+    for _, it in ipairs(b.items) do it.out.value = it.fill(row, it.at) end
+  end
+  return out
+end
+
+function agg._run_list(env, list, scope, where, out, seen)
   for i, a in ipairs(list) do
     if type(a) ~= "table" then return bad(where .. ": each aggregation is a table") end
     for k in pairs(a) do
@@ -247,7 +323,42 @@ function agg.run_list(env, list, scope, where)
     r.name, r.type = a.name, a.type
     out[i] = r
   end
-  return out
+end
+
+local COLS = { avg = true, min = true, max = true, sum = true, count = true, distinct_count = true }
+
+--- agg.by_col(env, list, scope, where) -> exprs, fn(row, base) -> the
+-- results of the aggregations `list` for one group of a GROUP BY whose
+-- row holds exprs from position base | nil when they are not all
+-- computed from value columns (avg, min, max, sum, count, distinct_count
+-- of fields with one) | false, msg, code (the list is refused)
+function agg.by_col(env, list, scope, where)
+  if type(list) ~= "table" or #list == 0 or #list > L.per_level then return nil end
+  for _, a in ipairs(list) do
+    if type(a) ~= "table" or not COLS[a.type] then return nil end
+    local d = type(a.field_name) == "string" and env.ctx.def.byname[a.field_name]
+    if not (d and d.col) then return nil end
+  end
+  local outer = env.batch
+  env.batch = { exprs = {}, items = {}, group = true }
+  local out = {}
+  local ok, e, m, c = pcall(agg._run_list, env, list, scope, where, out, {})
+  local b = env.batch
+  env.batch = outer
+  if not ok then error(e, 0) end
+  if m then return false, m, c end
+  if #b.items ~= #list then error("otskit.store.search.agg: a sub-aggregation left the group's batch", 0) end
+  for _, it in ipairs(b.items) do
+    for j, i in ipairs(it.at) do it.at[j] = i - 1 end -- positions relative to base
+  end
+  return b.exprs, function(row, base)
+    local res, at = {}, {}
+    for k, it in ipairs(b.items) do -- one item per aggregation, in order
+      for j, i in ipairs(it.at) do at[j] = base + i end
+      res[k] = { name = out[k].name, type = out[k].type, value = it.fill(row, at) }
+    end
+    return res
+  end
 end
 
 local BATCH = { avg = true, min = true, max = true, sum = true, count = true }

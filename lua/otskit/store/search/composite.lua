@@ -63,8 +63,7 @@ return function(gb, K, children)
           return bad(what .. ": a histogram source needs interval > 0 and a numeric offset")
         end
         if s.time_zone then return bad(what .. ": a histogram source takes no time_zone") end
-        local e = ("((%s) - %s) * 1.0 / %s"):format(x, ctx:bind(off), ctx:bind(iv))
-        keys[i] = ("(CAST(%s AS INTEGER) - ((%s) < CAST(%s AS INTEGER)))"):format(e, e, e)
+        keys[i] = ("floor_div((%s) - %s, %s)"):format(x, ctx:bind(off), ctx:bind(iv))
         fmt[i] = function(b) return num_string(b * iv + off) end
       else
         if d.type ~= "DATE" and d.id ~= -1 then return bad(what .. ": a date_histogram source needs a DATE field") end

@@ -41,22 +41,17 @@ function dates.zone(s, what)
   return sign == "-" and -ms or ms
 end
 
-local function floor_sql(e)
-  return ("(CAST(%s AS INTEGER) - ((%s) < CAST(%s AS INTEGER)))"):format(e, e, e)
-end
-
 --- dates.bucket_sql(ctx, x, iv, off, tz) -> SQL: the bucket number of the
--- milliseconds x
+-- milliseconds x (floor_div and ym_index: C functions of the connection,
+-- otskit's csrc/core/bucket.c, one call per value)
 function dates.bucket_sql(ctx, x, iv, off, tz)
   local shift = tz - off.ms
   if iv.ms then
     if iv.week then shift = shift - MONDAY end
-    return floor_sql(("((%s) + %s) * 1.0 / %s"):format(x, ctx:bind(shift), ctx:bind(iv.ms)))
+    return ("floor_div((%s) + %s, %s)"):format(x, ctx:bind(shift), ctx:bind(iv.ms))
   end
-  local t = ("((%s) + %s) / 1000.0"):format(x, ctx:bind(shift))
-  local idx = ("(CAST(strftime('%%Y', %s, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%%m', %s, 'unixepoch') AS INTEGER) - 1)")
-    :format(t, t)
-  return floor_sql(("%s * 1.0 / %s"):format(idx, ctx:bind(iv.months)))
+  return ("floor_div(ym_index(strftime('%%Y%%m', ((%s) + %s) / 1000.0, 'unixepoch')), %s)"):format(x, ctx:bind(shift),
+    ctx:bind(iv.months))
 end
 
 -- days since 1970-01-01 of a civil date

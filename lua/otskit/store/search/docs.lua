@@ -2,10 +2,13 @@
 -- row becomes a document in them.
 --
 -- Per index (prefix p = "s<id>_"):
---   p.."doc"  (id INTEGER PRIMARY KEY, pk BLOB, parent, path, route, ts):
---             one document per row (pk: the row key, parent NULL) and one
---             per object of a NESTED field (parent: the enclosing doc, path:
---             the nested field's name);
+--   p.."doc"  (id INTEGER PRIMARY KEY, pk BLOB, parent, path, route, ts,
+--             a<f>...): one document per row (pk: the row key, parent
+--             NULL) and one per object of a NESTED field (parent: the
+--             enclosing doc, path: the nested field's name); a<f>: the
+--             value of each top-level single-valued LONG, DOUBLE, DATE,
+--             BOOLEAN or KEYWORD field (def.colfields; NULL without one),
+--             so aggregations read a document's values in one row;
 --   p.."num"  (f, v, pk, doc): LONG, DOUBLE, BOOLEAN (0/1) and DATE (ms)
 --             values, B-tree on (f, v, pk, doc) and (doc, f, v); pk: the
 --             row key of a top-level document ("" in a nested one), so
@@ -65,7 +68,8 @@ end
 -- unless defer, their secondary B-trees: docs.ddl_indexes)
 function docs.ddl(p, def, defer)
   local s = {
-    ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER)"):format(p),
+    ("CREATE TABLE %sdoc (id INTEGER PRIMARY KEY, pk BLOB, parent INTEGER, path TEXT, route BLOB, ts INTEGER%s)"):format(p,
+      docs.col_ddl(def)),
     ("CREATE TABLE %snum (f INTEGER, v, pk BLOB, doc INTEGER, PRIMARY KEY (f, v, pk, doc)) WITHOUT ROWID"):format(p),
     ("CREATE TABLE %skw (f INTEGER, v TEXT, pk BLOB, doc INTEGER, PRIMARY KEY (f, v, pk, doc)) WITHOUT ROWID"):format(p),
     ("CREATE TABLE %shas (f INTEGER, doc INTEGER, PRIMARY KEY (f, doc)) WITHOUT ROWID"):format(p),
@@ -259,10 +263,11 @@ local SHAPE = {
 local ORDER = { "doc", "num", "kw", "has", "gpt", "geo", "vec", "fts" }
 local MAX_BINDS = 999 -- SQLite's smallest limit on ?N
 
--- the INSERT of `rows` rows into table `what` of index p (cached)
+-- the INSERT of `rows` rows into table `what` of index p (cached by its
+-- columns too: another database's index of the same prefix may have others)
 local MULTI = {}
-local function multi(p, what, shape, rows)
-  local k = p .. what .. "/" .. rows
+local function multi(tbl, shape, rows)
+  local k = tbl .. "/" .. rows .. shape[1]
   local text = MULTI[k]
   if text then return text end
   local n, vals = 0, {}
@@ -274,7 +279,7 @@ local function multi(p, what, shape, rows)
     end
     vals[r] = "(" .. table.concat(one, ", ") .. ")"
   end
-  text = ("%s INTO %s%s %s VALUES %s"):format(shape[3], p, what, shape[1], table.concat(vals, ", "))
+  text = ("%s INTO %s %s VALUES %s"):format(shape[3], tbl, shape[1], table.concat(vals, ", "))
   MULTI[k] = text
   return text
 end
@@ -284,15 +289,15 @@ local function flush(sink, what)
   local l = sink[what]
   local n = l.n
   if n == 0 then return end
-  local shape = SHAPE[what] or sink.fts_shape
+  local shape = sink.shape[what] or SHAPE[what]
   local w = #shape[2]
   local per = math.floor(MAX_BINDS / w)
   local i = 1
   while i <= n do
-    local rows = math.min(per, (n - i + 1) / w)
+    local rows = math.min(per, math.floor((n - i + 1) / w))
     local b = {}
     for j = 1, rows * w do b[j] = l[i + j - 1] end
-    run(sink.h, multi(sink.p, what, shape, rows), b, rows * w)
+    run(sink.h, multi(sink.into[what], shape, rows), b, rows * w)
     i = i + rows * w
   end
   l.n = 0
@@ -311,17 +316,40 @@ local function next_id(h, p, what)
   return run(h, ("SELECT coalesce(max(id), 0) + 1 FROM %s%s"):format(p, what))[1][1]
 end
 
---- docs.sink(h, p, def) -> a sink for docs.put: the index's rows are
--- written by docs.flush(sink), or when it holds many (a build keeps one
--- sink for every row; a write makes one per row)
-function docs.sink(h, p, def)
-  local sink = { h = h, p = p, size = 0, doc_id = next_id(h, p, "doc"), gpt_id = next_id(h, p, "gpt") }
-  for _, k in ipairs(ORDER) do sink[k] = { n = 0 } end
+--- docs.sink(h, p, def [, build]) -> a sink for docs.put: the index's
+-- rows are written by docs.flush(sink), or when it holds many (a build
+-- keeps one sink for every row; a write makes one per row). build: the
+-- values go to temporary tables first and docs.finish(sink) moves them
+-- into the value indexes in their order (one sort, then appends, instead
+-- of an insert at a random place of a large B-tree per value).
+function docs.sink(h, p, def, build)
+  local sink = { h = h, p = p, size = 0, doc_id = next_id(h, p, "doc"), gpt_id = next_id(h, p, "gpt"), into = {} }
+  for _, k in ipairs(ORDER) do sink[k] = { n = 0 }; sink.into[k] = p .. k end
+  if build then
+    for _, k in ipairs({ "num", "kw" }) do
+      local stage = "temp." .. p .. k .. "_stage"
+      run(h, ("CREATE TABLE %s (f INTEGER, v, pk BLOB, doc INTEGER)"):format(stage))
+      sink.into[k] = stage
+    end
+    sink.build = true
+  end
+  sink.shape = {}
+  if not def.keyed then
+    for _, k in ipairs({ "num", "kw" }) do sink.shape[k] = { "(f, v, doc)", { "?", "?", "?" }, "INSERT OR IGNORE" } end
+  end
   if def.fts_cols then
     local q = { "?" }
     for i = 1, #def.fts_cols do q[i + 1] = "?" end
-    sink.fts_shape = { "(rowid, " .. table.concat(def.fts_cols, ", ") .. ")", q, "INSERT" }
+    sink.shape.fts = { "(rowid, " .. table.concat(def.fts_cols, ", ") .. ")", q, "INSERT" }
   end
+  local cf = def.colfields
+  if #cf > 0 then -- the documents' value columns
+    local names, q = {}, {}
+    for i, ph in ipairs(SHAPE.doc[2]) do q[i] = ph end
+    for i, d in ipairs(cf) do names[i] = d.col; q[#q + 1] = "?" end
+    sink.shape.doc = { SHAPE.doc[1]:sub(1, -2) .. ", " .. table.concat(names, ", ") .. ")", q, "INSERT" }
+  end
+  sink.ncol = #cf
   return sink
 end
 
@@ -331,11 +359,35 @@ function docs.flush(sink)
   sink.size = 0
 end
 
+--- docs.finish(sink): flushes a build's sink and moves its staged values
+-- into the value indexes
+function docs.finish(sink)
+  docs.flush(sink)
+  if not sink.build then return end
+  for _, k in ipairs({ "num", "kw" }) do
+    local stage = sink.into[k]
+    run(sink.h, ("INSERT OR IGNORE INTO %s%s (f, v, pk, doc) SELECT f, v, pk, doc FROM %s ORDER BY f, v, pk, doc")
+      :format(sink.p, k, stage))
+    run(sink.h, "DROP TABLE " .. stage)
+  end
+end
+
 -- a new document's id (its row goes into the sink)
-local function new_doc(sink, pk, parent, path, route, ts)
+local function new_doc(sink, pk, parent, path, route, ts, def, cols)
   local id = sink.doc_id
   sink.doc_id = id + 1
   add(sink, "doc", id, pk, parent, path, route, ts)
+  if sink.ncol > 0 then -- the value columns (NULL in a nested document)
+    local l, cf = sink.doc, def and def.colfields
+    local n = l.n
+    for i = 1, sink.ncol do
+      local v = cols and cols[cf[i].name]
+      if v ~= nil then v = docs.value(cf[i], v) end
+      if v == nil then v = sql.NULL end
+      l[n + i] = v
+    end
+    l.n = n + sink.ncol
+  end
   return id
 end
 
@@ -371,7 +423,11 @@ local function index_fields(sink, def, id, pk, fields, get, fts)
         if #vals > 0 then
           local where = def.store_of[ty]
           if where == "num" or where == "kw" then
-            for _, v in ipairs(vals) do add(sink, where, d.id, v, pk, id) end
+            if def.keyed then
+              for _, v in ipairs(vals) do add(sink, where, d.id, v, pk, id) end
+            else -- an index made before num/kw held the row key
+              for _, v in ipairs(vals) do add(sink, where, d.id, v, id) end
+            end
           else
             -- exists for the other types: num and kw answer it themselves
             add(sink, "has", d.id, id)
@@ -410,7 +466,7 @@ function docs.put(h, p, def, key, route, ts, cols, sink)
     docs.remove(h, p, def, key)
     sink = docs.sink(h, p, def)
   end
-  local id = new_doc(sink, key, sql.NULL, sql.NULL, route or sql.NULL, ts)
+  local id = new_doc(sink, key, sql.NULL, sql.NULL, route or sql.NULL, ts, def, cols)
   local fts = {}
   index_fields(sink, def, id, key, def.top, function(n) return cols[n] end, fts)
   if def.fts_cols then
@@ -452,6 +508,15 @@ function docs.remove(h, p, def, key)
   end
 end
 
+local COLTYPES = { LONG = true, DOUBLE = true, DATE = true, BOOLEAN = true, KEYWORD = true }
+
+--- docs.col_ddl(def) -> ", a<f>, ..." the value columns of p.."doc"
+function docs.col_ddl(def)
+  local s = {}
+  for i, d in ipairs(def.colfields) do s[i] = ", " .. d.col end
+  return table.concat(s)
+end
+
 --- docs.prepare(def): adds what indexing needs to a checked definition
 function docs.prepare(def)
   def.store_of = { LONG = "num", DOUBLE = "num", BOOLEAN = "num", DATE = "num", KEYWORD = "kw", TEXT = "fts",
@@ -459,11 +524,25 @@ function docs.prepare(def)
   -- an index made before the vec table existed has def.vec false (set by
   -- the loader): its knn reads the rows' vectors instead
   if def.vec == nil then def.vec = true end
+  -- num and kw hold each value's row key (pk), except in an index made
+  -- before they did (the loader sets def.keyed false): its searches read
+  -- the matches from p.."doc" and sort them
+  if def.keyed == nil then def.keyed = true end
   local cols = {}
   for _, d in ipairs(def.fields) do
     if d.type == "TEXT" then cols[#cols + 1] = "c" .. d.id end
   end
   def.fts_cols = #cols > 0 and cols or nil
+  -- the value columns of p.."doc" (none in an index made before them: the
+  -- loader sets def.cols false)
+  if def.cols == nil then def.cols = true end
+  def.colfields = {}
+  for _, d in ipairs(def.top) do
+    if def.cols and COLTYPES[d.type] and not d.array and d.index ~= false then
+      d.col = "a" .. d.id
+      def.colfields[#def.colfields + 1] = d
+    end
+  end
   return def
 end
 

@@ -125,6 +125,28 @@ local function valtbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" 
 
 local K = {}
 
+-- the ORDER BY of a field group-by's (key, count) rows when its sort uses
+-- only group_key_sort and row_count_sort (the rows' order then equals
+-- sort_items', whose last tie-break is the key ascending) | nil
+local function sql_order(g)
+  local sorters = g.sort
+  if sorters == nil then return "2 DESC, 1 ASC" end
+  if type(sorters) ~= "table" then return nil end
+  local out = {}
+  for i, so in ipairs(sorters) do
+    if type(so) ~= "table" then return nil end
+    local kind, b = next(so)
+    if next(so, kind) ~= nil or type(b) ~= "table" and b ~= nil then return nil end
+    local o = (b or {}).order or "ASC"
+    if o ~= "ASC" and o ~= "DESC" then return nil end
+    if kind == "group_key_sort" then out[i] = "1 " .. o
+    elseif kind == "row_count_sort" then out[i] = "2 " .. o
+    else return nil end
+  end
+  out[#out + 1] = "1 ASC"
+  return table.concat(out, ", ")
+end
+
 function K.field(env, g, scope, depth, what)
   local size, m, c = size_of(g, what)
   if not size then return nil, m, c end
@@ -136,10 +158,35 @@ function K.field(env, g, scope, depth, what)
   if d then
     local ctx = env.ctx
     local f = ctx:bind(d.id)
-    -- (f, v, doc) is unique: count(*) counts the documents of a value
-    local rows = agg.query(env, ("SELECT n.v, count(*) %s GROUP BY n.v"):format(agg.values_of(env, d, scope)))
+    local gx, exprs, fill = agg.col(env, d), nil, nil
+    if gx and g.sub_aggs ~= nil then -- the sub-aggregations in the same GROUP BY
+      local m5, c5
+      exprs, m5, c5 = agg.by_col(env, g.sub_aggs, scope, what .. ".sub_aggs")
+      if exprs == false then return nil, m5, c5 end
+      fill = m5
+    end
+    local rows
+    -- the top `size` groups picked by SQL when the sort allows it (every
+    -- group otherwise; sort_items orders them either way)
+    local order = sql_order(g)
+    local tail = ("HAVING count(*) >= %s ORDER BY %s"):format(ctx:bind(mdc), order or "1 ASC")
+    if order then tail = tail .. " LIMIT " .. ctx:bind(size) end
+    -- over the value column; without sub-aggregations over every
+    -- document, the value table's B-tree (ordered by value) is faster
+    if gx and (exprs or g.sub_aggs == nil and scope ~= agg.ALL) then
+      local sel = { gx, "count(*)" }
+      for i, e in ipairs(exprs or {}) do sel[i + 2] = e end
+      rows = agg.query(env, ("SELECT %s FROM %sdoc d WHERE %s AND %s IS NOT NULL GROUP BY 1 %s"):format(
+        table.concat(sel, ", "), ctx.p, scope, gx, tail))
+    else
+      -- (f, v, doc) is unique: count(*) counts the documents of a value
+      rows = agg.query(env, ("SELECT n.v, count(*) %s GROUP BY n.v %s"):format(agg.values_of(env, d, scope), tail))
+      fill = nil
+    end
     for _, r in ipairs(rows) do
-      if r[2] >= mdc then items[#items + 1] = { v = r[1], key = key_string(d, r[1]), row_count = r[2] } end
+      if r[2] >= mdc then
+        items[#items + 1] = { v = r[1], key = key_string(d, r[1]), row_count = r[2], sub_aggs = fill and fill(r, 3) }
+      end
     end
     local function bucket(it)
       return ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND v = %s)"):format(scope, valtbl(env, d), f, ctx:bind(it.v))
@@ -147,8 +194,9 @@ function K.field(env, g, scope, depth, what)
     local by_sub = false
     for _, s in ipairs(type(g.sort) == "table" and g.sort or {}) do if type(s) == "table" and s.sub_agg_sort then by_sub = true end end
     -- simple sub-aggregations of every group at once
-    local batched = g.sub_aggs ~= nil and agg.by_group(env, g.sub_aggs, d, scope)
+    local batched = g.sub_aggs ~= nil and not fill and agg.by_group(env, g.sub_aggs, d, scope)
     local rest = g
+    if fill then rest = { sub_group_bys = g.sub_group_bys } end
     if batched then
       rest = { sub_group_bys = g.sub_group_bys }
       for _, it in ipairs(items) do it.sub_aggs = batched(it.v) end
@@ -261,12 +309,23 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
     if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
     if hi ~= nil then conds[#conds + 1] = x .. " < " .. ctx:bind(hi) end
     local rows
-    if d and miss == nil then -- from the values alone
+    -- over every document without a missing value the value table is
+    -- read alone (narrower than p.."doc"); else the value column
+    local cx = not (miss == nil and scope == agg.ALL) and agg.col(env, d, miss)
+    if cx then -- from the value column: one value per document
+      x, from = cx, ctx.p .. "doc d"
+      local vc = { scope, x .. " IS NOT NULL" }
+      if lo ~= nil then vc[#vc + 1] = x .. " >= " .. ctx:bind(lo) end
+      if hi ~= nil then vc[#vc + 1] = x .. " < " .. ctx:bind(hi) end
+      rows = agg.query(env, ("SELECT %s AS b, count(*) FROM %sdoc d WHERE %s GROUP BY b ORDER BY b")
+        :format(keyexpr(x), ctx.p, table.concat(vc, " AND ")))
+    elseif d and miss == nil then -- from the values alone
       local vc = {}
       if lo ~= nil then vc[#vc + 1] = " AND n.v >= " .. ctx:bind(lo) end
       if hi ~= nil then vc[#vc + 1] = " AND n.v < " .. ctx:bind(hi) end
-      rows = agg.query(env, ("SELECT b, count(DISTINCT doc) FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b ORDER BY b")
-        :format(keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc)))
+      -- a single-valued field has one value per document: no DISTINCT
+      rows = agg.query(env, ("SELECT b, %s FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b ORDER BY b")
+        :format(d.col and "count(*)" or "count(DISTINCT doc)", keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc)))
     else
       rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
         :format(keyexpr(x), from, table.concat(conds, " AND ")))
@@ -297,11 +356,6 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
   return { items = items }
 end
 
--- floor(e) in SQL without the math functions
-local function sql_floor(e)
-  return ("(CAST(%s AS INTEGER) - ((%s) < CAST(%s AS INTEGER)))"):format(e, e, e)
-end
-
 function K.histogram(env, g, scope, depth, what)
   local iv = g.interval
   if type(iv) ~= "number" or not (iv > 0) or iv == math.huge then return bad(what .. ": interval must be a number > 0") end
@@ -325,7 +379,7 @@ function K.histogram(env, g, scope, depth, what)
   local integral = (not d or d.type ~= "DOUBLE") and iv == math.floor(iv) and off == math.floor(off)
   local bi, bo = ctx:bind(iv), ctx:bind(off)
   return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
-    function(x) return sql_floor(("((%s) - %s) * 1.0 / %s"):format(x, bo, bi)) end,
+    function(x) return ("floor_div((%s) - %s, %s)"):format(x, bo, bi) end, -- floor in C (csrc/core/bucket.c)
     function(it)
       local k = it.b * iv + off
       if integral then k = math.tointeger and math.tointeger(k) or k else k = k + 0.0 end

@@ -52,6 +52,11 @@ function DB:_search_defs()
         local req = cjson.decode(r[4])
         local def = schema.rebuild(req, t)
         def.vec = docs.run(h, "SELECT 1 FROM sqlite_master WHERE name = ?1", { "s" .. r[3] .. "_vec" })[1] ~= nil
+        -- an index made before the value columns of p.."doc" has none
+        def.cols = docs.run(h, "SELECT count(*) FROM pragma_table_info(?1) WHERE name GLOB 'a[0-9]*'",
+          { "s" .. r[3] .. "_doc" })[1][1] > 0
+        -- an index made before num/kw held the row key has no pk column
+        def.keyed = docs.run(h, "SELECT 1 FROM pragma_table_info(?1) WHERE name = 'pk'", { "s" .. r[3] .. "_num" })[1] ~= nil
         docs.prepare(def)
         by[r[1]] = by[r[1]] or {}
         by[r[1]][r[2]] = { name = r[2], table = r[1], id = r[3], p = "s" .. r[3] .. "_", def = def, req = req,
@@ -255,7 +260,7 @@ local function create(self, req)
   -- build from the rows already in the table
   local cur, cm, cc = h:scan(t.kv)
   if not cur then return dberr(cm, cc) end
-  local sink = docs.sink(h, ix.p, def)
+  local sink = docs.sink(h, ix.p, def, true)
   local ok, fm, fc = pcall(function() -- the rows as the cursor reads them
     while true do
       local ks, vs, nk = cur:fetch(512)
@@ -267,7 +272,7 @@ local function create(self, req)
   cur:close()
   if not ok then error(fm, 0) end
   if fm then return dberr(fm, fc) end
-  docs.flush(sink)
+  docs.finish(sink)
   e1, e2, e3 = sql.exec(h, docs.ddl_indexes(ix.p)) -- over the rows now there
   if not e1 then return dberr(e2, e3) end
   local b1, b2, b3 = self:_bump()

@@ -108,7 +108,7 @@ end
 -- the nested queries with inner_hits in q (any table inside it), in order
 function find(def, v, out, depth)
   if type(v) ~= "table" then return out end
-  if depth > 64 then return bad("the query nests deeper than 64 levels") end
+  if depth > 400 then return bad("the query nests too deep") end -- compile allows 64 query levels, each a few tables
   local k, b = next(v)
   if type(k) == "string" and query.KINDS[k] and type(b) == "table" and next(v, k) == nil then
     if k == "nested" then

@@ -118,7 +118,7 @@ function Ctx:values(a, d, cond)
   if self.drive then
     local f = self:bind(d.id)
     local e = ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, f, cond)
-    if self.top and not self.from and a == "d" and not d.parent and not d.array then
+    if self.top and not self.from and a == "d" and not d.parent and not d.array and self.def.keyed then
       self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond) }
       return "\1" .. e .. "\2"
     end

@@ -197,14 +197,15 @@ local function run_select(db, query, o)
   if not maps then return nil, m, c end
   local ok, m2, c2 = reconcile(db, maps)
   if not ok then return nil, m2, c2 end
-  local res, msg, code = sqlq.select(db.h, db._sqlst, lex.mysql(query), {
+  local text, original = lex.mysql(query)
+  local res, msg, code = sqlq.select(db.h, db._sqlst, text, {
     quota = o.max_scan_rows or sql.DEFAULT_QUOTA, now_ms = base.now_ms(db),
     timeout_ms = o.timeout_ms or sql.DEFAULT_TIMEOUT_MS, max_rows = o.max_rows or sql.DEFAULT_MAX_ROWS })
   if not res then return nil, msg, code end
   local columns, rows = {}, res.rows
   for i, name in ipairs(res.names) do
     local ty, bool, conv = settle_column(res, i)
-    columns[i] = { name = name, type = ty }
+    columns[i] = { name = original(name), type = ty }
     if bool or conv then
       for r = 1, res.n do
         local row = rows[r]

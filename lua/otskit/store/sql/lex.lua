@@ -90,10 +90,34 @@ end
 -- (a DOUBLE, as MySQL's), which SQLite does when one side is REAL.
 local REWRITE_WORD = { div = " / ", mod = " % " }
 
+-- words after which an expression starts (so MOD( there is the function)
+local STARTS = {}
+for w in ([[select where and or not on when then else by having in is like glob regexp between case distinct
+  all limit offset xor div mod exists from union except intersect escape]]):gmatch("%S+") do STARTS[w] = true end
+
 --- lex.mysql(s) -> s with the service's operators in SQLite's syntax
--- (string literals, quoted names and comments untouched)
+-- (string literals, quoted names and comments untouched), and
+-- original(name) -> the text of s that a span of the rewritten text came
+-- from (SQLite names an unaliased result column by its expression's text:
+-- `a/2` must stay "a/2", not "a*1.0/2"); a name that is no such span
+-- comes back unchanged.
 function lex.mysql(s)
   local out, i, n = {}, 1, #s
+  local from, to = {}, {} -- out[k] was s:sub(from[k], to[k])
+  -- after_operand: the last token ended an operand (a name, a number, a
+  -- literal, a closing parenthesis): MOD next is the operator, even
+  -- before a parenthesis ("a MOD (b)"); otherwise MOD( is the function
+  local after_operand = false
+  local function emit(text, j)
+    out[#out + 1] = text
+    from[#out], to[#out] = i, j - 1
+    local src = s:sub(i, j - 1)
+    if src:find("%S") and text ~= " " then -- (a comment leaves it as it was)
+      local w = src:match("^[A-Za-z_][A-Za-z0-9_]*$")
+      after_operand = (w and not STARTS[w:lower()]) or src:find("^[%d.]") ~= nil or src:find("[%)'\"`]$") ~= nil
+    end
+    i = j
+  end
   while i <= n do
     local c = s:sub(i, i)
     local two = s:sub(i, i + 1)
@@ -106,34 +130,50 @@ function lex.mysql(s)
           j = j + 1
         end
       end
-      out[#out + 1] = s:sub(i, j)
-      i = j + 1
+      emit(s:sub(i, j), j + 1)
     elseif two == "--" or c == "#" then
       local e = s:find("\n", i, true) or n
-      out[#out + 1] = " "
-      i = e + 1
+      emit(" ", e + 1)
     elseif two == "/*" then
       local e = s:find("*/", i + 2, true)
-      out[#out + 1] = " "
-      i = e and e + 2 or n + 1
-    elseif two == "&&" then out[#out + 1] = " AND "; i = i + 2
-    elseif two == "||" then out[#out + 1] = " OR "; i = i + 2
-    elseif two == "!=" then out[#out + 1] = "!="; i = i + 2
-    elseif c == "!" then out[#out + 1] = " NOT "; i = i + 1
-    elseif c == "/" then out[#out + 1] = "*1.0/"; i = i + 1
+      emit(" ", e and e + 2 or n + 1)
+    elseif two == "&&" then emit(" AND ", i + 2)
+    elseif two == "||" then emit(" OR ", i + 2)
+    elseif two == "!=" then emit("!=", i + 2)
+    elseif c == "!" then emit(" NOT ", i + 1)
+    elseif c == "/" then emit("*1.0/", i + 1)
     elseif c:find("[A-Za-z_]") then
       local w = s:match("^[A-Za-z0-9_]+", i)
       local r = REWRITE_WORD[w:lower()]
-      if r == " / " then out[#out + 1] = " / "
-      elseif r and not s:find("^%s*%(", i + #w) then out[#out + 1] = r
-      else out[#out + 1] = w end
-      i = i + #w
+      if r == " / " then emit(" / ", i + #w)
+      elseif r and (after_operand or not s:find("^%s*%(", i + #w)) then emit(r, i + #w)
+      else emit(w, i + #w) end
     else
-      out[#out + 1] = c
-      i = i + 1
+      emit(c, i + 1)
     end
   end
-  return table.concat(out)
+  local text = table.concat(out)
+  local starts, ends, pos = {}, {}, 1 -- out[k] is text:sub(starts[k], ends[k])
+  for k, piece in ipairs(out) do starts[k], ends[k], pos = pos, pos + #piece - 1, pos + #piece end
+  local function original(name)
+    if type(name) ~= "string" or name == "" or text == s or s:find(name, 1, true) then return name end
+    local a = text:find(name, 1, true)
+    if not a then return name end
+    local b = a + #name - 1
+    local ka, kb
+    -- the pieces holding the span's ends (a rewritten operator's padding
+    -- may lie outside the span)
+    for k = 1, #out do
+      if not ka and starts[k] <= a and a <= ends[k] and not out[k]:sub(1, a - starts[k]):find("%S") then ka = k end
+      if ka and starts[k] <= b and b <= ends[k] then
+        if not out[k]:sub(b - starts[k] + 2):find("%S") then kb = k end
+        break
+      end
+    end
+    if not ka or not kb or ka > kb then return name end
+    return (s:sub(from[ka], to[kb]):gsub("^%s+", ""):gsub("%s+$", ""))
+  end
+  return text, original
 end
 
 return lex

@@ -1,0 +1,87 @@
+-- bench/serve_limit.lua [N] -- the limit of `otskit serve`'s own work per
+-- request on this machine: what a worker does between reading the body
+-- and sending the answer (the body's MD5 and the request signature
+-- checked, the protobuf request decoded, one read transaction, the rows
+-- read straight into PlainBuffer, the protobuf answer, its MD5 and
+-- signature) for a GetRow and a 100-row GetRange, done
+--   C alone  by otskit_bench.serve_limit (bench/cbench.c: plain C over
+--            the same kv, rowstream, sign and protobuf code), and
+--   otskit   by the Lua request path without nginx (auth.verify,
+--            dispatch.call, the answer's MD5, date and signature),
+-- on the same SQLite file (1000 rows of bench/serve_reqs.lua's shape).
+-- Needs `make build build/jit/otskit_bench.so` (or 5.4). Prints us per
+-- request, medians of 5 runs of N (default 2000) requests each.
+local store = require "otskit.store"
+local wire = require "otskit.wire"
+local dispatch = require "otskit.server.dispatch"
+local auth = require "otskit.server.auth"
+local bench = require "otskit_bench"
+
+local N = tonumber(arg[1]) or 2000
+local dir = os.tmpname()
+os.remove(dir)
+assert(os.execute("mkdir -p " .. dir))
+local path = dir .. "/limit.db"
+local VALUE = ("v"):rep(100)
+do
+  local db = assert(store.open{ path = path })
+  assert(db:create_table{ name = "bench", primary_key = { { "id", "INTEGER" } } })
+  for id = 1, 1000 do
+    assert(db:put_row{ table = "bench", primary_key = { { "id", id } }, columns = { { "v", VALUE }, { "n", id } } })
+  end
+  db:close()
+end
+
+local AK, SK, INST = "bak", "bsk", "bench"
+local function signed(api, body)
+  local h = { ["x-ots-date"] = wire.date(math.floor(os.time() * 1000)), ["x-ots-apiversion"] = "2015-12-31",
+    ["x-ots-accesskeyid"] = AK, ["x-ots-instancename"] = INST, ["x-ots-contentmd5"] = wire.content_md5(body) }
+  h["x-ots-signature"] = wire.sign_request(SK, api, h)
+  return h
+end
+local CASES = {
+  { "GetRow", "get", { table = "bench", primary_key = { { "id", 500 } } } },
+  { "GetRange", "range", { table = "bench", start = { { "id", 1 } }, stop = { { "id", 101 } } } },
+}
+local cfg = { access_key_id = AK, secret = SK, instance = INST }
+local db = assert(store.open{ path = path })
+
+-- otskit's Lua path for one request, as server.serve and respond.send run it
+local function lua_once(api, body, headers)
+  assert(auth.verify(cfg, api, headers, body, os.time() * 1000))
+  local out = assert(dispatch.call(db, api, body))
+  local h = { ["x-ots-contentmd5"] = wire.content_md5(out), ["x-ots-requestid"] = "00000000-0000-0000-0000-000000000000",
+    ["x-ots-date"] = wire.date(math.floor(os.time() * 1000)), ["x-ots-contenttype"] = "protocol buffer" }
+  return wire.sign_response(SK, api, h)
+end
+
+local function median(t)
+  table.sort(t)
+  return t[math.floor((#t + 1) / 2)]
+end
+
+print(("serve's work per request without nginx, us (median of 5 x %d; %s; load %s)"):format(N,
+  jit and "LuaJIT" or _VERSION, io.open("/proc/loadavg"):read("*l"):match("^(%S+ %S+ %S+)")))
+print("| op | C alone | otskit (Lua path) | otskit / C |")
+print("|---|---|---|---|")
+for _, c in ipairs(CASES) do
+  local api, mode, req = c[1], c[2], c[3]
+  local body = assert(wire.encode_request(api, req))
+  local headers = signed(api, body)
+  local resp_h = { ["x-ots-contentmd5"] = "xxxxxxxxxxxxxxxxxxxxxxxx", ["x-ots-requestid"] = "00000000-0000-0000-0000-000000000000",
+    ["x-ots-date"] = headers["x-ots-date"], ["x-ots-contenttype"] = "protocol buffer" }
+  local res = wire.decode_response(api, assert(dispatch.call(db, api, body)))
+  assert((res.row and res.row.columns.v == VALUE) or (res.rows and #res.rows == 100), api .. " does not answer")
+  local cs, ls = {}, {}
+  for r = 1, 5 do
+    cs[r] = bench.serve_limit(path, "t_bench", mode, body, headers, resp_h, SK, N)
+    local t0 = os.clock()
+    for _ = 1, N do lua_once(api, body, headers) end
+    ls[r] = (os.clock() - t0) / N * 1e6
+  end
+  local cm, lm = median(cs), median(ls)
+  print(("| %s | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f |"):format(api, cm, cs[1], cs[#cs], lm, ls[1], ls[#ls], lm / cm))
+end
+db:close()
+os.remove(path); os.remove(path .. "-wal"); os.remove(path .. "-shm")
+os.execute("rmdir " .. dir)

@@ -1,0 +1,64 @@
+/* bucket.c -- histogram bucket numbers in SQL (see bucket.h). */
+#include <math.h>
+#include <stddef.h>
+
+#include "bucket.h"
+
+int64_t bucket_floor_div(double a, double b, int *ok) {
+  double q = floor(a / b);
+  *ok = 1;
+  if (q != q) { *ok = 0; return 0; }
+  if (q >= 9223372036854775807.0) return INT64_MAX;
+  if (q <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)q;
+}
+
+int64_t bucket_ym_index(const char *s, int len, int *ok) {
+  int i = 0, neg = 0, m;
+  int64_t y = 0;
+  *ok = 0;
+  if (s == NULL || len < 3) return 0;
+  if (s[0] == '-' || s[0] == '+') { neg = s[0] == '-'; i = 1; }
+  if (len - i < 3) return 0;
+  for (; i < len - 2; i++) {
+    if (s[i] < '0' || s[i] > '9' || y > 100000000) return 0;
+    y = y * 10 + (s[i] - '0');
+  }
+  if (s[len - 2] < '0' || s[len - 2] > '9' || s[len - 1] < '0' || s[len - 1] > '9') return 0;
+  m = (s[len - 2] - '0') * 10 + (s[len - 1] - '0');
+  if (m < 1 || m > 12) return 0;
+  *ok = 1;
+  return (neg ? -y : y) * 12 + m - 1;
+}
+
+static void f_floor_div(sqlite3_context *c, int argc, sqlite3_value **v) {
+  int ok;
+  double b;
+  int64_t q;
+  (void)argc;
+  if (sqlite3_value_type(v[0]) == SQLITE_NULL || sqlite3_value_type(v[1]) == SQLITE_NULL) {
+    sqlite3_result_null(c);
+    return;
+  }
+  b = sqlite3_value_double(v[1]);
+  if (b == 0) { sqlite3_result_null(c); return; }
+  q = bucket_floor_div(sqlite3_value_double(v[0]), b, &ok);
+  if (ok) sqlite3_result_int64(c, q);
+  else sqlite3_result_null(c);
+}
+
+static void f_ym_index(sqlite3_context *c, int argc, sqlite3_value **v) {
+  int ok;
+  int64_t r;
+  (void)argc;
+  if (sqlite3_value_type(v[0]) == SQLITE_NULL) { sqlite3_result_null(c); return; }
+  r = bucket_ym_index((const char *)sqlite3_value_text(v[0]), sqlite3_value_bytes(v[0]), &ok);
+  if (ok) sqlite3_result_int64(c, r);
+  else sqlite3_result_null(c);
+}
+
+int bucket_register(sqlite3 *db) {
+  int rc = sqlite3_create_function(db, "floor_div", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_floor_div, NULL, NULL);
+  if (rc != SQLITE_OK) return rc;
+  return sqlite3_create_function(db, "ym_index", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_ym_index, NULL, NULL);
+}

@@ -1,0 +1,27 @@
+/* bucket.h -- SQL functions numbering the buckets of histogram and
+ * date_histogram group-bys (each evaluated once per value, in C):
+ *   floor_div(a, b)  -> floor(a / b) in double as an integer (saturated
+ *                       to the int64 range); NULL when a or b is NULL, b
+ *                       is 0 or the quotient is NaN
+ *   ym_index(s)      -> Y * 12 + M - 1 of strftime('%Y%m', ...)'s text
+ *                       s (the year: all but the last two characters,
+ *                       the month: those two); NULL for NULL or a text
+ *                       that is not so
+ * No Lua here. */
+#ifndef OTSKIT_BUCKET_H
+#define OTSKIT_BUCKET_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+/* floor(a / b) saturated to int64; 0 and *ok = 0 when it is NaN. */
+int64_t bucket_floor_div(double a, double b, int *ok);
+
+/* Y * 12 + M - 1 of "<year><MM>" (len bytes); 0 and *ok = 0 when s is
+ * not a (signed) year followed by a month 01..12. */
+int64_t bucket_ym_index(const char *s, int len, int *ok);
+
+/* Registers floor_div and ym_index on db. SQLITE_OK or an error code. */
+int bucket_register(sqlite3 *db);
+
+#endif
