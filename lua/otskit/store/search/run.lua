@@ -227,12 +227,12 @@ local function do_search(self, req)
   if aggs == nil and gbs then return nil, gbs, c3 end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
-  -- the count: on its own when the page is a walk of one value index
-  -- that stops early (the count then reads that index alone); else
-  -- counted by the page's own statement, which visits every match anyway
-  -- (to sort them, or to test the other clauses on each)
-  local walk = fast == "(1)" and #keys == 1 and keys[1][1] == "d.pk"
-  local count_apart = req.get_total_count and (walk or after or ckey or limit == 0)
+  -- the count: on its own when the matches are one value index's range
+  -- (the count then reads that index alone); else counted by the page's
+  -- own statement, which visits every match anyway (to test the other
+  -- clauses on each)
+  local one_leaf = fast == "(1)" and from ~= ix.p .. "doc"
+  local count_apart = req.get_total_count and (one_leaf or after or ckey or limit == 0)
   if count_apart then -- every match, also those before a token's page
     local ct = ("SELECT count(*) FROM %s d WHERE %s"):format(from, fast)
     res.total_count = docs.run(h, ct, ctx.binds, nparams(ct))[1][1]
@@ -263,11 +263,17 @@ local function do_search(self, req)
     res.search_hits = xh
     return res
   end
-  -- no LIMIT / OFFSET in the text: the binding stops after the page
-  -- (see otskit.core.sql.rows)
+  -- The binding stops after the page (see otskit.core.sql.rows); LIMIT in
+  -- the text as well when the matches come from a value index and are
+  -- not counted here: SQLite then sorts only the best offset+limit+1 (no
+  -- LIMIT over the document table: measured slower there)
   local pk_only = #keys == 1 and keys[1][1] == "d.pk" -- the page's key is its first column
-  local text = ("SELECT d.pk%s FROM %s d WHERE %s %s"):format(pk_only and "" or ", " .. sort.select(keys), from, fast,
-    sort.order_by(keys))
+  local lim = ""
+  if from ~= ix.p .. "doc" and not (req.get_total_count and not count_apart) then
+    lim = " LIMIT " .. ctx:bind(offset + limit + 1)
+  end
+  local text = ("SELECT d.pk%s FROM %s d WHERE %s %s%s"):format(pk_only and "" or ", " .. sort.select(keys), from, fast,
+    sort.order_by(keys), lim)
   local rows, total = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset,
     req.get_total_count and not count_apart)
   if req.get_total_count and not count_apart then res.total_count = total end
