@@ -61,35 +61,42 @@ static void crc_slice_init(void) {
   crc_slice_ready = 1;
 }
 
-/* 8 bytes as the little-endian v, after crc */
-static unsigned char crc_le64(unsigned char crc, uint64_t v) {
-  if (!crc_slice_ready) crc_slice_init();
+/* 8 bytes as the little-endian v, after crc (crc_slice built) */
+static inline unsigned char crc_le64(unsigned char crc, uint64_t v) {
   return (unsigned char)(crc_slice[7][(unsigned char)(v ^ crc)] ^ crc_slice[6][(unsigned char)(v >> 8)] ^
                          crc_slice[5][(unsigned char)(v >> 16)] ^ crc_slice[4][(unsigned char)(v >> 24)] ^
                          crc_slice[3][(unsigned char)(v >> 32)] ^ crc_slice[2][(unsigned char)(v >> 40)] ^
                          crc_slice[1][(unsigned char)(v >> 48)] ^ crc_slice[0][(unsigned char)(v >> 56)]);
 }
 
-/* 4 bytes as the little-endian v, after crc */
-static unsigned char crc_le32(unsigned char crc, uint32_t v) {
-  if (!crc_slice_ready) crc_slice_init();
+/* 4 bytes as the little-endian v, after crc (crc_slice built) */
+static inline unsigned char crc_le32(unsigned char crc, uint32_t v) {
   return (unsigned char)(crc_slice[3][(unsigned char)(v ^ crc)] ^ crc_slice[2][(unsigned char)(v >> 8)] ^
                          crc_slice[1][(unsigned char)(v >> 16)] ^ crc_slice[0][(unsigned char)(v >> 24)]);
 }
 
-unsigned char pb_crc8(unsigned char crc, const void *p, size_t n) {
-  const unsigned char *b = p;
+/* the CRC of b[0..n) after crc: 8 bytes a step, then 4, then bytes */
+static inline unsigned char crc_run(unsigned char crc, const unsigned char *b, size_t n) {
+  if (!crc_slice_ready) crc_slice_init();
   for (; n >= 8; n -= 8, b += 8) crc = crc_le64(crc, get_le64(b));
   if (n >= 4) { crc = crc_le32(crc, get_le32(b)); b += 4; n -= 4; }
   while (n--) crc = crc_table[crc ^ *b++];
   return crc;
 }
 
+unsigned char pb_crc8(unsigned char crc, const void *p, size_t n) { return crc_run(crc, p, n); }
+
 static unsigned char crc_byte(unsigned char crc, unsigned char b) { return crc_table[crc ^ b]; }
 
-static unsigned char crc_u32(unsigned char crc, uint32_t v) { return crc_le32(crc, v); }
+static unsigned char crc_u32(unsigned char crc, uint32_t v) {
+  if (!crc_slice_ready) crc_slice_init();
+  return crc_le32(crc, v);
+}
 
-static unsigned char crc_u64(unsigned char crc, uint64_t v) { return crc_le64(crc, v); }
+static unsigned char crc_u64(unsigned char crc, uint64_t v) {
+  if (!crc_slice_ready) crc_slice_init();
+  return crc_le64(crc, v);
+}
 
 static uint64_t dbits(double d) {
   uint64_t u;
@@ -279,10 +286,16 @@ int pb_read_value(const void *p, size_t n, pb_value *v, const char **err) {
 
 #define LEFT(r) ((size_t)((r)->end - (r)->p))
 
-/* one cell at r->p (TAG_CELL already checked); crc of its checksum byte */
+/* one cell at r->p (TAG_CELL already checked); crc of its checksum byte.
+ * The checksum covers name, type + payload, timestamp and op, which are
+ * the wire bytes of the name, of the value (a BOOLEAN's byte is checked
+ * to be 0 or 1, a string's length to match), of the timestamp, and the
+ * op byte: it is computed over those bytes (what cell_crc computes from
+ * the values). */
 static int read_cell(pb_reader *r, pb_cell *c, unsigned char *crc_out) {
-  size_t n;
+  size_t n, vlen = 0;
   const char *why;
+  const unsigned char *val = NULL, *ts = NULL;
   r->p++; /* TAG_CELL */
   if (LEFT(r) < 5 || r->p[0] != TAG_CELL_NAME) return fail(r, "cell without a name");
   n = get_le32(r->p + 1);
@@ -297,6 +310,7 @@ static int read_cell(pb_reader *r, pb_cell *c, unsigned char *crc_out) {
     r->p += 5;
     if (n > LEFT(r)) return fail(r, "cell value length past the end");
     if ((why = read_value(r->p, n, &c->v)) != NULL) return fail(r, why);
+    val = r->p; vlen = n;
     r->p += n;
   }
   if (LEFT(r) >= 1 && r->p[0] == TAG_CELL_TYPE) {
@@ -309,11 +323,18 @@ static int read_cell(pb_reader *r, pb_cell *c, unsigned char *crc_out) {
   if (LEFT(r) >= 1 && r->p[0] == TAG_CELL_TIMESTAMP) {
     if (LEFT(r) < 9) return fail(r, "truncated cell timestamp");
     c->has_ts = 1;
-    c->ts = (int64_t)get_le64(r->p + 1);
+    ts = r->p + 1;
+    c->ts = (int64_t)get_le64(ts);
     r->p += 9;
   }
   if (LEFT(r) < 2 || r->p[0] != TAG_CELL_CHECKSUM) return fail(r, "cell without a checksum");
-  if (!r->trusted && r->p[1] != cell_crc(c)) return fail(r, "cell checksum mismatch");
+  if (!r->trusted) {
+    unsigned char crc = crc_run(0, (const unsigned char *)c->name, c->name_len);
+    if (val) crc = crc_run(crc, val, vlen);
+    if (ts) crc = crc_run(crc, ts, 8);
+    if (c->op != PB_OP_NONE) crc = crc_byte(crc, (unsigned char)c->op);
+    if (r->p[1] != crc) return fail(r, "cell checksum mismatch");
+  }
   if (c->v.vt == PB_VT_NONE && c->op == PB_OP_NONE) return fail(r, "cell without a value");
   *crc_out = r->p[1];
   r->p += 2;
@@ -375,6 +396,18 @@ int pb_read_row(pb_reader *r, pb_row *row) {
   if (LEFT(r) < 2 || r->p[0] != TAG_ROW_CHECKSUM) return fail(r, "row without a checksum (unknown tag or truncated)");
   if (!r->trusted && r->p[1] != crc_byte(crc, row->deleted ? 1 : 0)) return fail(r, "row checksum mismatch");
   r->p += 2;
+  return 1;
+}
+
+int pb_read_cells(pb_reader *r, pb_row *row) {
+  unsigned char cc;
+  pb_cell *c;
+  row->npk = row->ncells = 0;
+  row->deleted = 0;
+  while (r->p < r->end && r->p[0] == TAG_CELL) {
+    if (!(c = next_cell(row))) return fail(r, "out of memory");
+    if (read_cell(r, c, &cc) < 0) return -1;
+  }
   return 1;
 }
 

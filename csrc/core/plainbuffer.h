@@ -82,6 +82,12 @@ int pb_reader_init(pb_reader *r, const void *buf, size_t n);
  * end (only zero bytes remained), -1 an error (r->err, r->err_at). */
 int pb_read_row(pb_reader *r, pb_row *row);
 void pb_row_free(pb_row *row);
+/* The cells at r->p (e.g. the attribute cells of a row read before,
+ * which start 6 bytes before row->cells[row->npk].name) into *row as
+ * attribute cells (npk 0), up to the first byte that is no cell: 1, or
+ * -1 (r->err, r->err_at). Cell checksums are checked unless r->trusted;
+ * the row's checksum is not. */
+int pb_read_cells(pb_reader *r, pb_row *row);
 /* Reads every row of buf[0..n): *rows counts them, *end is the length up
  * to the last row's checksum (what follows is zero padding; 0 for an
  * empty buf). 1, or 0 with r->err, r->err_at when buf is not rows. */

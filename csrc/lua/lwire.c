@@ -426,14 +426,30 @@ static int l_encode_value(lua_State *L) {
  * decode call, or the first upvalues of a decode's lazy cells closure */
 enum { K_TYPED, K_INF_MIN, K_INF_MAX, K_AUTO, K_PK, K_COLS, K_CELLS, K_DELETED, K_TYPE, K_VALUE, K_OP,
        K_INTEGER, K_DOUBLE, K_BOOLEAN, K_STRING, K_BINARY, K_N };
-/* the lazy cells closure's upvalues after the constants */
-enum { U_BYTES = K_N + 1, U_OFFSETS, U_SCRATCH, U_N = U_SCRATCH };
+/* names cached by their position in a row (key cells, attribute cells) */
+#define NAMES 16
+/* the lazy cells closure's upvalues after the constants: then NAMES
+ * attribute names (nil when not cached) */
+enum { U_BYTES = K_N + 1, U_OFFSETS, U_SCRATCH, U_NAMES, U_N = U_NAMES + NAMES - 1 };
+
+/* The column names of one decode by position: most rows of a response
+ * have the same names in the same order, and a name pushed from a stack
+ * slot or an upvalue costs no hash and no lookup in the VM's string table
+ * (which, large and cold, cost more than building a cell). s[i] points
+ * into the Lua string that slot i anchors. */
+typedef struct {
+  const char *s[NAMES];
+  size_t n[NAMES];
+} name_cache;
 
 /* where decode's constants are */
 typedef struct {
   int typed, inf_min, inf_max, autoinc, k_pk, k_cols, k_cells, k_deleted, k_type, k_value, k_op;
   int k_vt[12];   /* the type names by PlainBuffer type, 0 when none */
   int want_typed; /* BINARY (and on LuaJIT ambiguous numbers) as typed values */
+  name_cache *pkc, *atc; /* key / attribute names, or NULL */
+  int pk_base, at_base;  /* their slots: stack indices, or (at_upv) upvalue numbers */
+  int at_upv;            /* the attribute names are upvalues: read only */
 } dec;
 
 /* d's constants at the stack slots first.. (upv 0) or the upvalues 1.. (upv 1) */
@@ -448,6 +464,8 @@ static void dec_index(dec *d, int first, int upv) {
   d->k_vt[PB_VT_BOOLEAN] = DEC_AT(K_BOOLEAN); d->k_vt[PB_VT_STRING] = DEC_AT(K_STRING);
   d->k_vt[PB_VT_BLOB] = DEC_AT(K_BINARY);
   d->want_typed = 0;
+  d->pkc = d->atc = NULL;
+  d->pk_base = d->at_base = d->at_upv = 0;
 #undef DEC_AT
 }
 
@@ -505,6 +523,25 @@ static const char *op_name(int op) {
   return op == PB_OP_DELETE_ALL ? "DELETE_ALL" : op == PB_OP_DELETE_ONE ? "DELETE" : "INCREMENT";
 }
 
+/* Pushes the name of the i-th key (attr 0) or attribute (attr 1) cell,
+ * from the cache when it holds the same bytes; a cache on the stack takes
+ * the name on a miss. */
+static void push_name(lua_State *L, const dec *d, int attr, size_t i, const pb_cell *c) {
+  name_cache *nc = attr ? d->atc : d->pkc;
+  int slot;
+  if (!nc || i >= NAMES) { lua_pushlstring(L, c->name, c->name_len); return; }
+  slot = attr && d->at_upv ? lua_upvalueindex(d->at_base + (int)i) : (attr ? d->at_base : d->pk_base) + (int)i;
+  if (nc->s[i] && nc->n[i] == c->name_len && memcmp(nc->s[i], c->name, c->name_len) == 0) {
+    lua_pushvalue(L, slot);
+    return;
+  }
+  lua_pushlstring(L, c->name, c->name_len);
+  if (attr && d->at_upv) return;
+  lua_pushvalue(L, -1);
+  lua_replace(L, slot);
+  nc->s[i] = lua_tolstring(L, slot, &nc->n[i]);
+}
+
 /* Pushes the primary key: {{name, value [, type]}, ...} */
 static void push_key(lua_State *L, const dec *d, const pb_row *row) {
   size_t i;
@@ -513,7 +550,7 @@ static void push_key(lua_State *L, const dec *d, const pb_row *row) {
     const pb_cell *c = &row->cells[i];
     int text;
     lua_createtable(L, 3, 0);
-    lua_pushlstring(L, c->name, c->name_len);
+    push_name(L, d, 0, i, c);
     lua_rawseti(L, -2, 1);
     push_value(L, d, &c->v, 1);
     text = lua_type(L, -1) == LUA_TSTRING;
@@ -547,7 +584,7 @@ static void push_cells(lua_State *L, const dec *d, const pb_row *row, int cols, 
     int nw = newest(c, prev);
     if (nw) prev = c;
     lua_createtable(L, 4, c->op ? 1 : 0);
-    lua_pushlstring(L, c->name, c->name_len);
+    push_name(L, d, 1, i, c);
     if (c->v.vt != PB_VT_NONE) {
       int have = 0;
       if (from && nw && (c->v.vt == PB_VT_STRING || c->v.vt == PB_VT_BLOB)) {
@@ -605,7 +642,7 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row, int mt) {
     for (i = 0; i < nattr; i++) {
       const pb_cell *c = &row->cells[row->npk + i];
       if (!newest(c, prev)) continue;
-      lua_pushlstring(L, c->name, c->name_len);
+      push_name(L, d, 1, i, c);
       push_value(L, d, &c->v, 0);
       lua_rawset(L, cols);
       prev = c;
@@ -631,7 +668,7 @@ static void push_row(lua_State *L, const dec *d, const pb_row *row, int mt) {
 static void dec_open(lua_State *L, dec *d) {
   int ctx = lua_upvalueindex(1);
   /* the constants, a decode's lazy state and a row being built (row, key, table, cell, value) */
-  luaL_checkstack(L, 2 * K_N + 16, "otskit.wire: decode");
+  luaL_checkstack(L, 2 * K_N + 2 * NAMES + 16, "otskit.wire: decode");
   lua_rawgeti(L, ctx, CTX_TYPED);
   if (lua_isnil(L, -1)) luaL_error(L, "otskit.wire: core.wire.init was not called");
   lua_rawgeti(L, ctx, CTX_INF_MIN);
@@ -658,6 +695,7 @@ static void dec_open(lua_State *L, dec *d) {
 typedef struct {
   pb_row row;
   int busy;
+  name_cache names; /* of the closure's name upvalues */
 } scratch_row;
 
 static int row_gc(lua_State *L) {
@@ -677,8 +715,8 @@ static scratch_row *new_scratch(lua_State *L) {
 /* __index of the untyped rows of one decode whose cells were not read yet
  * (row, key) -> row.cells | nil. The closure's upvalues: decode's
  * constants, the bytes (checked when first decoded), the offsets {row =
- * offset of its bytes} (weak keys) and the scratch row. Reading cells
- * parses the row again (no checksums), builds the cells with their
+ * offset of its attribute cells in the bytes} (weak keys) and the scratch
+ * row. Reading cells parses those cells again (no checksums), builds the cells with their
  * values shared with row.columns, sets row.cells and drops the metatable
  * and the offset. Every other key is nil (a plain row's). */
 static int lazy_cells(lua_State *L) {
@@ -694,15 +732,16 @@ static int lazy_cells(lua_State *L) {
   lua_rawget(L, lua_upvalueindex(U_OFFSETS));
   off = lua_type(L, 2) == LUA_TNUMBER ? lua_tointeger(L, 2) : -1;
   s = lua_tolstring(L, lua_upvalueindex(U_BYTES), &n);
-  if (off < 0 || (size_t)off >= n) return luaL_error(L, "otskit.wire: row.cells of a table that is not a decoded row (its metatable was copied)");
+  if (off < 0 || (size_t)off > n) return luaL_error(L, "otskit.wire: row.cells of a table that is not a decoded row (its metatable was copied)");
   luaL_checkstack(L, 16, "otskit.wire: decode");
   sc = lua_touserdata(L, lua_upvalueindex(U_SCRATCH));
+  dec_index(&d, 0, 1);
+  d.atc = &sc->names; d.at_base = U_NAMES; d.at_upv = 1;
   if (sc->busy) sc = new_scratch(L);
   r.start = (const unsigned char *)s; r.p = r.start + off; r.end = r.start + n;
   r.err = NULL; r.err_at = 0;
   r.trusted = 1; /* verified by decode_rows */
-  if (pb_read_row(&r, &sc->row) != 1) return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
-  dec_index(&d, 0, 1);
+  if (pb_read_cells(&r, &sc->row) != 1) return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
   lua_pushvalue(L, d.k_cols);
   lua_rawget(L, 1);
   sc->busy = 1;
@@ -731,15 +770,21 @@ static int l_decode_rows(lua_State *L) {
   size_t n, nrows = 0, max;
   const char *s = luaL_checklstring(L, 1, &n);
   pb_reader r;
-  scratch_row *sc;
+  scratch_row *sc, *lsc = NULL;
   dec d;
-  int rc, out, typed, eager, mt = 0, offsets = 0, k;
+  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k;
+  name_cache pkc, atc;
   max = (size_t)luaL_optinteger(L, 2, 0);
   typed = lua_toboolean(L, 3);
   eager = lua_toboolean(L, 4);
   lua_settop(L, 1);
   dec_open(L, &d);
   d.want_typed = typed;
+  memset(&pkc, 0, sizeof pkc);
+  memset(&atc, 0, sizeof atc);
+  for (k = 0; k < 2 * NAMES; k++) lua_pushnil(L);
+  d.pkc = &pkc; d.atc = &atc;
+  d.pk_base = lua_gettop(L) - 2 * NAMES + 1; d.at_base = d.pk_base + NAMES;
   sc = new_scratch(L);
   /* presize: rows are rarely under ~16 bytes */
   lua_createtable(L, (int)(n / 64 < 4096 ? n / 64 : 4096), 0);
@@ -753,28 +798,41 @@ static int l_decode_rows(lua_State *L) {
     offsets = lua_gettop(L);
     lua_rawgeti(L, lua_upvalueindex(1), CTX_WEAK_KEYS);
     lua_setmetatable(L, offsets);
-    lua_pushliteral(L, "__index");
     for (k = 0; k < K_N; k++) lua_pushvalue(L, d.typed + k);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, offsets);
-    new_scratch(L);
+    lsc = new_scratch(L);
+    for (k = 0; k < NAMES; k++) lua_pushnil(L);
     lua_pushcclosure(L, lazy_cells, U_N);
+    fn = lua_gettop(L);
+    lua_pushliteral(L, "__index");
+    lua_pushvalue(L, fn);
     lua_rawset(L, mt);
   }
   for (;;) {
-    size_t off = (size_t)(r.p - r.start);
     if ((rc = pb_read_row(&r, &sc->row)) != 1) break;
     if (max && nrows == max) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
     push_row(L, &d, &sc->row, mt);
-    if (mt) {
+    if (mt) { /* where its attribute cells start (6 bytes before the first name), else the row's end */
+      const pb_row *pr = &sc->row;
+      const char *at = pr->ncells > pr->npk ? pr->cells[pr->npk].name - 6 : (const char *)r.p;
       lua_pushvalue(L, -1);
-      lua_pushinteger(L, (lua_Integer)off);
+      lua_pushinteger(L, (lua_Integer)(at - s));
       lua_rawset(L, offsets);
     }
     lua_rawseti(L, out, (lua_Integer)++nrows);
   }
   if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
   pb_row_free(&sc->row);
+  if (fn) { /* the last row's attribute names for lazy_cells */
+    for (k = 0; k < NAMES; k++) {
+      if (!atc.s[k]) continue;
+      lua_pushvalue(L, d.at_base + k);
+      lua_setupvalue(L, fn, U_NAMES + k);
+      lsc->names.s[k] = atc.s[k]; /* the string the upvalue anchors */
+      lsc->names.n[k] = atc.n[k];
+    }
+  }
   lua_pushvalue(L, out);
   return 1;
 }
