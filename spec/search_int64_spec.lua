@@ -159,6 +159,34 @@ local function check(s, tbl, r, vals, n)
     assert.same(want, got, "group_by_field")
   end
 
+  -- group_by_composite on n, paged by next_token: every value once, ascending
+  do
+    local seen, want = {}, {}
+    for i = 1, n do
+      local v = vals[i]
+      if v then
+        local t = text(v)
+        if not seen[t] then seen[t] = { v = v, c = 0 }; want[#want + 1] = t end
+        seen[t].c = seen[t].c + 1
+      end
+    end
+    table.sort(want, function(a, b) return cmp(seen[a].v, seen[b].v) < 0 end)
+    for i, t in ipairs(want) do want[i] = t .. "=" .. seen[t].c end
+    local got, token = {}, nil
+    repeat
+      local res = search{ limit = 0, group_bys = { { name = "c", type = "composite", size = 3, next_token = token,
+        sources = { { name = "n", type = "field", field_name = "n" } },
+        sub_aggs = { { name = "mn", type = "min", field_name = "n" } } } } }
+      local gb = res.group_bys[1]
+      for _, it in ipairs(gb.items) do
+        got[#got + 1] = it.keys[1] .. "=" .. it.row_count
+        assert.equal(tonumber(it.keys[1]) + 0.0, it.sub_aggs[1].value, "composite bucket " .. it.keys[1])
+      end
+      token = gb.next_token
+    until not token or #got > n
+    assert.same(want, got, "group_by_composite")
+  end
+
   -- min / max / sum: doubles on the wire (Tablestore's aggregation results)
   local mn, mx, total, abs = nil, nil, 0, 0
   for i = 1, n do

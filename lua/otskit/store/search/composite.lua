@@ -12,6 +12,8 @@ local SOURCES = { field = true, histogram = true, date_histogram = true }
 local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
 
 local function num_string(v)
+  if type(v) == "string" then return v end -- LuaJIT: an int64 beyond 2^53
+  if math.type and math.type(v) == "integer" then return ("%d"):format(v) end
   if v == math.floor(v) and v > -2^53 and v < 2^53 then return ("%.0f"):format(v) end
   for p = 1, 17 do
     local t = ("%." .. p .. "g"):format(v)
@@ -32,7 +34,14 @@ return function(gb, K, children)
       return bad(what .. ": sources must list 1.." .. L.composite_sources .. " group-bys")
     end
     local ctx = env.ctx
-    local joins, keys, names, fmt, conds = {}, {}, {}, {}, {}
+    local joins, keys, names, fmt, conds, kwkey = {}, {}, {}, {}, {}, {}
+    -- a key's SQL literal (LuaJIT: an int64 beyond 2^53 is decimal text)
+    local function lit(j, v)
+      if type(v) == "string" and not kwkey[j] then
+        return "CAST(" .. ctx:bind(v) .. " AS INTEGER)"
+      end
+      return ctx:bind(v)
+    end
     local empty = false
     for i, s in ipairs(src) do
       if type(s) ~= "table" or not SOURCES[s.type] then
@@ -46,6 +55,7 @@ return function(gb, K, children)
       local d, m, c = agg.field(env, s.field_name, what .. ".sources", s.type ~= "field" and NUMERIC or nil)
       if d == nil then return nil, m, c end
       if not d then empty = true; d = { id = -1, type = "KEYWORD" } end
+      kwkey[i] = d.type == "KEYWORD" -- (lit: a KEYWORD key is text)
       local a = "c" .. i
       joins[i] = ("JOIN %s%s %s ON %s.doc = d.id AND %s.f = %s"):format(ctx.p, d.type == "KEYWORD" and "kw" or "num",
         a, a, a, ctx:bind(d.id))
@@ -96,7 +106,7 @@ return function(gb, K, children)
     local where = ""
     if after then
       local b = {}
-      for i, v in ipairs(after) do b[i] = ctx:bind(v) end
+      for i, v in ipairs(after) do b[i] = lit(i, v) end
       where = ("WHERE (%s) > (%s)"):format(table.concat(ks, ", "), table.concat(b, ", "))
     end
     local rows = agg.query(env, ("SELECT * FROM (%s) %s ORDER BY %s LIMIT %s"):format(inner, where,
@@ -107,7 +117,7 @@ return function(gb, K, children)
       local bc = {}
       for j = 1, #src do
         it.keys[j] = fmt[j](r[j])
-        bc[j] = ("%s = %s"):format(keys[j], ctx:bind(r[j]))
+        bc[j] = ("%s = %s"):format(keys[j], lit(j, r[j]))
       end
       local s = ("%s AND d.id IN (SELECT d.id FROM %sdoc d %s WHERE %s)"):format(scope, ctx.p, table.concat(joins, " "),
         table.concat(bc, " AND "))

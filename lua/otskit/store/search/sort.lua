@@ -21,6 +21,7 @@ cjson.encode_sparse_array(true)
 -- numbers travel as exact text (this cjson keeps at most 14 digits)
 local function wrap(v)
   if type(v) == "number" then
+    if math.type and math.type(v) == "integer" then return { ["#i"] = ("%d"):format(v) } end -- (5.4: beyond 2^53 too)
     if v == math.floor(v) and v > -2^63 and v < 2^63 then return { ["#i"] = ("%.0f"):format(v) } end
     return { ["#d"] = ("%.17g"):format(v) }
   end
