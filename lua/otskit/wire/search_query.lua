@@ -57,7 +57,9 @@ function sq.decode_variant(b, what)
   if b == nil then return nil end
   local v, msg = pb.decode_value(b)
   if v == nil then return invalid(what .. ": not a value: " .. tostring(msg)) end
-  if type(v) == "table" and v.value ~= nil then v = v.value end -- typed (binary) values carry the bytes
+  -- typed (binary) values carry the bytes; an INTEGER stays typed (LuaJIT:
+  -- one beyond 2^53, whose value is decimal text, not a STRING)
+  if type(v) == "table" and v.value ~= nil and v.type ~= "INTEGER" then v = v.value end
   return v
 end
 

@@ -82,7 +82,11 @@ local function dec_fs(m, depth)
           return invalid("DecayFuncDateParam: origin_long or origin_string, not both")
         end
       end
-      o.decay = { field_name = d.field_name, math_function = d.math_function, decay = d.decay, param_type = pt:match("^DF_(%u+)_PARAM$"),
+      -- NUMERIC is what a param without param_type means: left out, so a
+      -- decoded request equals the one encoded
+      local ptype = pt:match("^DF_(%u+)_PARAM$")
+      o.decay = { field_name = d.field_name, math_function = d.math_function, decay = d.decay,
+        param_type = ptype ~= "NUMERIC" and ptype or nil,
         multi_value_mode = strip(d.multi_value_mode, "MVM_"), param = param }
     end
     fns[i] = o

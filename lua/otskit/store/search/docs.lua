@@ -100,10 +100,24 @@ end
 
 local INT_MAX = 9223372036854775807
 
+local is_typed = require("otskit.values").is_typed
+local LUA54 = math.type ~= nil
+
+-- an int64 cell value -> itself (5.4: an integer; LuaJIT: a number, or the
+-- decimal text of one beyond 2^53, which the sink binds as an INTEGER) |
+-- nil. Takes an integral number and a typed INTEGER value (store.integer,
+-- as the store hands a LuaJIT INTEGER cell beyond 2^53 to the index).
 local function as_long(v)
-  if type(v) == "number" and v == math.floor(v) and v >= -2^63 and v < 2^63 then return v end
+  if type(v) == "table" and is_typed(v) and v.type == "INTEGER" then
+    v = v.value
+    if type(v) == "string" then return v end -- integer() checked it: an int64
+  end
+  if type(v) == "number" and v == math.floor(v) and v >= -2^63 and v < 2^63 then
+    return LUA54 and math.tointeger(v) or v
+  end
   return nil
 end
+docs.as_long = as_long
 
 --- "lat,lon" -> lat, lon | nil
 function docs.geo(s)
@@ -183,14 +197,15 @@ end
 function docs.value(d, v)
   local ty = d.type
   if ty == "LONG" then return as_long(v)
-  elseif ty == "DOUBLE" then return type(v) == "number" and v + 0.0 or nil
+  elseif ty == "DOUBLE" then
+    if is_typed(v) and (v.type == "DOUBLE" or v.type == "INTEGER") then v = tonumber(v.value) end
+    return type(v) == "number" and v + 0.0 or nil
   elseif ty == "BOOLEAN" then
     if type(v) == "boolean" then return v and 1 or 0 end
     return nil
   elseif ty == "DATE" then
-    if type(v) == "number" then return as_long(v) end
     if type(v) == "string" then return docs.date(v, d.date_formats) end
-    return nil
+    return as_long(v)
   elseif ty == "KEYWORD" then return type(v) == "string" and v or nil
   elseif ty == "TEXT" then
     if type(v) ~= "string" then return nil end
@@ -254,20 +269,22 @@ end
 local SHAPE = {
   doc = { "(id, pk, parent, path, route, ts)", { "?", "CAST(? AS BLOB)", "?", "?", "CAST(? AS BLOB)", "?" }, "INSERT" },
   num = { "(f, v, pk, doc)", { "?", "?", "CAST(? AS BLOB)", "?" }, "INSERT OR IGNORE" },
+  -- LuaJIT: a LONG value beyond 2^53, bound as its decimal text
+  numi = { "(f, v, pk, doc)", { "?", "CAST(? AS INTEGER)", "CAST(? AS BLOB)", "?" }, "INSERT OR IGNORE" },
   kw = { "(f, v, pk, doc)", { "?", "?", "CAST(? AS BLOB)", "?" }, "INSERT OR IGNORE" },
   has = { "(f, doc)", { "?", "?" }, "INSERT OR IGNORE" },
   gpt = { "(id, doc, f, lat, lon)", { "?", "?", "?", "?", "?" }, "INSERT" },
   geo = { "", { "?", "?", "?", "?", "?" }, "INSERT" },
   vec = { "(doc, f, v)", { "?", "?", "CAST(? AS BLOB)" }, "INSERT" },
 }
-local ORDER = { "doc", "num", "kw", "has", "gpt", "geo", "vec", "fts" }
+local ORDER = { "doc", "num", "numi", "kw", "has", "gpt", "geo", "vec", "fts" }
 local MAX_BINDS = 999 -- SQLite's smallest limit on ?N
 
 -- the INSERT of `rows` rows into table `what` of index p (cached by its
 -- columns too: another database's index of the same prefix may have others)
 local MULTI = {}
 local function multi(tbl, shape, rows)
-  local k = tbl .. "/" .. rows .. shape[1]
+  local k = tbl .. "/" .. rows .. shape[1] .. table.concat(shape[2]) -- (and placeholders: numi's, LONG columns' CAST)
   local text = MULTI[k]
   if text then return text end
   local n, vals = 0, {}
@@ -333,9 +350,11 @@ function docs.sink(h, p, def, build)
     end
     sink.build = true
   end
+  sink.into.numi = sink.into.num
   sink.shape = {}
   if not def.keyed then
     for _, k in ipairs({ "num", "kw" }) do sink.shape[k] = { "(f, v, doc)", { "?", "?", "?" }, "INSERT OR IGNORE" } end
+    sink.shape.numi = { "(f, v, doc)", { "?", "CAST(? AS INTEGER)", "?" }, "INSERT OR IGNORE" }
   end
   if def.fts_cols then
     local q = { "?" }
@@ -346,7 +365,10 @@ function docs.sink(h, p, def, build)
   if #cf > 0 then -- the documents' value columns
     local names, q = {}, {}
     for i, ph in ipairs(SHAPE.doc[2]) do q[i] = ph end
-    for i, d in ipairs(cf) do names[i] = d.col; q[#q + 1] = "?" end
+    for i, d in ipairs(cf) do -- (LuaJIT: a LONG beyond 2^53 is decimal text)
+      names[i] = d.col
+      q[#q + 1] = (d.type == "LONG" or d.type == "DATE") and "CAST(? AS INTEGER)" or "?"
+    end
     sink.shape.doc = { SHAPE.doc[1]:sub(1, -2) .. ", " .. table.concat(names, ", ") .. ")", q, "INSERT" }
   end
   sink.ncol = #cf
@@ -423,10 +445,10 @@ local function index_fields(sink, def, id, pk, fields, get, fts)
         if #vals > 0 then
           local where = def.store_of[ty]
           if where == "num" or where == "kw" then
-            if def.keyed then
-              for _, v in ipairs(vals) do add(sink, where, d.id, v, pk, id) end
-            else -- an index made before num/kw held the row key
-              for _, v in ipairs(vals) do add(sink, where, d.id, v, id) end
+            for _, v in ipairs(vals) do
+              local w = type(v) == "string" and where == "num" and "numi" or where -- LuaJIT int64 text
+              if def.keyed then add(sink, w, d.id, v, pk, id)
+              else add(sink, w, d.id, v, id) end -- an index made before num/kw held the row key
             end
           else
             -- exists for the other types: num and kw answer it themselves

@@ -41,7 +41,21 @@ local function key_string(d, v)
     end
     return s
   end
-  return ("%.0f"):format(v)
+  -- LONG, DATE: an int64 exactly (5.4: an integer; LuaJIT: a number up to
+  -- 2^53, the decimal text SQLite's integer comes back as beyond it)
+  if type(v) == "string" then return v end
+  return math.tointeger and math.tointeger(v) and ("%d"):format(v) or ("%.0f"):format(v)
+end
+
+-- a LONG or DATE group key's value -> something ordered as it is (on
+-- LuaJIT, where one beyond 2^53 is decimal text: a sign, then 19 digits)
+local function ordered(v)
+  if math.type then return v end
+  local s = type(v) == "string" and v or ("%.0f"):format(v)
+  local neg = s:sub(1, 1) == "-"
+  s = ("0"):rep(19 - #s + (neg and 1 or 0)) .. s:gsub("^%-", "")
+  if neg then return "0" .. s:gsub("%d", function(c) return string.char(105 - c:byte()) end) end
+  return "1" .. s
 end
 
 -- children of a bucket: its sub-aggregations and sub-group-bys
@@ -189,7 +203,9 @@ function K.field(env, g, scope, depth, what)
       end
     end
     local function bucket(it)
-      return ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND v = %s)"):format(scope, valtbl(env, d), f, ctx:bind(it.v))
+      local x = ctx:bind(it.v)
+      if type(it.v) == "string" and d.type ~= "KEYWORD" then x = "CAST(" .. x .. " AS INTEGER)" end -- LuaJIT int64 text
+      return ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND v = %s)"):format(scope, valtbl(env, d), f, x)
     end
     local by_sub = false
     for _, s in ipairs(type(g.sort) == "table" and g.sort or {}) do if type(s) == "table" and s.sub_agg_sort then by_sub = true end end
@@ -207,7 +223,8 @@ function K.field(env, g, scope, depth, what)
         if not ok then return nil, mm, cc end
       end
     end
-    local r, m4, c4 = sort_items(env, g, items, function(it) return it.v end,
+    local r, m4, c4 = sort_items(env, g, items, NUMERIC[d.type] and d.type ~= "DOUBLE"
+        and function(it) return ordered(it.v) end or function(it) return it.v end,
       { { row_count_sort = { order = "DESC" } }, { group_key_sort = { order = "ASC" } } }, what)
     if not r then return nil, m4, c4 end
     for i = size + 1, #items do items[i] = nil end

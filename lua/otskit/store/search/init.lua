@@ -98,8 +98,14 @@ function search.reindex(self, t, ix, k, sink, blob)
   if blob == nil then return not sink and docs.remove(h, ix.p, ix.def, k) end
   local now = now_ms(self)
   local cut = t.ttl_ms and now - t.ttl_ms or nil
-  local cols, _, _, kept, cells = values.decode(blob, nil, false, cut, nil, t.maxv, true)
-  if not cols then error(setmetatable({ msg = "a stored row: " .. tostring(_), code = "KVCorrupt" }, docs.FAIL), 0) end
+  -- (LuaJIT: with the types, to tell an INTEGER beyond 2^53, decimal text, from a STRING)
+  local cols, types, _, kept, cells = values.decode(blob, nil, not values.LUA54, cut, nil, t.maxv, true)
+  if not cols then error(setmetatable({ msg = "a stored row: " .. tostring(types), code = "KVCorrupt" }, docs.FAIL), 0) end
+  if types then
+    for name, ty in pairs(types) do
+      if ty == "INTEGER" and type(cols[name]) == "string" then cols[name] = values.integer(cols[name]) end
+    end
+  end
   if kept == 0 and #blob > 0 then return not sink and docs.remove(h, ix.p, ix.def, k) end
   local ts = 0
   for _, c in ipairs(cells or {}) do if c[3] > ts then ts = c[3] end end
@@ -107,7 +113,7 @@ function search.reindex(self, t, ix, k, sink, blob)
   local vals = txn.key_vals(t, k)
   for i, c in ipairs(t.pk) do
     local v = vals[i]
-    if type(v) == "table" then v = tostring(v) end -- LuaJIT int64 beyond 2^53
+    if type(v) == "table" then v = values.integer(tostring(v)) end -- LuaJIT int64 beyond 2^53
     if cols[c.name] == nil then cols[c.name] = v end
   end
   docs.put(h, ix.p, ix.def, k, search.route(ix.def, vals), ts, cols, sink)

@@ -26,6 +26,7 @@
 -- matching should clauses.
 local analyzers = require "otskit.store.search.analyzers"
 local docs = require "otskit.store.search.docs"
+local values = require "otskit.values"
 
 local query = {}
 
@@ -47,6 +48,15 @@ function Ctx:bind(v)
   self.n = self.n + 1
   self.binds[self.n] = v
   return "?" .. self.n
+end
+
+--- ctx:bindv(d, v) -> the SQL of a value v of field d (convert's): "?N",
+-- or on LuaJIT an int64 beyond 2^53 (decimal text) cast to an integer
+function Ctx:bindv(d, v)
+  if type(v) == "string" and d.type ~= "KEYWORD" and d.type ~= "TEXT" then
+    return "CAST(" .. self:bind(v) .. " AS INTEGER)"
+  end
+  return self:bind(v)
 end
 
 -- the field named name in scope `path` (nil: top level) | nil, msg, code
@@ -75,9 +85,15 @@ local function convert(d, v, what)
       if ms == nil then return mismatch() end
       return ms
     end
-    if type(v) ~= "number" or v ~= math.floor(v) then return mismatch() end
-    return v
+    if type(v) == "number" then
+      if v ~= math.floor(v) then return mismatch() end
+      return math.tointeger and math.tointeger(v) or v
+    end
+    local n = docs.as_long(v) -- a typed INTEGER value (LuaJIT: decimal text beyond 2^53)
+    if n == nil then return mismatch() end
+    return n
   elseif ty == "DOUBLE" then
+    if values.is_typed(v) and (v.type == "DOUBLE" or v.type == "INTEGER") then v = tonumber(v.value) end
     if type(v) ~= "number" then return mismatch() end
     return v
   elseif ty == "BOOLEAN" then
@@ -168,7 +184,7 @@ K.match = function(self, q, a, path)
     -- a non-TEXT field: the text is one term
     local v, m2, c2 = convert(d, d.type == "KEYWORD" and q.text or tonumber(q.text) or q.text, "match")
     if v == nil then return nil, m2, c2 end
-    return self:values(a, d, "v = " .. self:bind(v)), "1"
+    return self:values(a, d, "v = " .. self:bindv(d, v)), "1"
   end
   local toks = analyzers.tokens(d.analyzer, d.params, q.text)
   local seen, uniq = {}, {}
@@ -236,7 +252,7 @@ K.term = function(self, q, a, path)
   local v, m2, c2 = convert(d, q.term, "term")
   if v == nil then return nil, m2, c2 end
   if d.type == "TEXT" then return self:fts(a, d, fts_quote(v)), "1" end
-  return self:values(a, d, "v = " .. self:bind(v)), "1"
+  return self:values(a, d, "v = " .. self:bindv(d, v)), "1"
 end
 
 K.terms = function(self, q, a, path)
@@ -248,7 +264,7 @@ K.terms = function(self, q, a, path)
   for i, t in ipairs(q.terms) do
     local v, m2, c2 = convert(d, t, "terms")
     if v == nil then return nil, m2, c2 end
-    list[i] = d.type == "TEXT" and fts_quote(v) or self:bind(v)
+    list[i] = d.type == "TEXT" and fts_quote(v) or self:bindv(d, v)
   end
   if d.type == "TEXT" then return self:fts(a, d, "(" .. table.concat(list, " OR ") .. ")"), "1" end
   return self:values(a, d, "v IN (" .. table.concat(list, ", ") .. ")"), "1"
@@ -264,7 +280,7 @@ K.range = function(self, q, a, path)
     if v ~= nil then
       local x, m2, c2 = convert(d, v, "range")
       if x == nil then return nil, m2, c2 end
-      conds[#conds + 1] = "v " .. side[3] .. (q[side[2]] and "=" or "") .. " " .. self:bind(x)
+      conds[#conds + 1] = "v " .. side[3] .. (q[side[2]] and "=" or "") .. " " .. self:bindv(d, x)
     end
   end
   if #conds == 0 then conds[1] = "1" end

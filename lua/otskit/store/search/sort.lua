@@ -59,6 +59,7 @@ local function sort_value(ctx, d, v, what)
     if not ms then return bad(what .. ": " .. v .. " is not a date of field " .. d.name) end
     return ctx:bind(ms)
   end
+  if (ty == "LONG" or ty == "DATE") and docs.as_long(v) ~= nil then return ctx:bindv(d, docs.as_long(v)) end -- typed INTEGER
   if type(v) ~= "number" or (ty ~= "DOUBLE" and v ~= math.floor(v)) then
     return bad(what .. ": field " .. d.name .. " is " .. ty)
   end

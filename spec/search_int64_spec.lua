@@ -1,0 +1,257 @@
+-- spec/search_int64_spec.lua -- a LONG field of a search index holds exact
+-- int64 values on both VMs (LuaJIT: beyond 2^53 as decimal text, or typed
+-- INTEGER values): random values near +-2^63, around +-2^53 and small,
+-- written as store.integer values, searched with term / terms / range /
+-- exists / sort (paged by token) / group_by_field / min / max / sum and
+-- compared with a Lua model that computes on decimal text, through the
+-- embedded store and through `otskit serve` (same VM) and otskit.client.
+local store = require "otskit.store"
+local serve = require "support.serve"
+local helper = require "helper"
+
+-- an int64 as {hi, lo}: hi * 10^9 + lo, 0 <= lo < 10^9 (exact doubles)
+local E9 = 1000000000
+local MIN = { -9223372037, 145224192 }  -- -2^63
+local MAX = { 9223372036, 854775807 }   -- 2^63 - 1
+local TWO53 = { 9007199, 254740992 }    -- 2^53
+
+local function cmp(a, b)
+  if a[1] ~= b[1] then return a[1] < b[1] and -1 or 1 end
+  if a[2] ~= b[2] then return a[2] < b[2] and -1 or 1 end
+  return 0
+end
+
+local function add(a, k) -- a + k, |k| < 10^9
+  local hi, lo = a[1], a[2] + k
+  if lo < 0 then hi, lo = hi - 1, lo + E9 elseif lo >= E9 then hi, lo = hi + 1, lo - E9 end
+  return { hi, lo }
+end
+
+local function neg(a) return add({ -a[1], 0 }, -a[2]) end
+
+local function text(a)
+  if a[1] == 0 then return ("%d"):format(a[2]) end
+  if a[1] > 0 then return ("%d%09d"):format(a[1], a[2]) end
+  if a[2] == 0 then return ("%d%09d"):format(a[1], 0) end
+  local p = { -a[1] - 1, E9 - a[2] } -- the absolute value
+  if p[1] == 0 then return ("-%d"):format(p[2]) end
+  return ("-%d%09d"):format(p[1], p[2])
+end
+
+local function random_value(r, seen)
+  local k = r.int(1, 9)
+  if k == 1 and #seen > 0 then return seen[r.int(1, #seen)] end -- a repeat
+  if k == 2 then return add(MAX, -r.int(0, 3)) end
+  if k == 3 then return add(MIN, r.int(0, 3)) end
+  if k == 4 then return add(TWO53, r.int(-3, 3)) end
+  if k == 5 then return neg(add(TWO53, r.int(-3, 3))) end
+  if k == 6 then return { 0, 0 } end
+  if k == 7 then return add({ 0, 0 }, r.int(-1000, 1000)) end
+  local v = { r.int(-9223372036, 9223372035), r.int(0, E9 - 1) }
+  if cmp(v, MIN) < 0 then v = MIN end
+  return v
+end
+
+-- the search API answers of `s` (a store or a client) against the model
+local function check(s, tbl, r, vals, n)
+  local function search(req)
+    req.table, req.index = tbl, "ix"
+    return assert(s:search(req))
+  end
+  local function count(query)
+    return search{ query = query, limit = 0, get_total_count = true }.total_count
+  end
+  local function model_count(pred)
+    local c = 0
+    for i = 1, n do if vals[i] and pred(vals[i]) then c = c + 1 end end
+    return c
+  end
+  local function pick()
+    for _ = 1, 10 do
+      local v = vals[r.int(1, n)]
+      if v then return v end
+    end
+    return random_value(r, {})
+  end
+  local have = model_count(function() return true end)
+  assert.equal(have, count{ exists = { field_name = "n" } }, "exists")
+  assert.equal(have, count{ range = { field_name = "n" } }, "range without bounds")
+
+  for _ = 1, 8 do
+    local v = r.int(1, 3) == 1 and random_value(r, {}) or pick()
+    assert.equal(model_count(function(x) return cmp(x, v) == 0 end),
+      count{ term = { field_name = "n", term = store.integer(text(v)) } }, "term " .. text(v))
+    local w = pick()
+    assert.equal(model_count(function(x) return cmp(x, v) == 0 or cmp(x, w) == 0 end),
+      count{ terms = { field_name = "n", terms = { store.integer(text(v)), store.integer(text(w)) } } }, "terms")
+    local lo, hi = v, w
+    if cmp(lo, hi) > 0 then lo, hi = hi, lo end
+    local il, iu = r.int(0, 1) == 1, r.int(0, 1) == 1
+    local want = model_count(function(x)
+      local a, b = cmp(x, lo), cmp(x, hi)
+      return (a > 0 or il and a == 0) and (b < 0 or iu and b == 0)
+    end)
+    assert.equal(want, count{ range = { field_name = "n", from = store.integer(text(lo)), to = store.integer(text(hi)),
+      include_lower = il, include_upper = iu } }, ("range %s..%s"):format(text(lo), text(hi)))
+    assert.equal(model_count(function(x) return cmp(x, lo) >= 0 end),
+      count{ range = { field_name = "n", from = store.integer(text(lo)), include_lower = true } }, "range from")
+  end
+
+  -- sort (paged by token: search-after on int64 keys), ties by primary key
+  for _, order in ipairs({ "ASC", "DESC" }) do
+    local want = {}
+    for i = 1, n do if vals[i] then want[#want + 1] = i end end
+    table.sort(want, function(a, b)
+      local c = cmp(vals[a], vals[b])
+      if c ~= 0 then if order == "ASC" then return c < 0 end return c > 0 end
+      return a < b
+    end)
+    for i = 1, n do if not vals[i] and not vals.gone[i] then want[#want + 1] = i end end -- missing last
+    local got, token = {}, nil
+    repeat
+      local res = search{ query = { match_all = {} }, limit = 7, token = token,
+        sort = { { field_sort = { field_name = "n", order = order } } } }
+      for _, row in ipairs(res.rows) do got[#got + 1] = tonumber(row.primary_key[1][2]) end
+      token = res.next_token
+    until not token or #got > n
+    if #want ~= #got then -- (the values, to replay a failure)
+      local t = {}
+      for i = 1, n do t[i] = i .. ":" .. (vals[i] and text(vals[i]) or "-") end
+      error(("sort %s: %d rows of %d; %s"):format(order, #got, #want, table.concat(t, " ")))
+    end
+    assert.same(want, got, "sort " .. order)
+  end
+
+  -- group_by_field: exact int64 keys, row_count DESC then key ASC; over
+  -- every document and over a range's (the value column and the value table)
+  local lo = pick()
+  for _, q in ipairs({ { match_all = {} }, { range = { field_name = "n", from = store.integer(text(lo)), include_lower = true } } }) do
+    local groups, keys = {}, {}
+    for i = 1, n do
+      local v = vals[i]
+      if v and (q.match_all or cmp(v, lo) >= 0) then
+        local t = text(v)
+        if not groups[t] then groups[t] = { v = v, c = 0 }; keys[#keys + 1] = t end
+        groups[t].c = groups[t].c + 1
+      end
+    end
+    table.sort(keys, function(a, b)
+      local x, y = groups[a], groups[b]
+      if x.c ~= y.c then return x.c > y.c end
+      return cmp(x.v, y.v) < 0
+    end)
+    local want = {}
+    for i, k in ipairs(keys) do want[i] = k .. "=" .. groups[k].c end
+    local res = search{ query = q, limit = 0, group_bys = { { name = "g", type = "field", field_name = "n", size = 2000,
+      sub_aggs = { { name = "mx", type = "max", field_name = "n" } },
+      sub_group_bys = { { name = "h", type = "field", field_name = "n" } } } } }
+    local got = {}
+    for i, it in ipairs(res.group_bys[1].items) do
+      got[i] = it.key .. "=" .. it.row_count
+      -- a bucket's documents are exactly its key's (max of the bucket: the
+      -- key, as a double; its own group_by_field: the key alone)
+      local mx
+      for _, a in ipairs(it.sub_aggs) do if a.name == "mx" then mx = a.value end end
+      assert.equal(tonumber(it.key) + 0.0, mx, "bucket " .. it.key)
+      local sub = it.sub_group_bys[1].items
+      assert.same({ it.key .. "=" .. it.row_count }, { sub[1].key .. "=" .. sub[1].row_count, sub[2] and "more" }, "sub-group " .. it.key)
+    end
+    assert.same(want, got, "group_by_field")
+  end
+
+  -- min / max / sum: doubles on the wire (Tablestore's aggregation results)
+  local mn, mx, total, abs = nil, nil, 0, 0
+  for i = 1, n do
+    local v = vals[i]
+    if v then
+      if not mn or cmp(v, mn) < 0 then mn = v end
+      if not mx or cmp(v, mx) > 0 then mx = v end
+      local d = tonumber(text(v)) + 0.0
+      total, abs = total + d, abs + math.abs(d)
+    end
+  end
+  local res = search{ query = { match_all = {} }, limit = 0, aggs = { { name = "mn", type = "min", field_name = "n" },
+    { name = "mx", type = "max", field_name = "n" }, { name = "s", type = "sum", field_name = "n" } } }
+  local got = {}
+  for _, a in ipairs(res.aggs) do got[a.name] = a.value end
+  assert.equal(tonumber(text(mn)) + 0.0, got.mn, "min")
+  assert.equal(tonumber(text(mx)) + 0.0, got.mx, "max")
+  assert.is_true(math.abs(got.s - total) <= abs * 2 ^ -48, "sum")
+end
+
+-- writes the rows (some without n, some with a STRING n: not a LONG) and
+-- returns the model: vals[i] = {hi, lo} | nil
+local function load(s, tbl, r, n, before)
+  assert(s:create_table{ name = tbl, primary_key = { { "pk", "INTEGER" } } })
+  local function index()
+    assert(s:create_search_index{ table = tbl, index = "ix", schema = { field_schemas = {
+      { field_name = "n", field_type = "LONG", enable_sort_and_agg = true } } } })
+  end
+  local vals, seen = { gone = {} }, {}
+  for i = 1, n do
+    if i == before then index() end
+    local k = r.int(1, 10)
+    local cols
+    if k == 1 then cols = { { "other", 1 } }
+    elseif k == 2 then cols = { { "n", "9007199254740993" } } -- a STRING
+    else
+      local v = random_value(r, seen)
+      seen[#seen + 1] = v
+      vals[i] = v
+      cols = { { "n", store.integer(text(v)) } }
+    end
+    assert(s:put_row{ table = tbl, primary_key = { { "pk", i } }, columns = cols })
+  end
+  if before > n then index() end
+  return vals
+end
+
+describe("search index LONG fields hold exact int64 values", function()
+  it("the model's decimal text is right", function()
+    assert.equal("-9223372036854775808", text(MIN))
+    assert.equal("9223372036854775807", text(MAX))
+    assert.equal("9007199254740992", text(TWO53))
+    assert.equal("-9007199254740993", text(neg(add(TWO53, 1))))
+    assert.equal("-5", text(add({ 0, 0 }, -5)))
+    assert.equal("-1000000000", text({ -1, 0 }))
+  end)
+
+  it("through the embedded store: term, terms, range, exists, sort, group_by_field, min, max, sum", function()
+    local r = helper.rng(64)
+    for trial = 1, helper.trials(20) do
+      local db = assert(store.open{ path = ":memory:" })
+      local n = r.int(1, 60)
+      -- the index made before the rows (written one by one) or after
+      -- some (a build reads them from the table)
+      local vals = load(db, "t", r, n, r.int(1, n + 1))
+      check(db, "t", r, vals, n)
+      -- a row rewritten and deleted: its old values leave the index
+      local i = r.int(1, n)
+      local v = random_value(r, {})
+      assert(db:put_row{ table = "t", primary_key = { { "pk", i } }, columns = { { "n", store.integer(text(v)) } } })
+      vals[i] = v
+      local j = r.int(1, n)
+      assert(db:delete_row{ table = "t", primary_key = { { "pk", j } } })
+      vals[j], vals.gone[j] = false, true
+      check(db, "t", r, vals, n)
+      db:close()
+      if trial % 5 == 0 then collectgarbage() end
+    end
+  end)
+
+  it("through otskit serve and otskit.client (the same VM on both ends)", function()
+    local srv = assert(serve.start{ lua = math.type and "lua5.4" or "luajit" })
+    local ok, err = pcall(function()
+      local cl = serve.client(srv)
+      local r = helper.rng(65)
+      for trial = 1, math.max(2, helper.trials(6)) do
+        local tbl = "t" .. trial
+        local n = r.int(5, 40)
+        local vals = load(cl, tbl, r, n, r.int(1, n + 1))
+        check(cl, tbl, r, vals, n)
+      end
+    end)
+    srv.stop()
+    assert(ok, err)
+  end)
+end)
