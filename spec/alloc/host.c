@@ -139,6 +139,13 @@ static const scase cases[] = {
    "return function() local b = R.encode({ 'a', 'b', 'c', 'd', 'e' }, { 'STRING', 'INTEGER', 'DOUBLE', 'BOOLEAN', 'BINARY' },\n"
    "    { 'x', 7, 1.5, true, '\\0\\1' })\n"
    "  return R.decode(b, nil, true), R.decode(b, { a = true }) end"},
+  {"wire lazy rows (row.cells built when first read)",
+   "local wire = require 'otskit.wire'\n"
+   "local b = assert(require('otskit.wire.plainbuffer').encode_rows({\n"
+   "  { primary_key = { { 'id', 1 } }, cells = { { 'v', ('x'):rep(50), 5 }, { 'n', 7, 6 }, { 'b', wire.binary('z'), 7 } } },\n"
+   "  { primary_key = { { 'id', 2 } }, cells = { { 'v', 'abc', 8 }, { 'v', 'old', 3 } } } }))\n"
+   "return function() local rows = wire.decode_rows(b)\n"
+   "  return rows, rows[2].cells, rows[1].cells, rows[1].columns end"},
   {"wire (PlainBuffer, protobuf, signatures)",
    "local wire = require 'otskit.wire'\n"
    "local req = { table = 't', primary_key = { { 'id', 1 }, { 's', 'x' } } }\n"
