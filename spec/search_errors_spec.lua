@@ -44,6 +44,24 @@ describe("otskit.store search index: bad input", function()
     fails("OTSParameterInvalid", "parameters", db:search{ table = "t", index = "ix", highlight = {} })
   end)
 
+  it("answers a bool nested at any depth exactly or refuses it as the query's fault", function()
+    for _, shape in ipairs { "must", "filter", "should", "must_not" } do
+      for _, depth in ipairs { 1, 20, 40, 64, 65 } do
+        local q = { term = { field_name = "k", term = "k7" } }
+        for _ = 1, depth do q = { bool = { [shape] = { q, { range = { field_name = "l", from = 0 } } } } } end
+        local r, msg, code = db:search{ table = "t", index = "ix", query = q, limit = 100, get_total_count = true }
+        if r then
+          -- must/filter keep only k7; should: every row (l >= 0 matches
+          -- all); must_not excludes every row (l >= 0) at each level
+          local want = (shape == "must" or shape == "filter") and 1 or shape == "should" and 30 or 0
+          assert.equal(want, r.total_count, shape .. " " .. depth)
+        else
+          assert.equal("OTSParameterInvalid", code, shape .. " " .. depth .. ": " .. tostring(msg))
+        end
+      end
+    end
+  end)
+
   it("enforces limit and offset + limit maxima", function()
     fails("OTSParameterInvalid", "100", db:search{ table = "t", index = "ix", limit = 101,
       columns_to_get = { return_type = "RETURN_ALL" } })

@@ -314,9 +314,24 @@ end
 -- (1000 when every column returned is stored in the index), offset +
 -- limit <= 100000; next_token pages past that (offset 0 with a token;
 -- the token carries the sort).
+-- A query within the nesting limit may still be more than SQLite parses
+-- (a deep bool of should/must_not clauses): that is the query's fault.
+local TOO_DEEP = { ["parser stack overflow"] = true, ["Expression tree is too large"] = true }
+
+local function refuse_too_deep(r, msg, code, ...)
+  if r == nil and code == "OTSInternalServerError" and type(msg) == "string" then
+    for k in pairs(TOO_DEEP) do
+      if msg:find(k, 1, true) then
+        return nil, "the query is nested too deeply for the index (" .. k .. ")", "OTSParameterInvalid"
+      end
+    end
+  end
+  return r, msg, code, ...
+end
+
 function DB:search(req)
   check_req(req, "search")
-  return self:_txn(self.sdelay ~= nil, function() return guarded(do_search, self, req) end)
+  return refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return guarded(do_search, self, req) end))
 end
 
 ----------------------------------------------------------------------
