@@ -5,18 +5,11 @@
 local store = require "otskit.store"
 local hash = require "otskit.hash"
 local timeseries = require "otskit.patterns.timeseries"
-local retry = require "otskit.retry"
 
 local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
 
--- a store request of the design, retried as the patterns retry (env.retry)
-local function call(env, method, req, op, extra)
-  local o = { op = op }
-  for k, v in pairs(env.retry) do o[k] = v end
-  for k, v in pairs(extra or {}) do o[k] = v end
-  local st = env.store
-  return retry.call(function() return st[method](st, req) end, o)
-end
+-- one store request of a design, retried as the patterns retry theirs
+local call = require("otskit.analyze.sim").call
 
 -- The service's indexes follow a write with a delay: a global index
 -- within milliseconds, a search index within seconds. The embedded store

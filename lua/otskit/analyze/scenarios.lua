@@ -2,7 +2,6 @@
 -- pattern of the best practices beside the design they warn against, on
 -- the same synthetic data (see otskit.analyze for the scenario contract).
 local values = require "otskit.values"
-local retry = require "otskit.retry"
 local timeseries = require "otskit.patterns.timeseries"
 local hashprefix = require "otskit.patterns.hashprefix"
 local spliced = require "otskit.patterns.spliced"
@@ -15,15 +14,8 @@ local colsplit = require "otskit.patterns.colsplit"
 local INF_MIN, INF_MAX = values.INF_MIN, values.INF_MAX
 local S = {}
 
--- One store request of a naive design, retried the same way the patterns
--- retry theirs (otskit.retry, Tablestore classification, env's clock).
-local function call(env, method, req, op, extra)
-  local o = { op = op }
-  for k, v in pairs(env.retry) do o[k] = v end
-  for k, v in pairs(extra or {}) do o[k] = v end
-  local st = env.store
-  return retry.call(function() return st[method](st, req) end, o)
-end
+-- one store request of a design, retried as the patterns retry theirs
+local call = require("otskit.analyze.sim").call
 S.call = call
 
 local function create(env, req) return assert(env.store:create_table(req)) end

@@ -3,6 +3,7 @@
 -- backoff schedules, and the poll that measures how long a write takes to
 -- become visible to a query.
 local backoff = require "otskit.backoff"
+local retry = require "otskit.retry"
 
 local sim = {}
 
@@ -135,5 +136,17 @@ end
 
 --- sim.sleep(seconds): a real (non-busy) sleep
 sim.sleep = backoff.sleep
+
+--- sim.call(env, method, req, op, extra) -> what env.store[method](req)
+-- answers, retried as the patterns retry theirs (otskit.retry, the
+-- Tablestore classification, env.retry's clock and budget; extra: more
+-- retry options).
+function sim.call(env, method, req, op, extra)
+  local o = { op = op }
+  for k, v in pairs(env.retry) do o[k] = v end
+  for k, v in pairs(extra or {}) do o[k] = v end
+  local st = env.store
+  return retry.call(function() return st[method](st, req) end, o)
+end
 
 return sim
