@@ -19,5 +19,7 @@ kv_cursor *otsk_kv_pushcursor(lua_State *L);
 /* db:get_pb / db:range_pb (lrowstream.c) */
 int otsk_kv_get_pb(lua_State *L);
 int otsk_kv_range_pb(lua_State *L);
+/* row.from_put_pb (lrowstream.c) */
+int otsk_row_from_put_pb(lua_State *L);
 
 #endif
