@@ -12,7 +12,8 @@
 # op, the median (min-max) of wrk's req/s and of the workers' CPU time per
 # request (user + system from /proc, clock ticks), and the ratios.
 # Env: WORKERS (1), CONNS (8), THREADS (1), DUR (3 s per run), ROUNDS (5),
-# OPS ("GetRow PutRow GetRange").
+# OPS ("GetRow PutRow GetRange"), JITLOG (a file: serve runs with
+# --jit-log FILE, LuaJIT's trace events of its workers, as -jv prints them).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -43,7 +44,7 @@ free_port() {
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 port=$(free_port); rport=$(free_port); lport=$(free_port)
 bin/otskit serve --listen "127.0.0.1:$port" --data "$tmp/data" --workers "$WORKERS" --prefix "$tmp/ng" \
-  --access-key-id bak --access-key-secret bsk --instance bench >"$tmp/serve.log" 2>&1 &
+  --access-key-id bak --access-key-secret bsk --instance bench ${JITLOG:+--jit-log "$JITLOG"} >"$tmp/serve.log" 2>&1 &
 spid=$!
 i=0; until curl -sf -o /dev/null "http://127.0.0.1:$port/_otskit/health"; do
   i=$((i + 1)); [ $i -gt 100 ] && { cat "$tmp/serve.log"; exit 1; }; sleep 0.1; done

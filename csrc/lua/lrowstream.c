@@ -187,7 +187,7 @@ int otsk_kv_range_pb(lua_State *L) {
   next_idx = lua_gettop(L);
   if (want_keys) lua_createtable(L, 64, 0); else lua_pushnil(L); /* 14 */
   keys_idx = lua_gettop(L);
-  cur = otsk_kv_pushcursor(L); /* 15 */
+  cur = otsk_kv_scratchcursor(L); /* 15 */
   cur_idx = lua_gettop(L);
   w = scratch_writer(L);
   if (kv_scan(t, cur, lo, lol, hi, hil, reverse, page_rows + 1) != KV_OK) return otsk_kv_fail(L, db);
@@ -207,7 +207,7 @@ int otsk_kv_range_pb(lua_State *L) {
     mark = w->len;
     if (n == 0) pb_write_header(w); /* taken back below when no row is returned */
     r = rs_row(w, &o, k, kl, v, vl, &size, &err);
-    if (r < 0) { kv_cursor_close(cur); return damaged(L, r, err); }
+    if (r < 0) { otsk_kv_scratchcursor_done(L, cur_idx); return damaged(L, r, err); }
     if (scanned > 0 && bytes + size > page_bytes) {
       w->len = mark;
       lua_pushlstring(L, (const char *)k, kl);
@@ -223,10 +223,9 @@ int otsk_kv_range_pb(lua_State *L) {
       lua_rawseti(L, keys_idx, (int)scanned);
     }
   }
-  if (rc == KV_ERR) { int nr = otsk_kv_fail(L, db); kv_cursor_close(cur); return nr; }
-  kv_cursor_close(cur);
+  if (rc == KV_ERR) { int nr = otsk_kv_fail(L, db); otsk_kv_scratchcursor_done(L, cur_idx); return nr; }
+  otsk_kv_scratchcursor_done(L, cur_idx);
   if (w->oom) return luaL_error(L, "otskit.kv: out of memory");
-  (void)cur_idx;
   lua_pushlstring(L, (const char *)w->p, n ? w->len : 0);
   otsk_pushint64(L, n);
   otsk_pushint64(L, scanned);

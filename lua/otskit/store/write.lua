@@ -481,7 +481,8 @@ end
 -- RT_AFTER_MODIFY or return column names, a transaction, injected faults,
 -- indexed or index tables, and any row the C conversion does not take
 -- (AUTO_INCREMENT, a bad or duplicate cell, a limit passed...): call
--- db:put_row with the decoded request instead.
+-- db:put_row with the decoded request instead. An error raised out of it
+-- leaves its transaction open until db:_recover() (DB:_txn_open).
 function DB:put_row_pb(m)
   if type(m) ~= "table" or type(m.table_name) ~= "string" or type(m.row) ~= "string" or self.faults
       or m.transaction_id ~= nil then
@@ -500,7 +501,8 @@ function DB:put_row_pb(m)
   local t = self.tables[m.table_name]
   if t ~= nil and (t.base or t.indexes or t.indexed) then return false end -- (before the transaction)
   if self.h == nil then error("otskit.store: db is closed", 2) end
-  return self:_txn(true, put_pb, { table_name = m.table_name, row = m.row, ret = ret })
+  -- no pcall (DB:_txn_open): a raise leaves the write open for db:_recover
+  return self:_txn_open(true, put_pb, { table_name = m.table_name, row = m.row, ret = ret })
 end
 
 write.PLAN, write.HUGE_VERSIONS = PLAN, HUGE_VERSIONS
