@@ -20,6 +20,7 @@ local dispatch = require "otskit.server.dispatch"
 local faults = require "otskit.server.faults"
 local respond = require "otskit.server.respond"
 local admin = require "otskit.server.admin"
+local clock = require("otskit.core").row.now -- (not ngx.now: see otskit.server.respond)
 
 local server = {}
 
@@ -158,7 +159,7 @@ local function serve(api)
   if herr == "truncated" then
     return respond.error(cfg, api, "OTSParameterInvalid", "Too many headers.")
   end
-  local ok, msg, code = auth.verify(cfg, api, headers, body, ngx.now() * 1000)
+  local ok, msg, code = auth.verify(cfg, api, headers, body, clock() * 1000)
   if not ok then return respond.error(cfg, api, code, msg) end
 
   local dict = state.dict

@@ -9,6 +9,10 @@
 -- are never compressed and nothing follows them.
 local wire = require "otskit.wire"
 local errors = require "otskit.errors"
+-- the wall clock in C (seconds): not resty.core's ngx.now(), whose FFI
+-- call aborts LuaJIT traces on the request path ("leaving loop in root
+-- trace" in its time.lua)
+local clock = require("otskit.core").row.now
 
 local respond = {}
 
@@ -41,7 +45,7 @@ end
 -- response signature (made with cfg.secret over the x-ots-* headers and
 -- "/" .. api) and sends body. api may be nil (an unknown path): signed as "".
 function respond.send(cfg, api, status, body)
-  local md5, rid, date = wire.content_md5(body), request_id(), wire.date(math.floor(ngx.now() * 1000))
+  local md5, rid, date = wire.content_md5(body), request_id(), wire.date(math.floor(clock() * 1000))
   local h = {
     ["x-ots-contentmd5"] = md5,
     ["x-ots-requestid"] = rid,
@@ -58,8 +62,11 @@ function respond.send(cfg, api, status, body)
   out["x-ots-contenttype"] = "protocol buffer"
   out["authorization"] = "OTS " .. cfg.access_key_id .. ":" .. sig
   out["content-length"] = #body
-  ngx.print(body)
-  return ngx.exit(ngx.OK)
+  -- the content handler returns and nginx finishes the request: no
+  -- ngx.exit (its coroutine yield aborts the trace recording through
+  -- here), and a tail call: no Lua code left to trace back into the
+  -- caller's pcall (otskit.server.handle)
+  return ngx.print(body)
 end
 
 --- respond.error(cfg, api, code [, message [, status]]): an Error{code,
