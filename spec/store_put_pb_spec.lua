@@ -8,7 +8,9 @@
 -- return type, corrupted bytes), the answer bytes or the failure triple
 -- are the same, every stored key and row is the same byte for byte, and
 -- so is the partition accounting. put_row_pb answers every plain put
--- itself (false only where the request needs the general path).
+-- itself (false only where the request needs the general path); an error
+-- raised out of a server path leaves nothing open once db:_recover() (or
+-- the next such call) ran, and lets other connections write.
 local store = require "otskit.store"
 local wire = require "otskit.wire"
 local helper = require "helper"
@@ -183,6 +185,37 @@ describe("db:put_row_pb", function()
     for i = 1, N do trial(i) end
     -- most random puts are plain: put_row_pb answered them itself
     assert.is_true(fast > total / 4, ("put_row_pb answered %d of %d"):format(fast, total))
+  end)
+
+  it("rolls back what an error raised out of a server path left open (db:_recover, or the next call)", function()
+    local path = os.tmpname()
+    local db = assert(store.open{ path = path })
+    local other = assert(store.open{ path = path, busy_timeout = 0 })
+    assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+    local function msg(id) return wire.decode_message("PutRow", assert(wire.encode_request("PutRow",
+      { table = "t", primary_key = { { "id", id } }, columns = { { "v", "x" } } }))) end
+    -- a write that raises after writing its row
+    db._account = function() error("boom") end
+    assert.is_false(pcall(db.put_row_pb, db, msg(1)))
+    assert.is_true(db.h:in_txn())
+    db:_recover()
+    assert.is_false(db.h:in_txn())
+    db._account = nil
+    -- rolled back, and the write lock let go: another connection writes at once
+    assert.is_nil(assert(other:get_row{ table = "t", primary_key = { 1 } }).row)
+    assert(other:put_row{ table = "t", primary_key = { 2 }, columns = { v = "y" } })
+    -- a read that raises: the next server call rolls it back first
+    db._read_start = function() error("boom") end
+    assert.is_false(pcall(db.get_row_pb, db, { table = "t", primary_key = { 2 } }))
+    assert.is_true(db.h:in_txn())
+    db._read_start = nil
+    local r = assert(db:get_row_pb{ table = "t", primary_key = { 2 } })
+    assert.is_false(db.h:in_txn())
+    assert.is_true(#r.row_pb > 0)
+    assert(db:put_row_pb(msg(3)))
+    assert.is_table(assert(other:get_row{ table = "t", primary_key = { 3 } }).row)
+    db:close(); other:close()
+    os.remove(path); os.remove(path .. "-wal"); os.remove(path .. "-shm")
   end)
 
   it("answers a plain put itself, and leaves what it does not answer to db:put_row", function()
