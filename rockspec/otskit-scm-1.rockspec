@@ -67,6 +67,7 @@ build = {
     ["otskit.wire"] = "lua/otskit/wire/init.lua",
     ["otskit.wire.common"] = "lua/otskit/wire/common.lua",
     ["otskit.wire.plainbuffer"] = "lua/otskit/wire/plainbuffer.lua",
+    ["otskit.wire.rows_ffi"] = "lua/otskit/wire/rows_ffi.lua",
     ["otskit.wire.filter"] = "lua/otskit/wire/filter.lua",
     ["otskit.wire.rows"] = "lua/otskit/wire/rows.lua",
     ["otskit.wire.batch"] = "lua/otskit/wire/batch.lua",
