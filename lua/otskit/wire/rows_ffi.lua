@@ -179,10 +179,14 @@ function M.decode_rows(bytes, max)
         cols[name] = value(c, c.vt)
       end
     end
-    local row = tnew(0, 4)
-    row.primary_key = pk
-    row.columns = cols
-    if o.deleted ~= 0 then row.deleted = true end
+    -- constructors: LuaJIT copies a template (no key inserted one by one),
+    -- whose nil fields keep room for cells (pairs lists no nil field)
+    local row
+    if o.deleted ~= 0 then
+      row = { primary_key = pk, columns = cols, deleted = true, cells = nil }
+    else
+      row = { primary_key = pk, columns = cols, deleted = nil, cells = nil }
+    end
     setmetatable(row, mt)
     offsets[row] = tonumber(o.attr_at)
     nrows = nrows + 1
