@@ -2,7 +2,10 @@
 -- .groupby) against a brute-force Lua model over random documents:
 -- avg, min, max, sum, count, distinct_count, percentiles with and without
 -- missing values, on single values and arrays; group_by_field (with a
--- sub-aggregation), range, histogram, filter, composite paging; collapse.
+-- sub-aggregation), range, histogram, filter, composite paging; collapse;
+-- count, percentiles, top_rows, range, filter, geo_distance, geo_grid and
+-- composite over single-valued fields, over every document and under a
+-- one-leaf query (the paths that read a value index alone).
 -- Single-valued fields (x, k) take the index's value columns (aggregates
 -- and GROUP BYs over p.."doc"), the array n the value tables: both are
 -- checked, with sub-aggregations and missing values on each.
@@ -305,6 +308,147 @@ describe("search analytics vs a brute-force model", function()
       end
       local c = assert(db:search{ table = "t", index = "ix", limit = 100, collapse = { field_name = "k" } })
       assert.are.equal(nk, #c.rows)
+      db:close()
+    end
+  end)
+
+  it("range, filter, geo_distance, geo_grid, top_rows, count, percentiles and composite over single-valued fields", function()
+    -- over every document and under a query that is one range leaf on x
+    -- (both read the value index alone where they can; other queries the
+    -- value columns), against the model
+    local geohash = require "otskit.store.search.geohash"
+    local sql = require("otskit.core").sql
+    for round = 1, ROUNDS * 3 do
+      math.randomseed(round * 31337)
+      local db = assert(store.open{})
+      assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+      assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+        { field_name = "x", field_type = "DOUBLE", enable_sort_and_agg = true },
+        { field_name = "k", field_type = "KEYWORD", enable_sort_and_agg = true },
+        { field_name = "g", field_type = "GEO_POINT", enable_sort_and_agg = true },
+      } } })
+      local all = {}
+      for i = 1, math.random(0, 80) do
+        local d = { id = i }
+        if math.random() < 0.7 then d.x = math.random(-100, 100) / 4 end
+        if math.random() < 0.8 then d.k = "k" .. math.random(1, 4) end
+        if math.random() < 0.8 then d.lat, d.lon = math.random(-800, 800) / 10, math.random(-1700, 1700) / 10 end
+        assert(db:put_row{ table = "t", primary_key = { { "id", i } }, columns = { x = d.x, k = d.k,
+          g = d.lat and ("%.1f,%.1f"):format(d.lat, d.lon) or nil } })
+        all[#all + 1] = d
+      end
+      local query, docs = nil, all
+      if round % 3 == 2 then -- a leaf on another field: the value columns of its documents
+        query, docs = { term = { field_name = "k", term = "k1" } }, {}
+        for _, d in ipairs(all) do if d.k == "k1" then docs[#docs + 1] = d end end
+      elseif round % 3 == 1 then
+        local lo, hi = math.random(-30, 10), math.random(-10, 30)
+        query, docs = { range = { field_name = "x", from = lo, to = hi, include_lower = true } }, {}
+        for _, d in ipairs(all) do if d.x and d.x >= lo and d.x < hi then docs[#docs + 1] = d end end
+      end
+      local r1, olat, olon = math.random(-10, 10), math.random(-60, 60), math.random(-150, 150)
+      local d1, d2 = math.random(1, 5000) * 1000, math.random(5000, 15000) * 1000
+      local p = math.random(1, 3)
+      local desc = math.random() < 0.5
+      local res = assert(db:search{ table = "t", index = "ix", limit = 0, query = query,
+        aggs = { { name = "n", type = "count", field_name = "x" },
+          { name = "t", type = "top_rows", limit = 3, sort = { { field_sort = { field_name = "x", order = desc and "DESC" or "ASC" } } } },
+          { name = "p", type = "percentiles", field_name = "x", percentiles = { 0, 10, 50, 99, 100 } } },
+        group_bys = {
+          { name = "r", type = "range", field_name = "x", ranges = { { to = r1 }, { from = r1, to = r1 + 5 }, { from = r1 } } },
+          { name = "f", type = "filter", filters = { { term = { field_name = "k", term = "k2" } }, { range = { field_name = "x", from = r1, include_lower = true } } } },
+          { name = "gd", type = "geo_distance", field_name = "g", origin = { lat = olat, lon = olon },
+            ranges = { { from = 0, to = d1 }, { from = d1, to = d2 }, { from = d2 } } },
+          { name = "gg", type = "geo_grid", field_name = "g", precision = p, size = 4 },
+          { name = "gs", type = "geo_grid", field_name = "g", precision = p, size = 3,
+            sort = { { row_count_sort = { order = "ASC" } }, { group_key_sort = { order = "DESC" } } } },
+          { name = "c", type = "composite", size = 2000, sources = { { name = "k", type = "field", field_name = "k" },
+            { name = "h", type = "histogram", field_name = "x", interval = 5 } } },
+        } })
+      -- count, percentiles
+      local xs = {}
+      for _, d in ipairs(docs) do if d.x then xs[#xs + 1] = d.x end end
+      table.sort(xs)
+      assert.are.equal(#xs, res.aggs[1].value)
+      for j, it in ipairs(res.aggs[3].items) do
+        local want
+        if #xs > 0 then
+          local r = it.key / 100 * (#xs - 1) + 1
+          local lo = math.floor(r)
+          want = xs[lo] + (xs[math.min(lo + 1, #xs)] - xs[lo]) * (r - lo)
+        end
+        assert(close(want, it.value), ("percentile %s: %s vs %s"):format(j, tostring(it.value), tostring(want)))
+      end
+      -- top_rows: by x (documents without x last), then primary key
+      local order = {}
+      for _, d in ipairs(docs) do order[#order + 1] = d end
+      table.sort(order, function(a, b)
+        if (a.x == nil) ~= (b.x == nil) then return a.x ~= nil end
+        if a.x ~= b.x then if desc then return a.x > b.x end return a.x < b.x end
+        return a.id < b.id
+      end)
+      local tr = res.aggs[2].rows
+      assert.are.equal(math.min(3, #docs), #tr)
+      for i, row in ipairs(tr) do assert.are.equal(order[i].id, tonumber(row.primary_key[1][2])) end
+      -- range, filter
+      local function count(pred)
+        local c = 0
+        for _, d in ipairs(docs) do if pred(d) then c = c + 1 end end
+        return c
+      end
+      local rr = res.group_bys[1].items
+      assert.are.equal(count(function(d) return d.x and d.x < r1 end), rr[1].row_count)
+      assert.are.equal(count(function(d) return d.x and d.x >= r1 and d.x < r1 + 5 end), rr[2].row_count)
+      assert.are.equal(count(function(d) return d.x and d.x >= r1 end), rr[3].row_count)
+      assert.are.equal(count(function(d) return d.k == "k2" end), res.group_bys[2].items[1].row_count)
+      assert.are.equal(count(function(d) return d.x and d.x >= r1 end), res.group_bys[2].items[2].row_count)
+      -- geo_distance (the distance SQLite's geo_dist computes)
+      local function dist(d)
+        return sql.rows(db.h, "SELECT geo_dist(?1, ?2, ?3, ?4)", { d.lat, d.lon, olat, olon })[1][1]
+      end
+      local gd = res.group_bys[3].items
+      assert.are.equal(count(function(d) return d.lat and dist(d) < d1 end), gd[1].row_count)
+      assert.are.equal(count(function(d) return d.lat and dist(d) >= d1 and dist(d) < d2 end), gd[2].row_count)
+      assert.are.equal(count(function(d) return d.lat and dist(d) >= d2 end), gd[3].row_count)
+      -- geo_grid, default sort (rows descending, then cell) and a given one
+      local cells = {}
+      for _, d in ipairs(docs) do
+        if d.lat then
+          local lat, lon = tonumber(("%.1f"):format(d.lat)), tonumber(("%.1f"):format(d.lon))
+          local h = geohash.encode(lat, lon, p)
+          cells[h] = (cells[h] or 0) + 1
+        end
+      end
+      local cl = {}
+      for h, n in pairs(cells) do cl[#cl + 1] = { h, n } end
+      table.sort(cl, function(a, b) if a[2] ~= b[2] then return a[2] > b[2] end return a[1] < b[1] end)
+      local gg = res.group_bys[4].items
+      assert.are.equal(math.min(4, #cl), #gg)
+      for i, it in ipairs(gg) do assert.are.same({ cl[i][1], cl[i][2] }, { it.key, it.row_count }) end
+      table.sort(cl, function(a, b) if a[2] ~= b[2] then return a[2] < b[2] end return a[1] > b[1] end)
+      local gs = res.group_bys[5].items
+      assert.are.equal(math.min(3, #cl), #gs)
+      for i, it in ipairs(gs) do assert.are.same({ cl[i][1], cl[i][2] }, { it.key, it.row_count }) end
+      -- composite: every (k, x bucket) pair in key order
+      local pairs_ = {}
+      for _, d in ipairs(docs) do
+        if d.k and d.x then
+          local b = math.floor(d.x / 5) * 5
+          local key = d.k .. "\0" .. ("%020.3f"):format(b + 1e9)
+          local e = pairs_[key] or { k = d.k, b = b, n = 0 }
+          pairs_[key] = e
+          e.n = e.n + 1
+        end
+      end
+      local keys = {}
+      for key in pairs(pairs_) do keys[#keys + 1] = key end
+      table.sort(keys)
+      local cp = res.group_bys[6].items
+      assert.are.equal(#keys, #cp)
+      for i, key in ipairs(keys) do
+        local e = pairs_[key]
+        assert.are.same({ e.k, e.b, e.n }, { cp[i].keys[1], tonumber(cp[i].keys[2]), cp[i].row_count })
+      end
       db:close()
     end
   end)
