@@ -3,7 +3,8 @@
 -- SQLite directly over the same data (one table, one row per document,
 -- B-tree indexes on the grouped columns): N documents of a LONG, a
 -- DOUBLE, two KEYWORDs (1000 and 50 values), a DATE and a GEO_POINT; each question over
--- every document and over a filtered third, p50 of R runs, the ratio.
+-- every document and over a filtered third, p50 of R runs, the ratio (a
+-- question answered in under 2 ms is asked k times a run, its mean taken).
 -- Every answer is checked equal to SQLite's before it is timed.
 -- N: OTSKIT_SEARCH_AGG_BENCH_N (default 1 000 000; 20 000 in the quick
 -- suite); R: OTSKIT_SEARCH_AGG_BENCH_R (default 5; 3 quick).
@@ -161,7 +162,7 @@ local QS = {
     end },
   { "top_rows (10 by l desc)", { aggs = { { name = "t", type = "top_rows", limit = 10,
       sort = { { field_sort = { field_name = "l", order = "DESC" } } } } } },
-    "SELECT id FROM docs %s ORDER BY l DESC, id LIMIT 10",
+    "SELECT * FROM docs %s ORDER BY l DESC, id LIMIT 10",
     function(res, r)
       local rows = res.aggs[1].rows
       if #rows ~= #r then return false end
@@ -212,13 +213,20 @@ local QS = {
       return true
     end },
 }
-local ONLY = os.getenv("OTSKIT_SEARCH_AGG_BENCH_ONLY") -- a Lua pattern: only the questions it finds
+-- OTSKIT_SEARCH_AGG_BENCH_ONLY: comma-separated Lua patterns; only the questions one finds
+local ONLY = os.getenv("OTSKIT_SEARCH_AGG_BENCH_ONLY")
+if ONLY == "" then ONLY = nil end
+local function asked(name)
+  if not ONLY then return true end
+  for pat in ONLY:gmatch("[^,]+") do if name:find(pat) then return true end end
+  return false
+end
 
 bench.title(("search analytics: %d documents"):format(N))
 bench.table({ "question", "filter", "otskit p50 ms", "SQLite p50 ms", "ratio" })
 local function p50(xs) table.sort(xs); return xs[math.ceil(#xs / 2)] end
 for _, q in ipairs(QS) do
-  if ONLY and not q[1]:find(ONLY) then goto next end
+  if not asked(q[1]) then goto next end
   for _, filtered in ipairs({ false, true }) do
     local req = { table = "t", index = "ix", limit = 0, aggs = q[2].aggs, group_bys = q[2].group_bys }
     local where = ""
@@ -229,13 +237,22 @@ for _, q in ipairs(QS) do
     end
     local text = type(q[3]) == "string" and q[3]:format(where)
     local ot, ft = {}, {}
+    -- a question answered in under 2 ms is asked k times a run (both
+    -- sides), its time the run's mean: a timing well above the clock's grain
+    local k = 1
+    for _ = 1, 3 do assert(db:search(req)) end -- (warm)
+    local b0 = clock()
+    assert(db:search(req))
+    local b1 = clock() - b0
+    if b1 < 0.002 then k = math.min(1000, math.ceil(0.002 / math.max(b1, 1e-6))) end
     for i = 1, R do
+      local res, rows
       local a0 = clock()
-      local res = assert(db:search(req))
+      for _ = 1, k do res = assert(db:search(req)) end
       local a1 = clock()
-      local rows = text and sql.rows(h, text, binds) or q[3](filtered, h, binds)
+      for _ = 1, k do rows = text and sql.rows(h, text, binds) or q[3](filtered, h, binds) end
       local a2 = clock()
-      ot[i], ft[i] = a1 - a0, a2 - a1
+      ot[i], ft[i] = (a1 - a0) / k, (a2 - a1) / k
       bench.same(true, q[4](res, rows), q[1])
     end
     local o, f = p50(ot), p50(ft)
