@@ -54,8 +54,17 @@ function agg.field(env, name, what, types)
   if type(name) ~= "string" or name == "" then return bad(what .. ": field_name must be a non-empty string") end
   local d = env.ctx.def.byname[name]
   if not d then return false end
-  if d.parent then return bad(("%s: field [%s] is inside a NESTED field: otskit aggregates top-level fields"):format(what, name)) end
-  if not (types or VALUED)[d.type] then return bad(("%s: field [%s] is %s: it cannot be aggregated here"):format(what, name, d.type)) end
+  -- a field inside a NESTED field is named by its path ("n.x") and
+  -- aggregates as an array of the row (agg.vt); the NESTED field itself
+  -- is refused as the service refuses it: OTSParameterInvalid "[sum agg]
+  -- field_name:Col_Nested type:nested is invalid, allow [long, double]"
+  if not (types or VALUED)[d.type] then
+    local allow = {}
+    for t in pairs(types or VALUED) do allow[#allow + 1] = t:lower() end
+    table.sort(allow)
+    return bad(("%s: field_name:%s type:%s is invalid, allow [%s]"):format(what, name, d.type:lower(),
+      table.concat(allow, ", ")))
+  end
   if d.index == false then return bad(("%s: field [%s] is not indexed (index = false)"):format(what, name)) end
   return d
 end
@@ -105,7 +114,34 @@ local function batch(env, exprs, fill, out)
   b.items[#b.items + 1] = { out = out, at = at, fill = fill }
 end
 
-local function tbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
+--- agg.vt(env, d [, kind]) -> the table of field d's values (kind: "num",
+-- "kw" or "gpt"; by d's type when omitted), as SQL that stands where a
+-- table name does. A field inside a NESTED field aggregates as an array
+-- of the row: its values are those of the row's sub-documents (each
+-- distinct value of a row once, as an array's), so the table is the
+-- values' table with each entry's doc (and pk) those of its top-level
+-- document.
+function agg.vt(env, d, kind)
+  local p = env.ctx.p
+  kind = kind or (d.type == "KEYWORD" and "kw" or d.type == "GEO_POINT" and "gpt" or "num")
+  if not d.parent then return p .. kind end
+  local joins, up, n = {}, d.parent, 1
+  joins[1] = ("JOIN %sdoc s1 ON s1.id = x.doc"):format(p)
+  while up.parent do
+    n = n + 1
+    joins[n] = ("JOIN %sdoc s%d ON s%d.id = s%d.parent"):format(p, n, n, n - 1)
+    up = up.parent
+  end
+  joins[n + 1] = ("JOIN %sdoc r ON r.id = s%d.parent"):format(p, n)
+  local cols = kind == "gpt" and "x.id AS id, r.id AS doc, x.f AS f, x.lat AS lat, x.lon AS lon"
+    or "DISTINCT x.f AS f, x.v AS v, r.pk AS pk, r.id AS doc"
+  return ("(SELECT %s FROM %s%s x %s WHERE x.f = %s)"):format(cols, p, kind, table.concat(joins, " "), env.ctx:bind(d.id))
+end
+local function tbl(env, d) return agg.vt(env, d) end
+
+--- agg.multi(d) -> whether a document may have several values of d (an
+-- array, or a field inside a NESTED field)
+function agg.multi(d) return d.array or d.parent ~= nil end
 
 --- agg.ALL: the scope of every document (a match_all search): the value
 -- tables are read without the documents
@@ -216,7 +252,7 @@ function RUN.count(env, a, scope, what)
   if d == nil then return nil, m, c end
   if a.missing ~= nil then return bad(what .. ": count takes no missing value") end
   if not d then return { value = 0 } end
-  if scope == agg.ALL and not d.array and not (env.batch and env.batch.group) then -- every document: its value index
+  if scope == agg.ALL and not agg.multi(d) and not (env.batch and env.batch.group) then -- every document: its value index
     return { value = agg.query(env, ("SELECT count(*) FROM %s WHERE f = %s"):format(tbl(env, d), env.ctx:bind(d.id)))[1][1] }
   end
   local x = env.batch and agg.col(env, d)

@@ -70,7 +70,7 @@ return function(gb, K, children)
         joins[i], x = "", "d." .. d.col
         notnull[i] = x .. " IS NOT NULL"
       else
-        joins[i] = ("JOIN %s%s %s ON %s.doc = d.id AND %s.f = %s"):format(ctx.p, d.type == "KEYWORD" and "kw" or "num",
+        joins[i] = ("JOIN %s %s ON %s.doc = d.id AND %s.f = %s"):format(d.id == -1 and ctx.p .. "kw" or agg.vt(env, d),
           a, a, a, ctx:bind(d.id))
       end
       if s.type == "field" then

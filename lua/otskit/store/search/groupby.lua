@@ -136,7 +136,7 @@ local function min_docs(g, what, default)
   return m
 end
 
-local function valtbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
+local function valtbl(env, d) return agg.vt(env, d) end
 
 local K = {}
 
@@ -276,7 +276,7 @@ function K.range(env, g, scope, depth, what)
   if d == nil then return nil, m2, c2 end
   local ctx = env.ctx
   local counts
-  local own = d and not d.array and agg.own(env, d, scope)
+  local own = d and not agg.multi(d) and agg.own(env, d, scope)
   if own then -- every document, or the leaf's own field: its value index, a range each
     counts = {}
     for i, r in ipairs(rs) do
@@ -294,7 +294,7 @@ function K.range(env, g, scope, depth, what)
   end
   return ranged(env, g, scope, depth, what, rs, function(from, to)
     if not d then return "0" end
-    return ("d.id IN (SELECT doc FROM %snum WHERE f = %s AND v >= %s AND v < %s)"):format(ctx.p, ctx:bind(d.id),
+    return ("d.id IN (SELECT doc FROM %s WHERE f = %s AND v >= %s AND v < %s)"):format(agg.vt(env, d, "num"), ctx:bind(d.id),
       ctx:bind(from), ctx:bind(to))
   end, counts)
 end
@@ -315,20 +315,21 @@ function K.geo_distance(env, g, scope, depth, what)
     local sums, lat, lon = {}, ctx:bind(o.lat), ctx:bind(o.lon)
     for i, r in ipairs(rs) do
       local c = ("x >= %s AND x < %s"):format(ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge))
-      sums[i] = d.array and ("count(DISTINCT CASE WHEN %s THEN doc END)"):format(c) or ("total(%s)"):format(c)
+      sums[i] = agg.multi(d) and ("count(DISTINCT CASE WHEN %s THEN doc END)"):format(c) or ("total(%s)"):format(c)
     end
+    local gt = agg.vt(env, d, "gpt")
     local src = scope == agg.ALL
-      and ("SELECT geo_dist(g.lat, g.lon, %s, %s) AS x, g.doc AS doc FROM %sgpt g WHERE g.f = %s"):format(lat, lon, ctx.p, ctx:bind(d.id))
-      or ("SELECT geo_dist(g.lat, g.lon, %s, %s) AS x, g.doc AS doc FROM %sdoc d JOIN %sgpt g ON g.doc = d.id AND g.f = %s WHERE %s")
-        :format(lat, lon, ctx.p, ctx.p, ctx:bind(d.id), scope)
+      and ("SELECT geo_dist(g.lat, g.lon, %s, %s) AS x, g.doc AS doc FROM %s g WHERE g.f = %s"):format(lat, lon, gt, ctx:bind(d.id))
+      or ("SELECT geo_dist(g.lat, g.lon, %s, %s) AS x, g.doc AS doc FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s")
+        :format(lat, lon, ctx.p, gt, ctx:bind(d.id), scope)
     local row = agg.query(env, ("SELECT %s FROM (%s)"):format(table.concat(sums, ", "), src))[1]
     counts = {}
     for i = 1, #rs do counts[i] = math.floor(row[i]) end
   end
   return ranged(env, g, scope, depth, what, rs, function(from, to)
     if not d then return "0" end
-    return ("d.id IN (SELECT doc FROM %sgpt WHERE f = %s AND geo_dist(lat, lon, %s, %s) >= %s AND geo_dist(lat, lon, %s, %s) < %s)")
-      :format(ctx.p, ctx:bind(d.id), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(from), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(to))
+    return ("d.id IN (SELECT doc FROM %s WHERE f = %s AND geo_dist(lat, lon, %s, %s) >= %s AND geo_dist(lat, lon, %s, %s) < %s)")
+      :format(agg.vt(env, d, "gpt"), ctx:bind(d.id), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(from), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(to))
   end, counts)
 end
 
@@ -371,7 +372,7 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
   local items = {}
   if d or miss ~= nil then
     local x = d and (miss ~= nil and ("coalesce(n.v, %s)"):format(ctx:bind(miss)) or "n.v") or ctx:bind(miss)
-    local from = d and ("%sdoc d LEFT JOIN %snum n ON n.doc = d.id AND n.f = %s"):format(ctx.p, ctx.p, ctx:bind(d.id))
+    local from = d and ("%sdoc d LEFT JOIN %s n ON n.doc = d.id AND n.f = %s"):format(ctx.p, agg.vt(env, d, "num"), ctx:bind(d.id))
       or ctx.p .. "doc d"
     local conds = { scope, x .. " IS NOT NULL" }
     if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
@@ -507,9 +508,10 @@ function K.geo_grid(env, g, scope, depth, what)
     local f = ctx:bind(d.id)
     -- the cells numbered in SQL (geohash(), csrc/core/bucket.c); SQL
     -- picks the top `size` under the default sort
-    local n = d.array and "count(DISTINCT g.doc)" or "count(*)"
-    local src = scope == agg.ALL and ("FROM %sgpt g WHERE g.f = %s"):format(ctx.p, f)
-      or ("FROM %sdoc d JOIN %sgpt g ON g.doc = d.id AND g.f = %s WHERE %s"):format(ctx.p, ctx.p, f, scope)
+    local n = agg.multi(d) and "count(DISTINCT g.doc)" or "count(*)"
+    local gt = agg.vt(env, d, "gpt")
+    local src = scope == agg.ALL and ("FROM %s g WHERE g.f = %s"):format(gt, f)
+      or ("FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s"):format(ctx.p, gt, f, scope)
     local tail = g.sort == nil and (" ORDER BY 2 DESC, 1 ASC LIMIT " .. ctx:bind(size)) or ""
     for _, r in ipairs(agg.query(env, ("SELECT geohash(g.lat, g.lon, %s) AS h, %s %s GROUP BY h%s"):format(ctx:bind(p), n, src, tail))) do
       items[#items + 1] = { key = r[1], row_count = r[2] }
@@ -521,8 +523,8 @@ function K.geo_grid(env, g, scope, depth, what)
     for _, it in ipairs(items) do
       local lat0, lat1, lon0, lon1 = geohash.box(it.key)
       it.top_left, it.bottom_right = { lat = lat1, lon = lon0 }, { lat = lat0, lon = lon1 }
-      local s = ("%s AND d.id IN (SELECT doc FROM %sgpt WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
-        :format(scope, ctx.p, f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
+      local s = ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
+        :format(scope, agg.vt(env, d, "gpt"), f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
       local ok, m4, c4 = children(env, g, it, s, depth, what)
       if not ok then return nil, m4, c4 end
     end
