@@ -125,8 +125,10 @@ local function check(db, all)
       { name = "q", type = "filter", filters = { { range = { field_name = "x", from = 0 } }, { exists = { field_name = "k" } } } },
       { name = "f2", type = "field", field_name = "k", size = 2000, sub_aggs = subs,
         sort = { { sub_agg_sort = { sub_agg_name = "c", order = "DESC" } }, { group_key_sort = { order = "DESC" } } } },
-      { name = "h2", type = "histogram", field_name = "x", interval = 20, min_doc_count = 1, missing = miss2 },
     } })
+  -- (at most 5 group-bys a level: the sixth in a search of its own)
+  res.group_bys[6] = assert(db:search{ table = "t", index = "ix", limit = 0, query = query, group_bys = {
+      { name = "h2", type = "histogram", field_name = "x", interval = 20, min_doc_count = 1, missing = miss2 } } }).group_bys[1]
   assert.are.equal(#docs, res.total_count)
   for i, a in ipairs(aggs) do
     local got = res.aggs[i].value
@@ -362,9 +364,10 @@ describe("search analytics vs a brute-force model", function()
           { name = "gg", type = "geo_grid", field_name = "g", precision = p, size = 4 },
           { name = "gs", type = "geo_grid", field_name = "g", precision = p, size = 3,
             sort = { { row_count_sort = { order = "ASC" } }, { group_key_sort = { order = "DESC" } } } },
-          { name = "c", type = "composite", size = 2000, sources = { { name = "k", type = "field", field_name = "k" },
-            { name = "h", type = "histogram", field_name = "x", interval = 5 } } },
         } })
+      res.group_bys[6] = assert(db:search{ table = "t", index = "ix", limit = 0, query = query, group_bys = {
+          { name = "c", type = "composite", size = 2000, sources = { { name = "k", type = "field", field_name = "k" },
+            { name = "h", type = "histogram", field_name = "x", interval = 5 } } } } }).group_bys[1]
       -- count, percentiles
       local xs = {}
       for _, d in ipairs(docs) do if d.x then xs[#xs + 1] = d.x end end
@@ -631,6 +634,18 @@ describe("search analytics vs a brute-force model", function()
     bad{ group_bys = { { name = "g", type = "composite", next_token = "forged", sources = {
       { name = "k", type = "field", field_name = "k" } } } } }
     bad{ group_bys = { { name = "g", type = "field", field_name = "k", bogus = 1 } } }
+    -- at most 5 group-bys a level (the documented bound; sub_group_bys
+    -- count afresh), 16 aggregations (the service takes 8 in one level)
+    local six, seventeen = {}, {}
+    for i = 1, 6 do six[i] = { name = "g" .. i, type = "field", field_name = "k" } end
+    for i = 1, 17 do seventeen[i] = { name = "a" .. i, type = "count", field_name = "k" } end
+    bad{ group_bys = six }
+    bad{ aggs = seventeen }
+    table.remove(six)
+    table.remove(seventeen)
+    local ok = assert(db:search{ table = "t", index = "ix", limit = 0, group_bys = six, aggs = { (table.unpack or unpack)(seventeen, 1, 8) } })
+    assert.are.equal(5, #ok.group_bys)
+    assert.are.equal(8, #ok.aggs)
     bad{ collapse = { field_name = "nope" } }
     db:close()
   end)

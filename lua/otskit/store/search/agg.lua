@@ -24,7 +24,12 @@ local sort = require "otskit.store.search.sort"
 
 local agg = {}
 
---- The service's limits.
+--- The service's limits. per_level: the service's documentation says 5
+-- aggregations per level, but the service's own Node.js SDK test suite
+-- (search.test.js, run against the service) sends 8 in one level (avg,
+-- max, min, sum, count, distinct_count, top_rows, percentiles) and passes:
+-- the service accepts more than the documented 5, so otskit keeps a bound
+-- above the 8 observed (the service's true bound is not published).
 agg.LIMITS = { per_level = 16, top_rows = 100, percentiles = 1000 }
 local L = agg.LIMITS
 
