@@ -282,9 +282,19 @@ function K.range(env, g, scope, depth, what)
   local own = d and not agg.multi(d) and agg.own(env, d, scope)
   if own then -- every document, or the leaf's own field: its value index, a range each
     counts = {}
+    local lb = scope ~= agg.ALL and env.leaf.bounds
     for i, r in ipairs(rs) do
-      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v >= %s AND v < %s"):format(ctx.p, own,
-        ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge)))[1][1]
+      local lo, lo_op, hi, hi_op = r.from or -math.huge, ">=", r.to or math.huge, "<"
+      local cond = own
+      if lb and (lb.lo == nil or type(lb.lo) == "number") and (lb.hi == nil or type(lb.hi) == "number") then
+        -- the leaf's range and this one as one pair of bounds (SQLite
+        -- seeks on one pair; a second is a test of every entry between)
+        cond = "f = " .. ctx:bind(d.id)
+        if lb.lo ~= nil and (lb.lo > lo or lb.lo == lo and not lb.lo_incl) then lo, lo_op = lb.lo, lb.lo_incl and ">=" or ">" end
+        if lb.hi ~= nil and lb.hi < hi then hi, hi_op = lb.hi, lb.hi_incl and "<=" or "<" end
+      end
+      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v %s %s AND v %s %s"):format(ctx.p, cond,
+        lo_op, ctx:bind(lo), hi_op, ctx:bind(hi)))[1][1]
     end
   elseif d and d.col then -- the value column of the scope's documents, every range in one pass
     local sums = {}
