@@ -21,6 +21,7 @@
 -- inner_hits = { { path, hits = { ... } }, ... } (one per nested query
 -- with inner_hits, in query order) }.
 local cjson = require "cjson.safe"
+local base = require "otskit.store.base"
 local query = require "otskit.store.search.query"
 local hl = require "otskit.store.search.highlight"
 local docs = require "otskit.store.search.docs"
@@ -34,6 +35,7 @@ local function bad(msg) return nil, msg, "OTSParameterInvalid" end
 local function count(v, lo, hi) return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi end
 
 local IH_KEYS = { sort = true, offset = true, limit = true, highlight = true }
+local ORDER_KEYS = base.set{ "order" }
 
 local SORTABLE = { LONG = true, DOUBLE = true, DATE = true, KEYWORD = true, BOOLEAN = true }
 local MODES = { MIN = "min", MAX = "max", AVG = "avg" }
@@ -54,6 +56,10 @@ local function check_sort(def, path, list)
     local o = b.order or (kind == "score_sort" and "DESC" or "ASC")
     if o ~= "ASC" and o ~= "DESC" then return bad("inner_hits: a sorter's order must be ASC or DESC") end
     local key = { doc = kind == "doc_sort", desc = o == "DESC" }
+    if kind ~= "field_sort" then
+      local ok, km, kc = base.known(b, ORDER_KEYS, "inner_hits: " .. kind)
+      if not ok then return nil, km, kc end
+    end
     if kind == "field_sort" then
       for k in pairs(b) do
         if k ~= "field_name" and k ~= "order" and k ~= "mode" then
@@ -179,6 +185,7 @@ local function compile(env, e)
   if e.text then return true end
   local ctx = query.ctx(env.def, env.p)
   ctx.want_score, ctx.drive, ctx.h, ctx.read_vector = true, false, env.h, env.read_vector
+  ctx.hits = true -- its nested queries' inner_hits are this plan's (find)
   local par = ctx:bind(0)
   e.par = ctx.n
   local cond, score, code = ctx:compile(e.query, "c", e.path, 1)

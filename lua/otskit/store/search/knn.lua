@@ -28,6 +28,8 @@ knn.LIMITS = { top_k = 1000 }
 
 local function bad(msg) return nil, msg, "OTSParameterInvalid" end
 
+query.body_keys("knn_vector", { "field_name", "top_k", "float32_query_vector", "filter" })
+
 local function nparams(text)
   local n = 0
   for d in text:gmatch("%?(%d+)") do

@@ -24,6 +24,7 @@
 -- is better); term, terms, range, prefix, wildcard, exists, geo queries,
 -- match_all, const_score and nested score 1; bool sums its must and
 -- matching should clauses.
+local base = require "otskit.store.base"
 local analyzers = require "otskit.store.search.analyzers"
 local docs = require "otskit.store.search.docs"
 local values = require "otskit.values"
@@ -34,6 +35,33 @@ query.LIMITS = { terms = 1024, wildcard = 32, bool_clauses = 1024, polygon_point
 local L = query.LIMITS
 
 local function bad(msg) return nil, msg, "OTSParameterInvalid" end
+
+--- query.BODY_KEYS[kind]: the keys a kind's body may hold (each kind's
+-- own, and weight: any query's score multiplier). A key outside them is
+-- refused (OTSParameterInvalid naming the kind and the key), never
+-- accepted and ignored; a kind registered by another module
+-- (otskit.store.search.score, .knn) names its keys with query.body_keys.
+query.BODY_KEYS = {}
+
+--- query.body_keys(kind, {key, ...}): the keys of kind's body
+function query.body_keys(kind, list)
+  local s = base.set(list)
+  s.weight = true
+  query.BODY_KEYS[kind] = s
+end
+
+for kind, keys in pairs({
+  match_all = {}, match = { "field_name", "text", "operator", "minimum_should_match" },
+  match_phrase = { "field_name", "text" }, term = { "field_name", "term" }, terms = { "field_name", "terms" },
+  range = { "field_name", "from", "to", "include_lower", "include_upper" }, prefix = { "field_name", "prefix" },
+  wildcard = { "field_name", "value" }, exists = { "field_name" },
+  bool = { "must", "must_not", "filter", "should", "minimum_should_match" },
+  nested = { "path", "query", "score_mode", "inner_hits" },
+  geo_distance = { "field_name", "center_point", "distance" },
+  geo_bounding_box = { "field_name", "top_left", "bottom_right" }, geo_polygon = { "field_name", "points" },
+  const_score = { "filter" }, function_score = { "query", "field_value_factor" },
+}) do query.body_keys(kind, keys) end
+local FVF_KEYS = base.set{ "field_name" }
 
 local Ctx = {}
 Ctx.__index = Ctx
@@ -180,6 +208,8 @@ K.match = function(self, q, a, path)
   if not d then return nil, m, c end
   if type(q.text) ~= "string" then return bad("match: text must be a string") end
   if q.operator ~= nil and q.operator ~= "OR" and q.operator ~= "AND" then return bad("match: operator must be OR or AND") end
+  local _, m1, c1 = msm(q.minimum_should_match, 1, "match") -- its type, whatever the field and the text
+  if m1 then return nil, m1, c1 end
   if d.type ~= "TEXT" then
     -- a non-TEXT field: the text is one term
     local v, m2, c2 = convert(d, d.type == "KEYWORD" and q.text or tonumber(q.text) or q.text, "match")
@@ -274,6 +304,9 @@ K.range = function(self, q, a, path)
   local d, m, c = self:field(q.field_name, path, "range")
   if not d then return nil, m, c end
   if d.type == "TEXT" then return bad(("range: field [%s] is TEXT"):format(d.name)) end
+  for _, k in ipairs({ "include_lower", "include_upper" }) do
+    if q[k] ~= nil and type(q[k]) ~= "boolean" then return bad("range: " .. k .. " must be a boolean") end
+  end
   local conds = {}
   for _, side in ipairs({ { "from", "include_lower", ">" }, { "to", "include_upper", "<" } }) do
     local v = q[side[1]]
@@ -415,6 +448,9 @@ K.nested = function(self, q, a, path, depth)
     return bad("nested: score_mode must be NONE, AVG, MAX, TOTAL or MIN")
   end
   if q.query == nil then return bad("nested: query is missing") end
+  if q.inner_hits ~= nil and not self.hits then -- (honoured by otskit.store.search.inner)
+    return bad("nested: inner_hits are returned only by a search's query (not a parallel_scan's, a group-by's filter or a sort's)")
+  end
   self.aliases = self.aliases + 1
   local c = "n" .. self.aliases
   local drive = self.drive
@@ -514,6 +550,8 @@ K.function_score = function(self, q, a, path, depth)
   if q.query == nil then return bad("function_score: query is missing") end
   local fvf = q.field_value_factor
   if type(fvf) ~= "table" then return bad("function_score: field_value_factor { field_name } is missing") end
+  local ok, km, kc = base.known(fvf, FVF_KEYS, "function_score.field_value_factor")
+  if not ok then return nil, km, kc end
   local d, m, c = self:field(fvf.field_name, path, "function_score.field_value_factor")
   if not d then return nil, m, c end
   if d.type ~= "LONG" and d.type ~= "DOUBLE" then
@@ -545,6 +583,10 @@ function Ctx:compile(q, a, path, depth)
     return bad("unknown query kind: " .. tostring(kind))
   end
   if type(body) ~= "table" then return bad(kind .. ": the query body must be a table") end
+  local keys = query.BODY_KEYS[kind]
+  if not keys then error("otskit.store.search.query: query kind " .. kind .. " names no body keys (query.body_keys)") end
+  local ok, km, kc = base.known(body, keys, kind)
+  if not ok then return nil, km, kc end
   local w = body.weight -- a query's weight multiplies its score
   local b = body
   if w ~= nil then

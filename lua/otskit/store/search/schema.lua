@@ -9,6 +9,7 @@
 -- enable_highlighting (TEXT) is kept and described; highlight queries are
 -- not supported. A field name's trailing spaces are
 -- trimmed ("col " is "col").
+local base = require "otskit.store.base"
 local analyzers = require "otskit.store.search.analyzers"
 
 local schema = {}
@@ -122,12 +123,15 @@ end
 
 local ORDERS = { ASC = true, DESC = true }
 local MODES = { MIN = true, MAX = true, AVG = true }
+-- the keys of an index_sort sorter's body (another is refused, never ignored)
+local SORT_KEYS = { pk_sort = base.set{ "order" }, field_sort = base.set{ "field_name", "order", "mode" } }
 
---- schema.check(req_schema, t, ttl) -> def | nil, msg, code. t: the
--- base table (its primary key names the routing fields). def = { fields
+--- schema.check(req_schema, t, stored) -> def | nil, msg, code. t: the
+-- base table (its primary key names the routing fields); stored: the
+-- schema is a stored index's (read back, not a request). def = { fields
 -- = { {name, type, id, ...} }, byname, top (top-level fields in order),
 -- index_sort, routing, ttl, schema (the request's schema, normalised) }
-function schema.check(s, t)
+function schema.check(s, t, stored)
   if type(s) ~= "table" then return bad("schema must be a table { field_schemas, index_setting, index_sort }") end
   for k in pairs(s) do
     if k ~= "field_schemas" and k ~= "index_setting" and k ~= "index_sort" then
@@ -174,6 +178,15 @@ function schema.check(s, t)
     if type(sorters) ~= "table" then return bad("index_sort must be a list of sorters") end
     for i, so in ipairs(sorters) do
       if type(so) ~= "table" then return bad("index_sort must be a list of sorters") end
+      if not stored then -- (an index made before these checks still opens)
+        local kind, b = next(so)
+        if not SORT_KEYS[kind] or next(so, kind) ~= nil then
+          return bad("index_sort: each sorter is one of pk_sort and field_sort (only these sort an index)")
+        end
+        if type(b) ~= "table" then return bad("index_sort: " .. kind .. " must be a table") end
+        local ok, km, kc = base.known(b, SORT_KEYS[kind], "index_sort " .. kind)
+        if not ok then return nil, km, kc end
+      end
       if so.pk_sort then
         local o = so.pk_sort.order or "ASC"
         if not ORDERS[o] then return bad("pk_sort.order must be ASC or DESC") end
@@ -225,7 +238,7 @@ end
 
 --- schema.rebuild(req_schema, t) -> def: a stored definition read back
 function schema.rebuild(s, t)
-  local def, msg = schema.check(s, t)
+  local def, msg = schema.check(s, t, true)
   if not def then error("otskit.store.search: a stored index definition no longer checks: " .. tostring(msg)) end
   return def
 end

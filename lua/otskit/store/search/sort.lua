@@ -13,6 +13,7 @@
 -- the sort field sort last in either order (unless missing_value or
 -- missing_field gives them a value).
 local cjson = require("cjson").new()
+local base = require "otskit.store.base"
 local docs = require "otskit.store.search.docs"
 local wire = require("otskit.core").wire
 
@@ -45,6 +46,12 @@ local function bad(msg) return nil, msg, "OTSParameterInvalid" end
 
 local ORDERS = { ASC = true, DESC = true }
 local MODES = { MIN = "min", MAX = "max", AVG = "avg" }
+
+--- sort.KEYS[kind]: the keys of a sorter's body (another is refused, never
+-- ignored; field_sort.nested_filter is refused by name)
+sort.KEYS = { pk_sort = base.set{ "order" }, score_sort = base.set{ "order" },
+  field_sort = base.set{ "field_name", "order", "mode", "missing_value", "missing_field", "nested_filter" },
+  geo_distance_sort = base.set{ "field_name", "points", "order", "mode", "distance_type" } }
 
 -- a value for a sort on field d -> SQL literal bind | nil, msg, code
 local function sort_value(ctx, d, v, what)
@@ -92,6 +99,11 @@ function sort.compile(ctx, sorters)
     if kind == nil or next(so, kind) ~= nil or type(b) ~= "table" then
       return bad("a sorter names exactly one kind: field_sort, pk_sort, score_sort or geo_distance_sort")
     end
+    if not sort.KEYS[kind] then
+      return bad("unknown sorter: " .. tostring(kind) .. " (field_sort, pk_sort, score_sort, geo_distance_sort)")
+    end
+    local ok, km, kc = base.known(b, sort.KEYS[kind], kind)
+    if not ok then return nil, km, kc end
     local order = b.order or (kind == "score_sort" and "DESC" or "ASC")
     if not ORDERS[order] then return bad(kind .. ".order must be ASC or DESC") end
     local desc = order == "DESC"
