@@ -228,6 +228,8 @@ function RUN.percentiles(env, a, scope, what)
   if type(ps) ~= "table" or #ps == 0 or #ps > L.percentiles then
     return bad(what .. ": percentiles must be a list of 1.." .. L.percentiles .. " numbers")
   end
+  local lok, lm, lc = base.list(ps, what .. ": percentiles")
+  if not lok then return nil, lm, lc end
   for _, p in ipairs(ps) do
     if type(p) ~= "number" or p ~= p or p < 0 or p > 100 then return bad(what .. ": each percentile is in 0..100") end
   end
@@ -301,6 +303,8 @@ function agg.run_list(env, list, scope, where)
   if list == nil then return nil end
   if type(list) ~= "table" then return bad(where .. ": aggs must be a list") end
   if #list > L.per_level then return bad(("%s: at most %d aggregations per level"):format(where, L.per_level)) end
+  local lok, lm, lc = base.list(list, where)
+  if not lok then return nil, lm, lc end
   local out, seen = {}, {}
   local outer = env.batch
   env.batch = { exprs = {}, items = {} }

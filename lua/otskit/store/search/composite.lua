@@ -37,6 +37,8 @@ return function(gb, K, children)
     if type(src) ~= "table" or #src == 0 or #src > L.composite_sources then
       return bad(what .. ": sources must list 1.." .. L.composite_sources .. " group-bys")
     end
+    local lok, lm, lc = base.list(src, what .. ": sources")
+    if not lok then return nil, lm, lc end
     local ctx = env.ctx
     local joins, keys, names, fmt, conds, kwkey = {}, {}, {}, {}, {}, {}
     -- a key's SQL literal (LuaJIT: an int64 beyond 2^53 is decimal text)

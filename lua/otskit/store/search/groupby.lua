@@ -84,6 +84,8 @@ local function sort_items(env, g, items, key, default, what)
   local sorters = g.sort
   if sorters == nil then sorters = default end
   if type(sorters) ~= "table" then return bad(what .. ": sort must be a list of sorters") end
+  local lok, lm, lc = base.list(sorters, what .. ": sort")
+  if not lok then return nil, lm, lc end
   local cmp = {}
   for i, s in ipairs(sorters) do
     if type(s) ~= "table" then return bad(what .. ": each sorter is a table") end
@@ -251,6 +253,8 @@ end
 local function ranges_of(g, what, max)
   local rs = g.ranges
   if type(rs) ~= "table" or #rs == 0 or #rs > max then return bad(what .. ": ranges must list 1.." .. max .. " ranges") end
+  local lok, lm, lc = base.list(rs, what .. ": ranges")
+  if not lok then return nil, lm, lc end
   for _, r in ipairs(rs) do
     if type(r) ~= "table" then return bad(what .. ": each range is { from, to }") end
     local ok, km, kc = base.known(r, RANGE_KEYS, what .. ": a range")
@@ -313,6 +317,8 @@ end
 function K.filter(env, g, scope, depth, what)
   local fs = g.filters
   if type(fs) ~= "table" or #fs == 0 or #fs > L.filters then return bad(what .. ": filters must list 1.." .. L.filters .. " queries") end
+  local lok, lm, lc = base.list(fs, what .. ": filters")
+  if not lok then return nil, lm, lc end
   local items = {}
   for i, q in ipairs(fs) do
     local cond, m, c = env.ctx:compile(q, "d", nil, 0)
@@ -516,6 +522,8 @@ function run_list(env, list, scope, depth, where)
   if type(list) ~= "table" then return bad(where .. ": group_bys must be a list") end
   if depth > L.depth then return bad(("%s: group-bys nest at most %d levels"):format(where, L.depth)) end
   if #list > L.per_level then return bad(("%s: at most %d group-bys per level"):format(where, L.per_level)) end
+  local lok, lm, lc = base.list(list, where)
+  if not lok then return nil, lm, lc end
   local out, seen = {}, {}
   for i, g in ipairs(list) do
     if type(g) ~= "table" then return bad(where .. ": each group-by is a table") end

@@ -32,6 +32,7 @@
 -- in text order (TEXT_SEQUENCE) or best first (SCORE). A field without a
 -- mark has no fragments (it is left out of the result). HTML encoding
 -- escapes & < > " ' / in the text (never in the tags).
+local base = require "otskit.store.base"
 local analyzers = require "otskit.store.search.analyzers"
 local cjson = require "cjson.safe"
 
@@ -68,6 +69,8 @@ function hl.check(def, h, path)
   local ps = h.parameters
   if type(ps) ~= "table" or #ps == 0 then return bad("highlight: parameters must list the fields to highlight") end
   if #ps > L.fields then return bad("highlight: at most " .. L.fields .. " fields") end
+  local lok, lm, lc = base.list(ps, "highlight: parameters")
+  if not lok then return nil, lm, lc end
   local out, seen = { html = enc == "HTML", fields = {} }, {}
   for i, p in ipairs(ps) do
     if type(p) ~= "table" then return bad("highlight: each parameter is a table { field_name, ... }") end

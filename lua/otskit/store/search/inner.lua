@@ -45,6 +45,8 @@ local MODES = { MIN = "min", MAX = "max", AVG = "avg" }
 local function check_sort(def, path, list)
   if list == nil then return { { doc = true, desc = false } } end
   if type(list) ~= "table" then return bad("inner_hits: sort must be a list of sorters") end
+  local lok, lm, lc = base.list(list, "inner_hits: sort")
+  if not lok then return nil, lm, lc end
   local keys = {}
   for i, so in ipairs(list) do
     local kind, b = nil, nil

@@ -290,6 +290,8 @@ K.terms = function(self, q, a, path)
   if not d then return nil, m, c end
   if type(q.terms) ~= "table" or #q.terms == 0 then return bad("terms: terms must be a non-empty list") end
   if #q.terms > L.terms then return bad("terms: at most " .. L.terms .. " terms") end
+  local ok, lm, lc = base.list(q.terms, "terms: terms")
+  if not ok then return nil, lm, lc end
   local list = {}
   for i, t in ipairs(q.terms) do
     local v, m2, c2 = convert(d, t, "terms")
@@ -376,6 +378,8 @@ local function list_of(v, what)
   if v == nil then return {} end
   if type(v) ~= "table" then return bad(what .. " must be a list of queries") end
   if v[1] == nil and next(v) ~= nil then return { v } end -- one query
+  local ok, m, c = base.list(v, what)
+  if not ok then return nil, m, c end
   if #v > L.bool_clauses then return bad(what .. ": at most " .. L.bool_clauses .. " queries") end
   return v
 end
@@ -528,6 +532,8 @@ K.geo_polygon = function(self, q, a, path)
   if not d then return nil, m, c end
   if type(q.points) ~= "table" or #q.points < 3 then return bad("geo_polygon: points must list at least 3 points") end
   if #q.points > L.polygon_points then return bad("geo_polygon: at most " .. L.polygon_points .. " points") end
+  local ok, lm, lc = base.list(q.points, "geo_polygon: points")
+  if not ok then return nil, lm, lc end
   local box, text = { 90, -90, 180, -180 }, {}
   for i, s in ipairs(q.points) do
     local lat, lon = point(s, "geo_polygon.points")

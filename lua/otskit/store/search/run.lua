@@ -59,6 +59,8 @@ local function columns(ix, ctg)
   if mode == "RETURN_SPECIFIED" then
     local names = ctg.column_names
     if type(names) ~= "table" or #names == 0 then return invalid("RETURN_SPECIFIED needs column_names") end
+    local lok, lm, lc = base.list(names, "columns_to_get.column_names")
+    if not lok then return nil, lm, lc end
     out.set = {}
     local all_stored = true
     for _, n in ipairs(names) do
@@ -95,6 +97,8 @@ end
 local function routing(ctx, t, ix, rv)
   if rv == nil then return nil end
   if type(rv) ~= "table" then return invalid("routing_values must be a list of primary keys") end
+  local lok, lm, lc = base.list(rv, "routing_values")
+  if not lok then return nil, lm, lc end
   if #rv == 0 then return nil end
   if #ix.def.routing == 0 then return invalid("routing_values: the index has no routing_fields") end
   local lits = {}

@@ -72,6 +72,8 @@ local function field(f, prefix, depth, out, parent)
   if f.date_formats ~= nil then
     if ty ~= "DATE" then return bad(("field %s: only DATE fields take date_formats"):format(path)) end
     if type(f.date_formats) ~= "table" then return bad("date_formats must be a list of strings") end
+    local lok, lm, lc = base.list(f.date_formats, "field " .. path .. ": date_formats")
+    if not lok then return nil, lm, lc end
     d.date_formats = {}
     for i, s in ipairs(f.date_formats) do
       if type(s) ~= "string" or s == "" then return bad("date_formats must be a list of strings") end
@@ -109,6 +111,8 @@ local function field(f, prefix, depth, out, parent)
     local kids = f.field_schemas
     if type(kids) ~= "table" or #kids == 0 then return bad(("field %s: a NESTED field needs field_schemas"):format(path)) end
     if #kids > L.nested_fields then return bad(("field %s: at most %d sub-fields"):format(path, L.nested_fields)) end
+    local lok, lm, lc = base.list(kids, "field " .. path .. ": field_schemas")
+    if not lok then return nil, lm, lc end
     d.kids = {}
     for i, k in ipairs(kids) do
       local ok, m, c = field(k, path, depth + 1, out, d)
@@ -140,6 +144,8 @@ function schema.check(s, t, stored)
   end
   local fs = s.field_schemas
   if type(fs) ~= "table" or #fs == 0 then return bad("schema.field_schemas must be a non-empty list") end
+  local lok, lm, lc = base.list(fs, "schema.field_schemas")
+  if not lok then return nil, lm, lc end
   local out = { fields = {}, byname = {}, n = 0, top = {} }
   local has_nested = false
   for i, f in ipairs(fs) do
@@ -164,6 +170,8 @@ function schema.check(s, t, stored)
     if type(set.routing_fields) ~= "table" or #set.routing_fields > L.routing_fields then
       return bad("index_setting.routing_fields must be a list of at most " .. L.routing_fields .. " primary key columns")
     end
+    local lok, lm, lc = base.list(set.routing_fields, "index_setting.routing_fields")
+    if not lok then return nil, lm, lc end
     for i, name in ipairs(set.routing_fields) do
       local pos
       for j, c in ipairs(t.pk) do if c.name == name then pos = j end end
@@ -176,6 +184,10 @@ function schema.check(s, t, stored)
   if sorters ~= nil then
     if has_nested then return bad("index_sort is not supported on an index with NESTED fields") end
     if type(sorters) ~= "table" then return bad("index_sort must be a list of sorters") end
+    if not stored then
+      local lok, lm, lc = base.list(sorters, "index_sort")
+      if not lok then return nil, lm, lc end
+    end
     for i, so in ipairs(sorters) do
       if type(so) ~= "table" then return bad("index_sort must be a list of sorters") end
       if not stored then -- (an index made before these checks still opens)

@@ -181,6 +181,8 @@ query.KINDS.functions_score = function(self, q, a, path, depth)
   if type(fs) ~= "table" or #fs == 0 or #fs > score.LIMITS.functions then
     return bad("functions_score: functions must list 1.." .. score.LIMITS.functions .. " functions")
   end
+  local lok, lm, lc = base.list(fs, "functions_score: functions")
+  if not lok then return nil, lm, lc end
   local smode, cmode = q.score_mode or "MULTIPLY", q.combine_mode or "MULTIPLY"
   if not MODES[smode] then return bad("functions_score: score_mode must be SUM, AVG, MAX, MIN, MULTIPLY or FIRST") end
   if not COMBINE[cmode] then return bad("functions_score: combine_mode must be MULTIPLY, SUM, AVG, MAX, MIN or REPLACE") end

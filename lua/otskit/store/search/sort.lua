@@ -92,6 +92,8 @@ end
 -- is d.pk), uses_score | nil, msg, code. ctx.score: the score expression.
 function sort.compile(ctx, sorters)
   if type(sorters) ~= "table" then return bad("sort must be a list of sorters") end
+  local lok, lm, lc = base.list(sorters, "sort")
+  if not lok then return nil, lm, lc end
   local keys, pk, score = {}, false, false
   for _, so in ipairs(sorters) do
     if type(so) ~= "table" then return bad("sort must be a list of sorters") end
@@ -141,6 +143,8 @@ function sort.compile(ctx, sorters)
       if not d then return nil, m, c end
       if d.type ~= "GEO_POINT" then return bad(("geo_distance_sort: field [%s] is not GEO_POINT"):format(d.name)) end
       if type(b.points) ~= "table" or #b.points == 0 then return bad("geo_distance_sort: points must list at least one point") end
+      local pok, pm, pc = base.list(b.points, "geo_distance_sort: points")
+      if not pok then return nil, pm, pc end
       if b.mode ~= nil and not MODES[b.mode] then return bad("geo_distance_sort.mode must be MIN, MAX or AVG") end
       if b.distance_type ~= nil and b.distance_type ~= "ARC" and b.distance_type ~= "PLANE" then
         return bad("geo_distance_sort.distance_type must be ARC or PLANE")
