@@ -534,8 +534,19 @@ function run_list(env, list, scope, depth, where)
     if not f then return bad(("%s: unknown group-by type %s"):format(where, tostring(g.type))) end
     local ok, km, kc = base.known(g, KEYS[g.type], ("%s: %s group_by [%s]"):format(where, g.type, g.name))
     if not ok then return nil, km, kc end
-    local r, m, c = f(env, g, scope, depth, ("group_by [%s]"):format(g.name))
+    local what = ("group_by [%s]"):format(g.name)
+    local r, m, c = f(env, g, scope, depth, what)
     if not r then return nil, m, c end
+    if #r.items == 0 then
+      -- no bucket ran its sort, sub_aggs and sub_group_bys: checked on an
+      -- empty scope all the same (a bad one is refused whatever the data)
+      if KEYS[g.type].sort and g.sort ~= nil then
+        local ok2, m2, c2 = sort_items(env, g, {}, function() return 0 end, {}, what)
+        if not ok2 then return nil, m2, c2 end
+      end
+      local ok2, m2, c2 = children(env, g, {}, "0", depth, what)
+      if not ok2 then return nil, m2, c2 end
+    end
     r.name, r.type = g.name, g.type
     out[i] = r
   end

@@ -20,6 +20,9 @@
 --   function_score = { query, field_value_factor = { field_name } }: the
 --     query's rows, scored by its score times the field's value (1 when
 --     the row has none)
+-- Any kind's body may also hold weight (its score's multiplier). A key a
+-- kind's body does not take (query.BODY_KEYS) is refused: nil, message
+-- naming the kind and the key, OTSParameterInvalid; never ignored.
 -- Scores: match and match_phrase score with FTS5's bm25 (negated, higher
 -- is better); term, terms, range, prefix, wildcard, exists, geo queries,
 -- match_all, const_score and nested score 1; bool sums its must and

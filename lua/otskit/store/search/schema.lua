@@ -212,6 +212,9 @@ function schema.check(s, t, stored)
         local o = f.order or "ASC"
         if not ORDERS[o] then return bad("field_sort.order must be ASC or DESC") end
         if f.mode ~= nil and not MODES[f.mode] then return bad("field_sort.mode must be MIN, MAX or AVG") end
+        if f.mode == "AVG" and d.type == "KEYWORD" and not stored then
+          return bad(("index_sort: field_sort.mode AVG: field [%s] is KEYWORD (MIN or MAX)"):format(d.name))
+        end
         out.index_sort[i] = { field_sort = { field_name = d.name, order = o, mode = f.mode } }
       else
         return bad("index_sort supports only pk_sort and field_sort")

@@ -123,6 +123,9 @@ function sort.compile(ctx, sorters)
       end
       if d.type == "GEO_POINT" then return bad(("field_sort: field [%s] is GEO_POINT: sort it with geo_distance_sort"):format(d.name)) end
       if b.mode ~= nil and not MODES[b.mode] then return bad("field_sort.mode must be MIN, MAX or AVG") end
+      if b.mode == "AVG" and d.type == "KEYWORD" then -- (SQLite's avg of text is 0: every row would tie)
+        return bad(("field_sort.mode AVG: field [%s] is KEYWORD (MIN or MAX)"):format(d.name))
+      end
       if b.nested_filter ~= nil then return bad("field_sort.nested_filter is not supported by otskit") end
       local agg = MODES[b.mode or (desc and "MAX" or "MIN")]
       local e = field_key(ctx, d, agg)
