@@ -411,7 +411,7 @@ describe("otskit.store search: a key a part does not take is refused", function(
     return list
   end
 
-  local function gbs(r, parts, n, depth)
+  local function gbs(r, parts, n, depth, wire)
     local list = {}
     for i = 1, n do
       local ty = pick(r, { "field", "range", "filter", "geo_distance", "histogram", "date_histogram", "geo_grid", "composite" })
@@ -439,6 +439,11 @@ describe("otskit.store search: a key a part does not take is refused", function(
         parts[#parts + 1] = { g.ranges[r.int(1, #g.ranges)], "a range", RANGE }
       elseif ty == "filter" then
         g.filters = { gen(r, 1, nil, true), gen(r, 0, nil, true) }
+        for _, f in ipairs(wire and g.filters or {}) do -- weight travels only in the messages that carry one
+          for _, at in ipairs(bodies(f)) do
+            if not require("otskit.wire.search_query").BODY[at[1]].weight then at[2].weight = nil end
+          end
+        end
       elseif ty == "histogram" then
         g.field_name, g.interval = "l", r.int(1, 6)
         if maybe(r) then g.offset = r.int(0, 2) end
@@ -457,9 +462,9 @@ describe("otskit.store search: a key a part does not take is refused", function(
         parts[#parts + 1] = { g.sources[2], "histogram source", { name = true, type = true, field_name = true,
           interval = true, offset = true } }
       end
-      if depth < 3 and r.int(1, 3) == 1 then g.sub_group_bys = gbs(r, parts, 1, depth + 1) end
+      if depth < 3 and r.int(1, 3) == 1 then g.sub_group_bys = gbs(r, parts, 1, depth + 1, wire) end
       if r.int(1, 2) == 1 or (ty ~= "composite" and r.int(1, 3) == 1) then g.sub_aggs = aggs(r, parts, r.int(1, 2)) end
-      if (ty == "field" or ty == "histogram" or ty == "date_histogram" or ty == "geo_grid") and maybe(r) then
+      if (ty == "field" or ty == "histogram" or ty == "date_histogram" or ty == "geo_grid" and not wire) and maybe(r) then
         g.sort = gsort(g.sub_aggs and { "group_key_sort", "row_count_sort", "sub_agg_sort" } or { "group_key_sort", "row_count_sort" })
       end
       parts[#parts + 1] = { g, ty, gb_m.KEYS[ty] }
@@ -522,6 +527,72 @@ describe("otskit.store search: a key a part does not take is refused", function(
     assert.equal("OTSParameterInvalid", code, msg)
   end)
 
+  -- over the wire: otskit.client's encoder, then otskit serve's decoder
+  local wire = require "otskit.wire"
+  local sqw = require "otskit.wire.search_query"
+  local function over_wire(req)
+    local body, m, c = wire.encode_request("Search", req)
+    if not body then return nil, m, c end
+    local back = assert(wire.decode_request("Search", body))
+    return db:search(back)
+  end
+
+  it("over the wire: a random query answers as the model; one extra key is refused by the encoder", function()
+    for trial = 1, helper.trials(500) do
+      local r = helper.rng(27000 + trial)
+      local q = gen(r, r.int(0, 3), nil, false)
+      local all = bodies(q)
+      for _, at in ipairs(all) do -- weight travels only in the messages that carry one
+        if not sqw.BODY[at[1]].weight then at[2].weight = nil end
+      end
+      local qs = cjson.encode(q)
+      local req = { table = "t", index = "ix", query = q, limit = 100, sort = { { pk_sort = {} } } }
+      local res, msg = over_wire(req)
+      assert(res, qs .. ": " .. tostring(msg))
+      assert.same(want_ids(rows, q), ids(res), qs)
+      local at = all[r.int(1, #all)]
+      local key = extra_key(r, query.BODY_KEYS[at[1]])
+      at[2][key] = pick(r, VALUES)
+      local body, m2, c2 = wire.encode_request("Search", req)
+      refused(qs .. " + " .. at[1] .. "." .. key, key, body, m2, c2)
+      at[2][key] = nil
+      -- a sorter
+      local s = sorter(r)
+      req.sort = { s }
+      res = assert(over_wire(req))
+      assert.same(want_ids(rows, q, req.sort), ids(res), qs)
+      local kind, b = next(s)
+      key = extra_key(r, require("otskit.store.search.sort").KEYS[kind])
+      b[key] = pick(r, VALUES)
+      body, m2, c2 = wire.encode_request("Search", req)
+      refused(cjson.encode(s) .. " + " .. key, key, body, m2, c2)
+    end
+  end)
+
+  it("over the wire: aggregations and group-bys with an extra key are refused (by the encoder or the store)", function()
+    for trial = 1, helper.trials(300) do
+      local r = helper.rng(27500 + trial)
+      local parts = {}
+      local req = { table = "t", index = "ix", query = gen(r, 1, nil, true), limit = 0 }
+      for _, at in ipairs(bodies(req.query)) do
+        if not sqw.BODY[at[1]].weight then at[2].weight = nil end
+      end
+      if r.int(1, 3) > 1 then req.aggs = aggs(r, parts, r.int(1, 3)) end
+      if not req.aggs or maybe(r) then req.group_bys = gbs(r, parts, r.int(1, 2), 1, true) end
+      local qs = cjson.encode(req)
+      local res, msg = over_wire(req)
+      assert(res, qs .. ": " .. tostring(msg))
+      local direct = assert(db:search(req))
+      assert.same(direct.group_bys, res.group_bys, qs)
+      assert.equal(#(direct.aggs or {}), #(res.aggs or {}), qs)
+      local p = parts[r.int(1, #parts)]
+      local key = extra_key(r, p[3])
+      p[1][key] = pick(r, VALUES)
+      local r2, m2, c2 = over_wire(req)
+      refused(qs .. " + " .. p[2] .. "." .. key, key, r2, m2, c2)
+    end
+  end)
+
   it("an index schema's parts refuse a key they do not take", function()
     local function no(schema, key)
       local res, msg, code = db:create_search_index{ table = "t", index = "ix2", schema = schema }
@@ -536,5 +607,16 @@ describe("otskit.store search: a key a part does not take is refused", function(
     no({ field_schemas = { { field_name = "t", field_type = "TEXT", analyzer = "split",
       analyzer_parameter = { delimiter = ",", min_chars = 1 } } } }, "min_chars")
     no({ field_schemas = f, index_setting = { routing_fields = { "id" }, shards = 1 } }, "shards")
+    -- otskit.client's encoder: what its messages cannot carry
+    local function wire_no(schema, key)
+      local body, msg, code = wire.encode_request("CreateSearchIndex", { table = "t", index = "ix2", schema = schema })
+      refused(cjson.encode(schema), key, body, msg, code)
+    end
+    wire_no({ field_schemas = { { field_name = "l", field_type = "LONG", sortable = true } } }, "sortable")
+    wire_no({ field_schemas = { { field_name = "t", field_type = "TEXT", analyzer = "split",
+      analyzer_parameter = { delimiter = ",", case_sensitive = true } } } }, "case_sensitive")
+    wire_no({ field_schemas = f, index_setting = { shards = 1 } }, "shards")
+    wire_no({ field_schemas = f, ttl = 1 }, "ttl")
+    wire_no({ field_schemas = { { field_name = "v", field_type = "VECTOR", vector_options = { dimension = 3, dims = 3 } } } }, "dims")
   end)
 end)
