@@ -49,6 +49,14 @@ return function(gb, K, children)
       return ctx:bind(v)
     end
     local empty = false
+    -- when every source's field has a value column (one value per
+    -- document), the keys are computed from the columns, no join
+    local bycol = true
+    for _, s in ipairs(src) do
+      local d = type(s) == "table" and type(s.field_name) == "string" and ctx.def.byname[s.field_name]
+      if not (d and d.col and not d.parent) then bycol = false end
+    end
+    local notnull = {}
     for i, s in ipairs(src) do
       if type(s) ~= "table" or not SOURCES[s.type] then
         return bad(what .. ": each source is a field, histogram or date_histogram group-by")
@@ -62,9 +70,14 @@ return function(gb, K, children)
       if not d then empty = true; d = { id = -1, type = "KEYWORD" } end
       kwkey[i] = d.type == "KEYWORD" -- (lit: a KEYWORD key is text)
       local a = "c" .. i
-      joins[i] = ("JOIN %s%s %s ON %s.doc = d.id AND %s.f = %s"):format(ctx.p, d.type == "KEYWORD" and "kw" or "num",
-        a, a, a, ctx:bind(d.id))
       local x = a .. ".v"
+      if bycol then
+        joins[i], x = "", "d." .. d.col
+        notnull[i] = x .. " IS NOT NULL"
+      else
+        joins[i] = ("JOIN %s %s ON %s.doc = d.id AND %s.f = %s"):format(d.id == -1 and ctx.p .. "kw" or agg.vt(env, d),
+          a, a, a, ctx:bind(d.id))
+      end
       if s.type == "field" then
         keys[i] = x
         fmt[i] = function(v)
@@ -105,8 +118,9 @@ return function(gb, K, children)
     end
     local cols, ks = {}, {}
     for i, k in ipairs(keys) do cols[i] = k .. " AS k" .. i; ks[i] = "k" .. i end
-    local inner = ("SELECT %s, count(DISTINCT d.id) AS n FROM %sdoc d %s WHERE %s GROUP BY %s"):format(
-      table.concat(cols, ", "), ctx.p, table.concat(joins, " "), scope, table.concat(ks, ", "))
+    local inner = ("SELECT %s, %s AS n FROM %sdoc d %s WHERE %s GROUP BY %s"):format(
+      table.concat(cols, ", "), bycol and "count(*)" or "count(DISTINCT d.id)", ctx.p, table.concat(joins, " "),
+      bycol and scope .. " AND " .. table.concat(notnull, " AND ") or scope, table.concat(ks, ", "))
     local where = ""
     if after then
       local b = {}
@@ -123,8 +137,9 @@ return function(gb, K, children)
         it.keys[j] = fmt[j](r[j])
         bc[j] = ("%s = %s"):format(keys[j], lit(j, r[j]))
       end
-      local s = ("%s AND d.id IN (SELECT d.id FROM %sdoc d %s WHERE %s)"):format(scope, ctx.p, table.concat(joins, " "),
-        table.concat(bc, " AND "))
+      local s = bycol and ("%s AND %s"):format(scope, table.concat(bc, " AND "))
+        or ("%s AND d.id IN (SELECT d.id FROM %sdoc d %s WHERE %s)"):format(scope, ctx.p, table.concat(joins, " "),
+          table.concat(bc, " AND "))
       local ok, m, c = children(env, g, it, s, depth, what)
       if not ok then return nil, m, c end
       res.items[i] = it

@@ -19,11 +19,15 @@ local agg = require "otskit.store.search.agg"
 local sort = require "otskit.store.search.sort"
 local geohash = require "otskit.store.search.geohash"
 local dates = require "otskit.store.search.dates"
+local query = require "otskit.store.search.query"
 
 local gb = {}
 
---- The service's limits.
-gb.LIMITS = { per_level = 16, depth = 3, size = 2000, default_size = 10, filters = 10, ranges = 100,
+--- The service's limits. per_level: 5 group-bys per level (sub_group_bys
+-- count afresh), as the service's documentation says; the service's own
+-- SDK tests send at most 5 in one level (aggregations differ: see
+-- otskit.store.search.agg.LIMITS).
+gb.LIMITS = { per_level = 5, depth = 3, size = 2000, default_size = 10, filters = 10, ranges = 100,
   geo_ranges = 10, buckets = 10000, composite_sources = 32 }
 local L = gb.LIMITS
 local bad = agg.bad
@@ -146,7 +150,7 @@ local function min_docs(g, what, default)
   return m
 end
 
-local function valtbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
+local function valtbl(env, d) return agg.vt(env, d) end
 
 local K = {}
 
@@ -266,13 +270,15 @@ local function ranges_of(g, what, max)
   return rs
 end
 
--- range-like group-bys: cond(from, to) -> SQL condition on d
-local function ranged(env, g, scope, depth, what, rs, cond)
+-- range-like group-bys: cond(from, to) -> SQL condition on d; counts:
+-- the ranges' document counts in order (nil: counted here, one statement
+-- per range)
+local function ranged(env, g, scope, depth, what, rs, cond, counts)
   local items = {}
   for i, r in ipairs(rs) do
     local from, to = r.from or -math.huge, r.to or math.huge
     local s = scope .. " AND " .. cond(from, to)
-    local n = agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, s))[1][1]
+    local n = counts and counts[i] or agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, s))[1][1]
     local it = { from = from + 0.0, to = to + 0.0, row_count = n }
     local ok, m, c = children(env, g, it, s, depth, what)
     if not ok then return nil, m, c end
@@ -287,11 +293,28 @@ function K.range(env, g, scope, depth, what)
   local d, m2, c2 = agg.field(env, g.field_name, what, NUMERIC)
   if d == nil then return nil, m2, c2 end
   local ctx = env.ctx
+  local counts
+  local own = d and not agg.multi(d) and agg.own(env, d, scope)
+  if own then -- every document, or the leaf's own field: its value index, a range each
+    counts = {}
+    for i, r in ipairs(rs) do
+      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v >= %s AND v < %s"):format(ctx.p, own,
+        ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge)))[1][1]
+    end
+  elseif d and d.col then -- the value column of the scope's documents, every range in one pass
+    local sums = {}
+    for i, r in ipairs(rs) do
+      sums[i] = ("total(d.%s >= %s AND d.%s < %s)"):format(d.col, ctx:bind(r.from or -math.huge), d.col, ctx:bind(r.to or math.huge))
+    end
+    local row = agg.query(env, ("SELECT %s FROM %sdoc d WHERE %s"):format(table.concat(sums, ", "), ctx.p, scope))[1]
+    counts = {}
+    for i = 1, #rs do counts[i] = math.floor(row[i]) end
+  end
   return ranged(env, g, scope, depth, what, rs, function(from, to)
     if not d then return "0" end
-    return ("d.id IN (SELECT doc FROM %snum WHERE f = %s AND v >= %s AND v < %s)"):format(ctx.p, ctx:bind(d.id),
+    return ("d.id IN (SELECT doc FROM %s WHERE f = %s AND v >= %s AND v < %s)"):format(agg.vt(env, d, "num"), ctx:bind(d.id),
       ctx:bind(from), ctx:bind(to))
-  end)
+  end, counts)
 end
 
 function K.geo_distance(env, g, scope, depth, what)
@@ -307,11 +330,27 @@ function K.geo_distance(env, g, scope, depth, what)
   local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
   if d == nil then return nil, m2, c2 end
   local ctx = env.ctx
+  local counts
+  if d then -- every range in one pass over the points (each distance computed once)
+    local sums, lat, lon = {}, ctx:bind(o.lat), ctx:bind(o.lon)
+    for i, r in ipairs(rs) do
+      local c = ("x >= %s AND x < %s"):format(ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge))
+      sums[i] = agg.multi(d) and ("count(DISTINCT CASE WHEN %s THEN doc END)"):format(c) or ("total(%s)"):format(c)
+    end
+    local gt = agg.vt(env, d, "gpt")
+    local src = scope == agg.ALL
+      and ("SELECT geo_dist(g.lat, g.lon, %s, %s) AS x, g.doc AS doc FROM %s g WHERE g.f = %s"):format(lat, lon, gt, ctx:bind(d.id))
+      or ("SELECT geo_dist(g.lat, g.lon, %s, %s) AS x, g.doc AS doc FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s")
+        :format(lat, lon, ctx.p, gt, ctx:bind(d.id), scope)
+    local row = agg.query(env, ("SELECT %s FROM (%s)"):format(table.concat(sums, ", "), src))[1]
+    counts = {}
+    for i = 1, #rs do counts[i] = math.floor(row[i]) end
+  end
   return ranged(env, g, scope, depth, what, rs, function(from, to)
     if not d then return "0" end
-    return ("d.id IN (SELECT doc FROM %sgpt WHERE f = %s AND geo_dist(lat, lon, %s, %s) >= %s AND geo_dist(lat, lon, %s, %s) < %s)")
-      :format(ctx.p, ctx:bind(d.id), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(from), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(to))
-  end)
+    return ("d.id IN (SELECT doc FROM %s WHERE f = %s AND geo_dist(lat, lon, %s, %s) >= %s AND geo_dist(lat, lon, %s, %s) < %s)")
+      :format(agg.vt(env, d, "gpt"), ctx:bind(d.id), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(from), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(to))
+  end, counts)
 end
 
 function K.filter(env, g, scope, depth, what)
@@ -320,11 +359,27 @@ function K.filter(env, g, scope, depth, what)
   local lok, lm, lc = base.list(fs, what .. ": filters")
   if not lok then return nil, lm, lc end
   local items = {}
+  local ctx = env.ctx
   for i, q in ipairs(fs) do
-    local cond, m, c = env.ctx:compile(q, "d", nil, 0)
+    -- compiled as a search's query: a filter that is one leaf on a
+    -- single-valued top-level field records its value index (ctx.from)
+    local top, from, drive = ctx.top, ctx.from, ctx.drive
+    ctx.top, ctx.from, ctx.drive = true, nil, true
+    local ok, cond, m, c = pcall(ctx.compile, ctx, q, "d", nil, 0)
+    local leaf = ctx.from
+    ctx.top, ctx.from, ctx.drive = top, from, drive
+    if not ok then error(cond, 0) end
     if not cond then return nil, m, c end
+    local alone = leaf and query.without_driver(cond) == "1"
+    cond = query.with_driver(cond)
     local s = scope .. " AND (" .. cond .. ")"
-    local it = { row_count = agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, s))[1][1] }
+    local n
+    if alone and scope == agg.ALL then -- over every document: the filter's value index alone
+      n = agg.query(env, ("SELECT count(*) FROM %s WHERE %s"):format(leaf.tbl, leaf.cond))[1][1]
+    else -- the filter drives; the search's leaf is a test of each document's value column
+      n = agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s AND (%s)"):format(ctx.p, agg.narrow(env, scope), cond))[1][1]
+    end
+    local it = { row_count = n }
     local ok, m2, c2 = children(env, g, it, s, depth, what)
     if not ok then return nil, m2, c2 end
     items[i] = it
@@ -339,7 +394,7 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
   local items = {}
   if d or miss ~= nil then
     local x = d and (miss ~= nil and ("coalesce(n.v, %s)"):format(ctx:bind(miss)) or "n.v") or ctx:bind(miss)
-    local from = d and ("%sdoc d LEFT JOIN %snum n ON n.doc = d.id AND n.f = %s"):format(ctx.p, ctx.p, ctx:bind(d.id))
+    local from = d and ("%sdoc d LEFT JOIN %s n ON n.doc = d.id AND n.f = %s"):format(ctx.p, agg.vt(env, d, "num"), ctx:bind(d.id))
       or ctx.p .. "doc d"
     local conds = { scope, x .. " IS NOT NULL" }
     if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
@@ -347,7 +402,7 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
     local rows
     -- over every document without a missing value the value table is
     -- read alone (narrower than p.."doc"); else the value column
-    local cx = not (miss == nil and scope == agg.ALL) and agg.col(env, d, miss)
+    local cx = not (miss == nil and agg.own(env, d, scope)) and agg.col(env, d, miss)
     if cx then -- from the value column: one value per document
       x, from = cx, ctx.p .. "doc d"
       local vc = { scope, x .. " IS NOT NULL" }
@@ -477,15 +532,16 @@ function K.geo_grid(env, g, scope, depth, what)
   if d then
     local ctx = env.ctx
     local f = ctx:bind(d.id)
-    local count, docset = {}, {}
-    for _, r in ipairs(agg.query(env, ("SELECT d.id, g.lat, g.lon FROM %sdoc d JOIN %sgpt g ON g.doc = d.id AND g.f = %s WHERE %s")
-      :format(ctx.p, ctx.p, f, scope))) do
-      local h = geohash.encode(r[2], r[3], p)
-      local s = docset[h]
-      if not s then s = {}; docset[h] = s; count[h] = 0 end
-      if not s[r[1]] then s[r[1]] = true; count[h] = count[h] + 1 end
+    -- the cells numbered in SQL (geohash(), csrc/core/bucket.c); SQL
+    -- picks the top `size` under the default sort
+    local n = agg.multi(d) and "count(DISTINCT g.doc)" or "count(*)"
+    local gt = agg.vt(env, d, "gpt")
+    local src = scope == agg.ALL and ("FROM %s g WHERE g.f = %s"):format(gt, f)
+      or ("FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s"):format(ctx.p, gt, f, scope)
+    local tail = g.sort == nil and (" ORDER BY 2 DESC, 1 ASC LIMIT " .. ctx:bind(size)) or ""
+    for _, r in ipairs(agg.query(env, ("SELECT geohash(g.lat, g.lon, %s) AS h, %s %s GROUP BY h%s"):format(ctx:bind(p), n, src, tail))) do
+      items[#items + 1] = { key = r[1], row_count = r[2] }
     end
-    for h, n in pairs(count) do items[#items + 1] = { key = h, row_count = n } end
     local r, m3, c3 = sort_items(env, g, items, function(it) return it.key end,
       { { row_count_sort = { order = "DESC" } }, { group_key_sort = { order = "ASC" } } }, what)
     if not r then return nil, m3, c3 end
@@ -493,8 +549,8 @@ function K.geo_grid(env, g, scope, depth, what)
     for _, it in ipairs(items) do
       local lat0, lat1, lon0, lon1 = geohash.box(it.key)
       it.top_left, it.bottom_right = { lat = lat1, lon = lon0 }, { lat = lat0, lon = lon1 }
-      local s = ("%s AND d.id IN (SELECT doc FROM %sgpt WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
-        :format(scope, ctx.p, f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
+      local s = ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
+        :format(scope, agg.vt(env, d, "gpt"), f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
       local ok, m4, c4 = children(env, g, it, s, depth, what)
       if not ok then return nil, m4, c4 end
     end

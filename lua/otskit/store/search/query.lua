@@ -166,7 +166,9 @@ function Ctx:values(a, d, cond)
     local f = self:bind(d.id)
     local e = ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, f, cond)
     if self.top and not self.from and a == "d" and not d.parent and not d.array and self.def.keyed then
-      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond) }
+      -- (d and cond: the field and the condition on its value v, for
+      -- the analytics of a search that is this leaf alone)
+      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond), d = d, vcond = cond }
       return "\1" .. e .. "\2"
     end
     return e

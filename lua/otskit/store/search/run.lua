@@ -236,7 +236,10 @@ local function do_search(self, req)
     ckey, cm, cc = analytics.collapse(ctx, req.collapse)
     if not ckey then return nil, cm, cc end
   end
-  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end)
+  -- a query that is one value index's range (fast == "(1)": no other
+  -- clause, no TTL, no routing): the analytics may read that index alone
+  local leaf = fast == "(1)" and ctx.from or nil
+  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf)
   if aggs == nil and gbs then return nil, gbs, c3 end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
