@@ -19,6 +19,7 @@
 -- sum: a number, absent when no document has a value; count,
 -- distinct_count: an integer), { name, type, rows } (top_rows), { name,
 -- type, items = { {key, value} } } (percentiles).
+local base = require "otskit.store.base"
 local docs = require "otskit.store.search.docs"
 local sort = require "otskit.store.search.sort"
 
@@ -299,6 +300,8 @@ function RUN.percentiles(env, a, scope, what)
   if type(ps) ~= "table" or #ps == 0 or #ps > L.percentiles then
     return bad(what .. ": percentiles must be a list of 1.." .. L.percentiles .. " numbers")
   end
+  local lok, lm, lc = base.list(ps, what .. ": percentiles")
+  if not lok then return nil, lm, lc end
   for _, p in ipairs(ps) do
     if type(p) ~= "number" or p ~= p or p < 0 or p > 100 then return bad(what .. ": each percentile is in 0..100") end
   end
@@ -404,8 +407,17 @@ function RUN.top_rows(env, a, scope, what)
   return { rows = rows }
 end
 
-local FIELDS = { name = true, type = true, field_name = true, missing = true, limit = true, sort = true,
-  percentiles = true }
+-- the keys of each type's aggregation (another is refused, never ignored;
+-- count's missing is refused by name)
+local KEYS = {}
+for ty, ks in pairs({ avg = { "field_name", "missing" }, max = { "field_name", "missing" },
+  min = { "field_name", "missing" }, sum = { "field_name", "missing" }, count = { "field_name", "missing" },
+  distinct_count = { "field_name", "missing" }, percentiles = { "field_name", "missing", "percentiles" },
+  top_rows = { "limit", "sort" } }) do
+  KEYS[ty] = base.set(ks)
+  KEYS[ty].name, KEYS[ty].type = true, true
+end
+agg.KEYS = KEYS
 
 --- agg.run_list(env, list, scope, where) -> { results in order } | nil,
 -- msg, code. where: names the level in messages.
@@ -413,6 +425,8 @@ function agg.run_list(env, list, scope, where)
   if list == nil then return nil end
   if type(list) ~= "table" then return bad(where .. ": aggs must be a list") end
   if #list > L.per_level then return bad(("%s: at most %d aggregations per level"):format(where, L.per_level)) end
+  local lok, lm, lc = base.list(list, where)
+  if not lok then return nil, lm, lc end
   local out, seen = {}, {}
   local outer = env.batch
   env.batch = { exprs = {}, items = {} }
@@ -439,15 +453,14 @@ end
 function agg._run_list(env, list, scope, where, out, seen)
   for i, a in ipairs(list) do
     if type(a) ~= "table" then return bad(where .. ": each aggregation is a table") end
-    for k in pairs(a) do
-      if not FIELDS[k] then return bad(("%s: aggregation field %s is not known"):format(where, tostring(k))) end
-    end
     if type(a.name) ~= "string" or a.name == "" then return bad(where .. ": each aggregation needs a name") end
     if seen[a.name] then return bad(where .. ": duplicate aggregation name " .. a.name) end
     seen[a.name] = true
     local f = RUN[a.type]
     if not f then return bad(("%s: unknown aggregation type %s"):format(where, tostring(a.type))) end
     local what = ("aggregation [%s]"):format(a.name)
+    local ok, km, kc = base.known(a, KEYS[a.type], ("%s: %s %s"):format(where, a.type, what))
+    if not ok then return nil, km, kc end
     local r, m, c = f(env, a, scope, what)
     if not r then return nil, m, c end
     r.name, r.type = a.name, a.type
@@ -504,7 +517,7 @@ function agg.by_group(env, list, gd, scope)
   for i, a in ipairs(list) do
     if type(a) ~= "table" or not BATCH[a.type] or a.missing ~= nil or type(a.name) ~= "string" or a.name == ""
       or seen[a.name] then return nil end
-    for k in pairs(a) do if not FIELDS[k] then return nil end end
+    if not base.known(a, KEYS[a.type], "") then return nil end
     seen[a.name] = true
     local d = agg.field(env, a.field_name, "", a.type ~= "count" and NUMERIC or nil)
     if not d then return nil end

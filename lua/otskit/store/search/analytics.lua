@@ -2,11 +2,14 @@
 -- aggregations (otskit.store.search.agg), group-bys (.groupby), both over
 -- every document the query matches (not only the page), and collapse
 -- (one row per distinct value of a field).
+local base = require "otskit.store.base"
 local agg = require "otskit.store.search.agg"
 local gb = require "otskit.store.search.groupby"
 local sort = require "otskit.store.search.sort"
 
 local analytics = {}
+
+local COLLAPSE_KEYS = base.set{ "field_name" }
 
 --- analytics.run(self, t, ix, ctx, cond, req, row_of) -> aggs, group_bys
 -- (result lists, nil when not asked) | nil, msg, code. cond: the WHERE of
@@ -41,9 +44,8 @@ function analytics.collapse(ctx, c)
   if type(c) ~= "table" or type(c.field_name) ~= "string" then
     return nil, "collapse must be { field_name }", "OTSParameterInvalid"
   end
-  for k in pairs(c) do
-    if k ~= "field_name" then return nil, "collapse: unknown field " .. tostring(k), "OTSParameterInvalid" end
-  end
+  local ok, km, kc = base.known(c, COLLAPSE_KEYS, "collapse")
+  if not ok then return nil, km, kc end
   local d = ctx.def.byname[c.field_name]
   if not d or d.parent then
     return nil, ("collapse: field [%s] is not a top-level field of the index"):format(c.field_name), "OTSParameterInvalid"

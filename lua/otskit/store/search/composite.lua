@@ -4,11 +4,15 @@
 -- the sources' value tables; next_token (signed, as search tokens) carries
 -- the last combination of a page. Documents lacking a source's field are
 -- in no combination.
+local base = require "otskit.store.base"
 local agg = require "otskit.store.search.agg"
 local dates = require "otskit.store.search.dates"
 
 local bad = agg.bad
-local SOURCES = { field = true, histogram = true, date_histogram = true }
+-- a source's type -> the keys it takes (another is refused, never ignored)
+local SOURCES = { field = base.set{ "name", "type", "field_name" },
+  histogram = base.set{ "name", "type", "field_name", "interval", "offset" },
+  date_histogram = base.set{ "name", "type", "field_name", "interval", "offset", "time_zone" } }
 local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
 
 local function num_string(v)
@@ -33,6 +37,8 @@ return function(gb, K, children)
     if type(src) ~= "table" or #src == 0 or #src > L.composite_sources then
       return bad(what .. ": sources must list 1.." .. L.composite_sources .. " group-bys")
     end
+    local lok, lm, lc = base.list(src, what .. ": sources")
+    if not lok then return nil, lm, lc end
     local ctx = env.ctx
     local joins, keys, names, fmt, conds, kwkey = {}, {}, {}, {}, {}, {}
     -- a key's SQL literal (LuaJIT: an int64 beyond 2^53 is decimal text)
@@ -55,9 +61,8 @@ return function(gb, K, children)
       if type(s) ~= "table" or not SOURCES[s.type] then
         return bad(what .. ": each source is a field, histogram or date_histogram group-by")
       end
-      if s.sub_aggs or s.sub_group_bys or s.sort or s.size or s.min_doc_count or s.missing or s.field_range then
-        return bad(what .. ": a source takes only name, type, field_name, interval, offset and time_zone")
-      end
+      local ok, km, kc = base.known(s, SOURCES[s.type], what .. ": a " .. s.type .. " source")
+      if not ok then return nil, km, kc end
       if type(s.name) ~= "string" or s.name == "" then return bad(what .. ": each source needs a name") end
       names[i] = s.name
       local d, m, c = agg.field(env, s.field_name, what .. ".sources", s.type ~= "field" and NUMERIC or nil)
@@ -85,7 +90,6 @@ return function(gb, K, children)
         if type(iv) ~= "number" or not (iv > 0) or type(off) ~= "number" then
           return bad(what .. ": a histogram source needs interval > 0 and a numeric offset")
         end
-        if s.time_zone then return bad(what .. ": a histogram source takes no time_zone") end
         keys[i] = ("floor_div((%s) - %s, %s)"):format(x, ctx:bind(off), ctx:bind(iv))
         fmt[i] = function(b) return num_string(b * iv + off) end
       else

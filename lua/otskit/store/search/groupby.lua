@@ -14,6 +14,7 @@
 -- next_token }. Its result: { name, type, items = { {key | from, to |
 -- timestamp | keys, row_count, sub_aggs, sub_group_bys} }, next_token,
 -- source_names }.
+local base = require "otskit.store.base"
 local agg = require "otskit.store.search.agg"
 local sort = require "otskit.store.search.sort"
 local geohash = require "otskit.store.search.geohash"
@@ -78,17 +79,27 @@ local function children(env, g, item, scope, depth, what)
 end
 
 local ORDER = { ASC = false, DESC = true }
+local SORTER_KEYS = { group_key_sort = base.set{ "order" }, row_count_sort = base.set{ "order" },
+  sub_agg_sort = base.set{ "sub_agg_name", "order" } }
+local RANGE_KEYS, ORIGIN_KEYS, FIELD_RANGE_KEYS = base.set{ "from", "to" }, base.set{ "lat", "lon" }, base.set{ "min", "max" }
 
 -- sorts items by the group-by's sorters; key(item) -> a comparable key
 local function sort_items(env, g, items, key, default, what)
   local sorters = g.sort
   if sorters == nil then sorters = default end
   if type(sorters) ~= "table" then return bad(what .. ": sort must be a list of sorters") end
+  local lok, lm, lc = base.list(sorters, what .. ": sort")
+  if not lok then return nil, lm, lc end
   local cmp = {}
   for i, s in ipairs(sorters) do
     if type(s) ~= "table" then return bad(what .. ": each sorter is a table") end
     local kind, b = next(s)
-    b = b or {}
+    if not SORTER_KEYS[kind] or next(s, kind) ~= nil then
+      return bad(what .. ": a sorter is one of group_key_sort, row_count_sort and sub_agg_sort")
+    end
+    if type(b) ~= "table" then return bad(what .. ": " .. kind .. " must be a table") end
+    local ok, km, kc = base.known(b, SORTER_KEYS[kind], what .. ": " .. kind)
+    if not ok then return nil, km, kc end
     local desc = ORDER[b.order or "ASC"]
     if desc == nil then return bad(what .. ": order must be ASC or DESC") end
     if kind == "group_key_sort" then
@@ -246,8 +257,12 @@ end
 local function ranges_of(g, what, max)
   local rs = g.ranges
   if type(rs) ~= "table" or #rs == 0 or #rs > max then return bad(what .. ": ranges must list 1.." .. max .. " ranges") end
+  local lok, lm, lc = base.list(rs, what .. ": ranges")
+  if not lok then return nil, lm, lc end
   for _, r in ipairs(rs) do
     if type(r) ~= "table" then return bad(what .. ": each range is { from, to }") end
+    local ok, km, kc = base.known(r, RANGE_KEYS, what .. ": a range")
+    if not ok then return nil, km, kc end
     if r.from ~= nil and type(r.from) ~= "number" or r.to ~= nil and type(r.to) ~= "number" then
       return bad(what .. ": range bounds are numbers")
     end
@@ -320,6 +335,8 @@ function K.geo_distance(env, g, scope, depth, what)
     or o.lon < -180 or o.lon > 180 then
     return bad(what .. ": origin must be { lat, lon } in range")
   end
+  local ok, km, kc = base.known(o, ORIGIN_KEYS, what .. ": origin")
+  if not ok then return nil, km, kc end
   local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
   if d == nil then return nil, m2, c2 end
   local ctx = env.ctx
@@ -349,6 +366,8 @@ end
 function K.filter(env, g, scope, depth, what)
   local fs = g.filters
   if type(fs) ~= "table" or #fs == 0 or #fs > L.filters then return bad(what .. ": filters must list 1.." .. L.filters .. " queries") end
+  local lok, lm, lc = base.list(fs, what .. ": filters")
+  if not lok then return nil, lm, lc end
   local items = {}
   local ctx = env.ctx
   for i, q in ipairs(fs) do
@@ -455,6 +474,8 @@ function K.histogram(env, g, scope, depth, what)
     if type(fr) ~= "table" or type(fr.min) ~= "number" or type(fr.max) ~= "number" or fr.min > fr.max then
       return bad(what .. ": field_range must be { min, max } numbers, min <= max")
     end
+    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range")
+    if not ok then return nil, km, kc end
     lo, hi = fr.min, fr.max
   end
   local ctx = env.ctx
@@ -491,6 +512,8 @@ function K.date_histogram(env, g, scope, depth, what)
   if g.field_range ~= nil then
     local fr = g.field_range
     if type(fr) ~= "table" then return bad(what .. ": field_range must be { min, max }") end
+    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range")
+    if not ok then return nil, km, kc end
     local a, m6, c6 = agg.missing(fake, fr.min, what .. ".field_range")
     if m6 then return nil, m6, c6 end
     local b, m7, c7 = agg.missing(fake, fr.max, what .. ".field_range")
@@ -547,10 +570,17 @@ end
 
 K.composite = require("otskit.store.search.composite")(gb, K, children)
 
-local FIELDS = { name = true, type = true, field_name = true, size = true, sort = true, min_doc_count = true,
-  sub_aggs = true, sub_group_bys = true, ranges = true, filters = true, origin = true, interval = true, offset = true,
-  missing = true, field_range = true, time_zone = true, precision = true, sources = true, next_token = true }
-gb.FIELDS = FIELDS
+-- the keys of each type's group-by (another is refused, never ignored)
+local KEYS = {}
+for ty, ks in pairs({ field = { "field_name", "size", "sort", "min_doc_count" }, range = { "field_name", "ranges" },
+  filter = { "filters" }, geo_distance = { "field_name", "origin", "ranges" },
+  histogram = { "field_name", "interval", "offset", "missing", "min_doc_count", "sort", "field_range" },
+  date_histogram = { "field_name", "interval", "offset", "missing", "min_doc_count", "sort", "field_range", "time_zone" },
+  geo_grid = { "field_name", "precision", "size", "sort" }, composite = { "sources", "size", "next_token" } }) do
+  KEYS[ty] = base.set(ks)
+  KEYS[ty].name, KEYS[ty].type, KEYS[ty].sub_aggs, KEYS[ty].sub_group_bys = true, true, true, true
+end
+gb.KEYS = KEYS
 
 --- gb.run_list(env, list, scope, depth, where) -> { results } | nil, msg, code
 function run_list(env, list, scope, depth, where)
@@ -558,19 +588,31 @@ function run_list(env, list, scope, depth, where)
   if type(list) ~= "table" then return bad(where .. ": group_bys must be a list") end
   if depth > L.depth then return bad(("%s: group-bys nest at most %d levels"):format(where, L.depth)) end
   if #list > L.per_level then return bad(("%s: at most %d group-bys per level"):format(where, L.per_level)) end
+  local lok, lm, lc = base.list(list, where)
+  if not lok then return nil, lm, lc end
   local out, seen = {}, {}
   for i, g in ipairs(list) do
     if type(g) ~= "table" then return bad(where .. ": each group-by is a table") end
-    for k in pairs(g) do
-      if not FIELDS[k] then return bad(("%s: group-by field %s is not known"):format(where, tostring(k))) end
-    end
     if type(g.name) ~= "string" or g.name == "" then return bad(where .. ": each group-by needs a name") end
     if seen[g.name] then return bad(where .. ": duplicate group-by name " .. g.name) end
     seen[g.name] = true
     local f = K[g.type]
     if not f then return bad(("%s: unknown group-by type %s"):format(where, tostring(g.type))) end
-    local r, m, c = f(env, g, scope, depth, ("group_by [%s]"):format(g.name))
+    local ok, km, kc = base.known(g, KEYS[g.type], ("%s: %s group_by [%s]"):format(where, g.type, g.name))
+    if not ok then return nil, km, kc end
+    local what = ("group_by [%s]"):format(g.name)
+    local r, m, c = f(env, g, scope, depth, what)
     if not r then return nil, m, c end
+    if #r.items == 0 then
+      -- no bucket ran its sort, sub_aggs and sub_group_bys: checked on an
+      -- empty scope all the same (a bad one is refused whatever the data)
+      if KEYS[g.type].sort and g.sort ~= nil then
+        local ok2, m2, c2 = sort_items(env, g, {}, function() return 0 end, {}, what)
+        if not ok2 then return nil, m2, c2 end
+      end
+      local ok2, m2, c2 = children(env, g, {}, "0", depth, what)
+      if not ok2 then return nil, m2, c2 end
+    end
     r.name, r.type = g.name, g.type
     out[i] = r
   end
