@@ -88,8 +88,7 @@ local function sort_items(env, g, items, key, default, what)
   local sorters = g.sort
   if sorters == nil then sorters = default end
   if type(sorters) ~= "table" then return bad(what .. ": sort must be a list of sorters") end
-  local lok, lm, lc = base.list(sorters, what .. ": sort")
-  if not lok then return nil, lm, lc end
+  local lok, lm, lc = base.list(sorters, what .. ": sort"); if not lok then return nil, lm, lc end
   local cmp = {}
   for i, s in ipairs(sorters) do
     if type(s) ~= "table" then return bad(what .. ": each sorter is a table") end
@@ -98,8 +97,7 @@ local function sort_items(env, g, items, key, default, what)
       return bad(what .. ": a sorter is one of group_key_sort, row_count_sort and sub_agg_sort")
     end
     if type(b) ~= "table" then return bad(what .. ": " .. kind .. " must be a table") end
-    local ok, km, kc = base.known(b, SORTER_KEYS[kind], what .. ": " .. kind)
-    if not ok then return nil, km, kc end
+    local ok, km, kc = base.known(b, SORTER_KEYS[kind], what .. ": " .. kind); if not ok then return nil, km, kc end
     local desc = ORDER[b.order or "ASC"]
     if desc == nil then return bad(what .. ": order must be ASC or DESC") end
     if kind == "group_key_sort" then
@@ -257,12 +255,10 @@ end
 local function ranges_of(g, what, max)
   local rs = g.ranges
   if type(rs) ~= "table" or #rs == 0 or #rs > max then return bad(what .. ": ranges must list 1.." .. max .. " ranges") end
-  local lok, lm, lc = base.list(rs, what .. ": ranges")
-  if not lok then return nil, lm, lc end
+  local lok, lm, lc = base.list(rs, what .. ": ranges"); if not lok then return nil, lm, lc end
   for _, r in ipairs(rs) do
     if type(r) ~= "table" then return bad(what .. ": each range is { from, to }") end
-    local ok, km, kc = base.known(r, RANGE_KEYS, what .. ": a range")
-    if not ok then return nil, km, kc end
+    local ok, km, kc = base.known(r, RANGE_KEYS, what .. ": a range"); if not ok then return nil, km, kc end
     if r.from ~= nil and type(r.from) ~= "number" or r.to ~= nil and type(r.to) ~= "number" then
       return bad(what .. ": range bounds are numbers")
     end
@@ -335,8 +331,7 @@ function K.geo_distance(env, g, scope, depth, what)
     or o.lon < -180 or o.lon > 180 then
     return bad(what .. ": origin must be { lat, lon } in range")
   end
-  local ok, km, kc = base.known(o, ORIGIN_KEYS, what .. ": origin")
-  if not ok then return nil, km, kc end
+  local ok, km, kc = base.known(o, ORIGIN_KEYS, what .. ": origin"); if not ok then return nil, km, kc end
   local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
   if d == nil then return nil, m2, c2 end
   local ctx = env.ctx
@@ -366,8 +361,7 @@ end
 function K.filter(env, g, scope, depth, what)
   local fs = g.filters
   if type(fs) ~= "table" or #fs == 0 or #fs > L.filters then return bad(what .. ": filters must list 1.." .. L.filters .. " queries") end
-  local lok, lm, lc = base.list(fs, what .. ": filters")
-  if not lok then return nil, lm, lc end
+  local lok, lm, lc = base.list(fs, what .. ": filters"); if not lok then return nil, lm, lc end
   local items = {}
   local ctx = env.ctx
   for i, q in ipairs(fs) do
@@ -474,8 +468,7 @@ function K.histogram(env, g, scope, depth, what)
     if type(fr) ~= "table" or type(fr.min) ~= "number" or type(fr.max) ~= "number" or fr.min > fr.max then
       return bad(what .. ": field_range must be { min, max } numbers, min <= max")
     end
-    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range")
-    if not ok then return nil, km, kc end
+    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range"); if not ok then return nil, km, kc end
     lo, hi = fr.min, fr.max
   end
   local ctx = env.ctx
@@ -512,8 +505,7 @@ function K.date_histogram(env, g, scope, depth, what)
   if g.field_range ~= nil then
     local fr = g.field_range
     if type(fr) ~= "table" then return bad(what .. ": field_range must be { min, max }") end
-    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range")
-    if not ok then return nil, km, kc end
+    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range"); if not ok then return nil, km, kc end
     local a, m6, c6 = agg.missing(fake, fr.min, what .. ".field_range")
     if m6 then return nil, m6, c6 end
     local b, m7, c7 = agg.missing(fake, fr.max, what .. ".field_range")
@@ -588,8 +580,7 @@ function run_list(env, list, scope, depth, where)
   if type(list) ~= "table" then return bad(where .. ": group_bys must be a list") end
   if depth > L.depth then return bad(("%s: group-bys nest at most %d levels"):format(where, L.depth)) end
   if #list > L.per_level then return bad(("%s: at most %d group-bys per level"):format(where, L.per_level)) end
-  local lok, lm, lc = base.list(list, where)
-  if not lok then return nil, lm, lc end
+  local lok, lm, lc = base.list(list, where); if not lok then return nil, lm, lc end
   local out, seen = {}, {}
   for i, g in ipairs(list) do
     if type(g) ~= "table" then return bad(where .. ": each group-by is a table") end
@@ -603,14 +594,10 @@ function run_list(env, list, scope, depth, where)
     local what = ("group_by [%s]"):format(g.name)
     local r, m, c = f(env, g, scope, depth, what)
     if not r then return nil, m, c end
-    if #r.items == 0 then
-      -- no bucket ran its sort, sub_aggs and sub_group_bys: checked on an
-      -- empty scope all the same (a bad one is refused whatever the data)
-      if KEYS[g.type].sort and g.sort ~= nil then
-        local ok2, m2, c2 = sort_items(env, g, {}, function() return 0 end, {}, what)
-        if not ok2 then return nil, m2, c2 end
-      end
-      local ok2, m2, c2 = children(env, g, {}, "0", depth, what)
+    if #r.items == 0 then -- no bucket ran its sort and children: checked on an empty scope all the same
+      local ok2, m2, c2 = true, nil, nil
+      if KEYS[g.type].sort and g.sort ~= nil then ok2, m2, c2 = sort_items(env, g, {}, function() return 0 end, {}, what) end
+      if ok2 then ok2, m2, c2 = children(env, g, {}, "0", depth, what) end
       if not ok2 then return nil, m2, c2 end
     end
     r.name, r.type = g.name, g.type
