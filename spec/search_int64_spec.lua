@@ -4,7 +4,9 @@
 -- written as store.integer values, searched with term / terms / range /
 -- exists / sort (paged by token) / group_by_field / min / max / sum and
 -- compared with a Lua model that computes on decimal text, through the
--- embedded store and through `otskit serve` (same VM) and otskit.client.
+-- embedded store and through `otskit serve` (same VM) and otskit.client;
+-- the same in an array field and in a NESTED field's objects (JSON text,
+-- where 2^53 + 1 must not read as the double 2^53).
 local store = require "otskit.store"
 local serve = require "support.serve"
 local helper = require "helper"
@@ -234,6 +236,162 @@ local function load(s, tbl, r, n, before)
   return vals
 end
 
+-- An array field a (LONG, is_array) and a nested field o (objects with a
+-- LONG v): each row holds a JSON array of distinct values written as
+-- exact decimal text (2^53 + 1 must not read as 2^53); the model:
+-- multi[i] = list of {hi, lo} | nil (the row has no a), nest[i] likewise.
+local function load_multi(s, tbl, r, n, before)
+  assert(s:create_table{ name = tbl, primary_key = { { "pk", "INTEGER" } } })
+  local function index()
+    assert(s:create_search_index{ table = tbl, index = "ix", schema = { field_schemas = {
+      { field_name = "a", field_type = "LONG", is_array = true, enable_sort_and_agg = true },
+      { field_name = "o", field_type = "NESTED", field_schemas = { { field_name = "v", field_type = "LONG" } } } } } })
+  end
+  local multi, nest, seen = {}, {}, {}
+  local function list()
+    local out, have = {}, {}
+    for _ = 1, r.int(1, 4) do
+      local v = random_value(r, seen)
+      if not have[text(v)] then
+        have[text(v)] = true
+        seen[#seen + 1] = v
+        out[#out + 1] = v
+      end
+    end
+    return out
+  end
+  local function json(vs, obj)
+    local t = {}
+    for k, v in ipairs(vs) do t[k] = obj and ('{"v": %s}'):format(text(v)) or text(v) end
+    return "[" .. table.concat(t, ", ") .. "]"
+  end
+  for i = 1, n do
+    if i == before then index() end
+    local cols = { { "other", 1 } }
+    if r.int(1, 8) > 1 then multi[i] = list(); cols[#cols + 1] = { "a", json(multi[i]) } end
+    if r.int(1, 8) > 1 then nest[i] = list(); cols[#cols + 1] = { "o", json(nest[i], true) } end
+    assert(s:put_row{ table = tbl, primary_key = { { "pk", i } }, columns = cols })
+  end
+  if before > n then index() end
+  return multi, nest
+end
+
+-- the search API answers over a and o.v against the model
+local function check_multi(s, tbl, r, multi, nest, n)
+  local function search(req)
+    req.table, req.index = tbl, "ix"
+    return assert(s:search(req))
+  end
+  local function count(query)
+    return search{ query = query, limit = 0, get_total_count = true }.total_count
+  end
+  local function model_count(m, pred)
+    local c = 0
+    for i = 1, n do
+      local any = false
+      for _, v in ipairs(m[i] or {}) do any = any or pred(v) end
+      if any then c = c + 1 end
+    end
+    return c
+  end
+  local all = {}
+  for i = 1, n do
+    for _, v in ipairs(multi[i] or {}) do all[#all + 1] = v end
+    for _, v in ipairs(nest[i] or {}) do all[#all + 1] = v end
+  end
+  local function pick() return #all > 0 and all[r.int(1, #all)] or random_value(r, {}) end
+  local function nested(q) return { nested = { path = "o", query = q, score_mode = "NONE" } } end
+  local always = function() return true end
+  assert.equal(model_count(multi, always), count{ exists = { field_name = "a" } }, "exists a")
+  assert.equal(model_count(nest, always), count(nested{ exists = { field_name = "o.v" } }), "exists o.v")
+  for _ = 1, 6 do
+    local v = r.int(1, 4) == 1 and random_value(r, {}) or pick()
+    local w = pick()
+    local lo, hi = v, w
+    if cmp(lo, hi) > 0 then lo, hi = hi, lo end
+    local il, iu = r.int(0, 1) == 1, r.int(0, 1) == 1
+    local function eq(x) return cmp(x, v) == 0 end
+    local function either(x) return cmp(x, v) == 0 or cmp(x, w) == 0 end
+    local function within(x)
+      local a, b = cmp(x, lo), cmp(x, hi)
+      return (a > 0 or il and a == 0) and (b < 0 or iu and b == 0)
+    end
+    local term = { term = store.integer(text(v)) }
+    local terms = { terms = { store.integer(text(v)), store.integer(text(w)) } }
+    local range = { from = store.integer(text(lo)), to = store.integer(text(hi)), include_lower = il, include_upper = iu }
+    for _, f in ipairs({ { "a", multi, function(q) return q end }, { "o.v", nest, nested } }) do
+      local name, m, wrap = f[1], f[2], f[3]
+      term.field_name, terms.field_name, range.field_name = name, name, name
+      assert.equal(model_count(m, eq), count(wrap{ term = term }), name .. " term " .. text(v))
+      assert.equal(model_count(m, either), count(wrap{ terms = terms }), name .. " terms")
+      assert.equal(model_count(m, within), count(wrap{ range = range }), ("%s range %s..%s"):format(name, text(lo), text(hi)))
+    end
+  end
+
+  -- sort on a: ASC by each row's least value, DESC by its greatest (the
+  -- default modes), ties by primary key, rows without a last
+  for _, order in ipairs({ "ASC", "DESC" }) do
+    local key, want = {}, {}
+    for i = 1, n do
+      for _, v in ipairs(multi[i] or {}) do
+        if not key[i] or (order == "ASC" and cmp(v, key[i]) < 0) or (order == "DESC" and cmp(v, key[i]) > 0) then key[i] = v end
+      end
+      if key[i] then want[#want + 1] = i end
+    end
+    table.sort(want, function(x, y)
+      local c = cmp(key[x], key[y])
+      if c ~= 0 then if order == "ASC" then return c < 0 end return c > 0 end
+      return x < y
+    end)
+    for i = 1, n do if not key[i] then want[#want + 1] = i end end
+    local got, token = {}, nil
+    repeat
+      local res = search{ query = { match_all = {} }, limit = 7, token = token,
+        sort = { { field_sort = { field_name = "a", order = order } } } }
+      for _, row in ipairs(res.rows) do got[#got + 1] = tonumber(row.primary_key[1][2]) end
+      token = res.next_token
+    until not token or #got > n
+    assert.same(want, got, "sort a " .. order)
+  end
+
+  -- group_by_field on a: a row counts once in each of its values' buckets;
+  -- min, max and sum over every value (doubles on the wire)
+  local groups, keys = {}, {}
+  local mn, mx, total, abs = nil, nil, 0, 0
+  for i = 1, n do
+    for _, v in ipairs(multi[i] or {}) do
+      local t = text(v)
+      if not groups[t] then groups[t] = { v = v, c = 0 }; keys[#keys + 1] = t end
+      groups[t].c = groups[t].c + 1
+      if not mn or cmp(v, mn) < 0 then mn = v end
+      if not mx or cmp(v, mx) > 0 then mx = v end
+      local d = tonumber(t) + 0.0
+      total, abs = total + d, abs + math.abs(d)
+    end
+  end
+  table.sort(keys, function(x, y)
+    local a, b = groups[x], groups[y]
+    if a.c ~= b.c then return a.c > b.c end
+    return cmp(a.v, b.v) < 0
+  end)
+  local want = {}
+  for i, k in ipairs(keys) do want[i] = k .. "=" .. groups[k].c end
+  local res = search{ query = { match_all = {} }, limit = 0,
+    group_bys = { { name = "g", type = "field", field_name = "a", size = 2000 } },
+    aggs = { { name = "mn", type = "min", field_name = "a" }, { name = "mx", type = "max", field_name = "a" },
+      { name = "s", type = "sum", field_name = "a" } } }
+  local got = {}
+  for i, it in ipairs(res.group_bys[1].items) do got[i] = it.key .. "=" .. it.row_count end
+  assert.same(want, got, "group_by_field a")
+  local ag = {}
+  for _, a in ipairs(res.aggs) do ag[a.name] = a.value end
+  if mn then
+    assert.equal(tonumber(text(mn)) + 0.0, ag.mn, "min a")
+    assert.equal(tonumber(text(mx)) + 0.0, ag.mx, "max a")
+    assert.is_true(math.abs(ag.s - total) <= abs * 2 ^ -48, "sum a")
+  end
+end
+
 describe("search index LONG fields hold exact int64 values", function()
   it("the model's decimal text is right", function()
     assert.equal("-9223372036854775808", text(MIN))
@@ -267,6 +425,18 @@ describe("search index LONG fields hold exact int64 values", function()
     end
   end)
 
+  it("in arrays and nested objects (JSON text), through the embedded store", function()
+    local r = helper.rng(66)
+    for trial = 1, helper.trials(20) do
+      local db = assert(store.open{ path = ":memory:" })
+      local n = r.int(1, 40)
+      local multi, nest = load_multi(db, "t", r, n, r.int(1, n + 1))
+      check_multi(db, "t", r, multi, nest, n)
+      db:close()
+      if trial % 5 == 0 then collectgarbage() end
+    end
+  end)
+
   it("through otskit serve and otskit.client (the same VM on both ends)", function()
     local srv = assert(serve.start{ lua = math.type and "lua5.4" or "luajit" })
     local ok, err = pcall(function()
@@ -277,6 +447,8 @@ describe("search index LONG fields hold exact int64 values", function()
         local n = r.int(5, 40)
         local vals = load(cl, tbl, r, n, r.int(1, n + 1))
         check(cl, tbl, r, vals, n)
+        local multi, nest = load_multi(cl, tbl .. "m", r, n, r.int(1, n + 1))
+        check_multi(cl, tbl .. "m", r, multi, nest, n)
       end
     end)
     srv.stop()
