@@ -437,6 +437,67 @@ describe("search index LONG fields hold exact int64 values", function()
     end
   end)
 
+  it("histogram buckets of a LONG field are exact int64 keys (interval, offset, field_range typed)", function()
+    -- values within 60 of a base far past 2^53: the model's bucket of v
+    -- is off + floor((v - off) / k) * k, computed on the small difference
+    local r = helper.rng(67)
+    local function diff(a, b) return (a[1] - b[1]) * E9 + (a[2] - b[2]) end
+    local function key_text(k)
+      if type(k) == "table" then return tostring(k.value) end
+      return (math.type and ("%d") or ("%.0f")):format(k)
+    end
+    for trial = 1, helper.trials(30) do
+      local base = ({ add(MAX, -200), add(MIN, 200), add(TWO53, 1), neg(add(TWO53, 3)), add(MAX, -2 ^ 20) })[trial % 5 + 1]
+      local db = assert(store.open{ path = ":memory:" })
+      assert(db:create_table{ name = "h", primary_key = { { "pk", "INTEGER" } } })
+      assert(db:create_search_index{ table = "h", index = "ix", schema = { field_schemas = {
+        { field_name = "n", field_type = "LONG", enable_sort_and_agg = r.int(0, 1) == 1 },
+        { field_name = "a", field_type = "LONG", is_array = true } } } })
+      local vals, arr = {}, {}
+      for i = 1, r.int(1, 40) do
+        vals[i] = add(base, r.int(-60, 60))
+        arr[i] = { add(base, r.int(-60, 60)), add(base, r.int(-60, 60)) }
+        if cmp(arr[i][1], arr[i][2]) == 0 then arr[i][2] = nil end
+        assert(db:put_row{ table = "h", primary_key = { { "pk", i } }, columns = { { "n", store.integer(text(vals[i])) },
+          { "a", ("[%s]"):format(text(arr[i][1]) .. (arr[i][2] and ", " .. text(arr[i][2]) or "")) } } })
+      end
+      local k, o = r.int(1, 9), r.int(-20, 20)
+      local off = add(base, o)
+      local lo, hi
+      if r.int(1, 3) == 1 then lo, hi = add(base, r.int(-60, 0)), add(base, r.int(0, 60)) end
+      for _, mdc in ipairs({ 0, 1 }) do
+        for _, f in ipairs({ "n", "a" }) do
+          local counts, first, last = {}, nil, nil
+          for i = 1, #vals do
+            local seen = {}
+            for _, v in ipairs(f == "n" and { vals[i] } or arr[i]) do
+              if not lo or (cmp(v, lo) >= 0 and cmp(v, hi) < 0) then
+                local b = math.floor(diff(v, off) / k)
+                if not seen[b] then -- a row counts once a bucket
+                  seen[b] = true
+                  counts[b] = (counts[b] or 0) + 1
+                  first, last = math.min(first or b, b), math.max(last or b, b)
+                end
+              end
+            end
+          end
+          local want = {}
+          for b = first or 1, last or 0 do
+            if counts[b] or mdc == 0 then want[#want + 1] = text(add(off, b * k)) .. "=" .. (counts[b] or 0) end
+          end
+          local g = { name = "g", type = "histogram", field_name = f, interval = store.integer(k),
+            offset = store.integer(text(off)), min_doc_count = mdc }
+          if lo then g.field_range = { min = store.integer(text(lo)), max = store.integer(text(hi)) } end
+          local res = assert(db:search{ table = "h", index = "ix", limit = 0, group_bys = { g } })
+          local got = {}
+          for i, it in ipairs(res.group_bys[1].items) do got[i] = key_text(it.key) .. "=" .. it.row_count end
+          assert.same(want, got, ("histogram of %s, interval %d, offset %s, min_doc_count %d"):format(f, k, text(off), mdc))
+        end
+      end
+      db:close()
+    end
+  end)
+
   it("through otskit serve and otskit.client (the same VM on both ends)", function()
     local srv = assert(serve.start{ lua = math.type and "lua5.4" or "luajit" })
     local ok, err = pcall(function()

@@ -18,6 +18,8 @@ local agg = require "otskit.store.search.agg"
 local sort = require "otskit.store.search.sort"
 local geohash = require "otskit.store.search.geohash"
 local dates = require "otskit.store.search.dates"
+local docs = require "otskit.store.search.docs"
+local values = require "otskit.values"
 
 local gb = {}
 
@@ -315,43 +317,56 @@ end
 
 -- histogram and date_histogram share this: keyexpr(x) -> SQL bucket number
 -- of value x; back(b) -> the bucket's key; nextb(b) -> the following bucket
-local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, key_of, bucket_cond, mdc)
+-- keysql(b): with it, an int64 histogram -- the SQL of bucket b's key: the
+-- keys and the empty buckets between (min_doc_count 0) come from SQLite's
+-- integers (exact also past 2^53 on LuaJIT), into it.key
+local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, key_of, bucket_cond, mdc, keysql)
   local ctx = env.ctx
   local items = {}
   if d or miss ~= nil then
-    local x = d and (miss ~= nil and ("coalesce(n.v, %s)"):format(ctx:bind(miss)) or "n.v") or ctx:bind(miss)
+    local function bm() return type(miss) == "string" and "CAST(" .. ctx:bind(miss) .. " AS INTEGER)" or ctx:bind(miss) end
+    local x = d and (miss ~= nil and ("coalesce(n.v, %s)"):format(bm()) or "n.v") or bm()
     local from = d and ("%sdoc d LEFT JOIN %snum n ON n.doc = d.id AND n.f = %s"):format(ctx.p, ctx.p, ctx:bind(d.id))
       or ctx.p .. "doc d"
+    local function bb(v) return type(v) == "string" and "CAST(" .. ctx:bind(v) .. " AS INTEGER)" or ctx:bind(v) end
     local conds = { scope, x .. " IS NOT NULL" }
-    if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
-    if hi ~= nil then conds[#conds + 1] = x .. " < " .. ctx:bind(hi) end
-    local rows
+    if lo ~= nil then conds[#conds + 1] = x .. " >= " .. bb(lo) end
+    if hi ~= nil then conds[#conds + 1] = x .. " < " .. bb(hi) end
+    local q
     -- over every document without a missing value the value table is
     -- read alone (narrower than p.."doc"); else the value column
     local cx = not (miss == nil and scope == agg.ALL) and agg.col(env, d, miss)
     if cx then -- from the value column: one value per document
       x, from = cx, ctx.p .. "doc d"
       local vc = { scope, x .. " IS NOT NULL" }
-      if lo ~= nil then vc[#vc + 1] = x .. " >= " .. ctx:bind(lo) end
-      if hi ~= nil then vc[#vc + 1] = x .. " < " .. ctx:bind(hi) end
-      rows = agg.query(env, ("SELECT %s AS b, count(*) FROM %sdoc d WHERE %s GROUP BY b ORDER BY b")
-        :format(keyexpr(x), ctx.p, table.concat(vc, " AND ")))
+      if lo ~= nil then vc[#vc + 1] = x .. " >= " .. bb(lo) end
+      if hi ~= nil then vc[#vc + 1] = x .. " < " .. bb(hi) end
+      q = ("SELECT %s AS b, count(*) AS c FROM %sdoc d WHERE %s GROUP BY b")
+        :format(keyexpr(x), ctx.p, table.concat(vc, " AND "))
     elseif d and miss == nil then -- from the values alone
       local vc = {}
-      if lo ~= nil then vc[#vc + 1] = " AND n.v >= " .. ctx:bind(lo) end
-      if hi ~= nil then vc[#vc + 1] = " AND n.v < " .. ctx:bind(hi) end
+      if lo ~= nil then vc[#vc + 1] = " AND n.v >= " .. bb(lo) end
+      if hi ~= nil then vc[#vc + 1] = " AND n.v < " .. bb(hi) end
       -- a single-valued field has one value per document: no DISTINCT
-      rows = agg.query(env, ("SELECT b, %s FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b ORDER BY b")
-        :format(d.col and "count(*)" or "count(DISTINCT doc)", keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc)))
+      q = ("SELECT b, %s AS c FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b")
+        :format(d.col and "count(*)" or "count(DISTINCT doc)", keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc))
     else
-      rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
-        :format(keyexpr(x), from, table.concat(conds, " AND ")))
+      q = ("SELECT b, count(DISTINCT id) AS c FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b")
+        :format(keyexpr(x), from, table.concat(conds, " AND "))
     end
+    local rows = agg.query(env, keysql and ("SELECT b, c, %s FROM (%s) ORDER BY b"):format(keysql("b"), q)
+      or q .. " ORDER BY b")
     if #rows > L.buckets then return bad(("%s: more than %d buckets"):format(what, L.buckets)) end
     for _, r in ipairs(rows) do
-      if r[2] >= math.max(mdc, 1) then items[#items + 1] = { b = r[1], row_count = r[2] } end
+      if r[2] >= math.max(mdc, 1) then items[#items + 1] = { b = r[1], row_count = r[2], key = r[3] } end
     end
-    if mdc == 0 and #rows > 0 then -- the empty buckets between the first and the last
+    if keysql and mdc == 0 and #rows > 0 then -- the empty buckets too, numbered by SQLite
+      items = agg.query(env, ("WITH r(b, c) AS (%s), s(b) AS (SELECT min(b) FROM r UNION ALL SELECT b + 1 FROM s "
+        .. "WHERE b < (SELECT max(b) FROM r) LIMIT %d) SELECT s.b, coalesce(r.c, 0), %s FROM s LEFT JOIN r ON r.b = s.b "
+        .. "ORDER BY s.b"):format(q, L.buckets + 1, keysql("s.b")))
+      if #items > L.buckets then return bad(("%s: more than %d buckets"):format(what, L.buckets)) end
+      for i, r in ipairs(items) do items[i] = { b = r[1], row_count = r[2], key = r[3] } end
+    elseif mdc == 0 and #rows > 0 then -- the empty buckets between the first and the last
       local all, i = {}, 1
       for b = rows[1][1], rows[#rows][1] do
         if i <= #rows and rows[i][1] == b then all[#all + 1] = { b = b, row_count = rows[i][2] }; i = i + 1
@@ -367,17 +382,37 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
       if not ok then return nil, m, c end
     end
   end
-  local r, m, c = sort_items(env, g, items, function(it) return it.b end, { { group_key_sort = { order = "ASC" } } }, what)
+  local r, m, c = sort_items(env, g, items, keysql and function(it) return ordered(it.b) end or function(it) return it.b end,
+    { { group_key_sort = { order = "ASC" } } }, what)
   if not r then return nil, m, c end
   for _, it in ipairs(items) do it.b = nil end
   return { items = items }
 end
 
+-- a histogram's number: a number, or a typed INTEGER (store.integer; the
+-- wire's LuaJIT int64 beyond 2^53) -> a number, or (LuaJIT) an int64's
+-- decimal text | nil
+local function hnum(v)
+  local x = docs.as_long(v)
+  if type(v) == "table" then return x end
+  return type(v) == "number" and v or nil
+end
+
+local function integral(v) return type(v) == "string" or (v == math.floor(v) and v >= -2 ^ 63 and v < 2 ^ 63) end
+
+-- the SQL of an integral histogram number (5.4: bound as an integer)
+local function bind_int(ctx, v)
+  if type(v) == "string" then return "CAST(" .. ctx:bind(v) .. " AS INTEGER)" end
+  return ctx:bind(math.tointeger and math.tointeger(v) or v)
+end
+
 function K.histogram(env, g, scope, depth, what)
-  local iv = g.interval
-  if type(iv) ~= "number" or not (iv > 0) or iv == math.huge then return bad(what .. ": interval must be a number > 0") end
-  local off = g.offset or 0
-  if type(off) ~= "number" then return bad(what .. ": offset must be a number") end
+  local iv = hnum(g.interval)
+  if iv == nil or (type(iv) == "string" and iv:find("^%-")) or (type(iv) == "number" and not (iv > 0 and iv < math.huge)) then
+    return bad(what .. ": interval must be a number > 0")
+  end
+  local off = hnum(g.offset or 0)
+  if off == nil then return bad(what .. ": offset must be a number") end
   local mdc, m, c = min_docs(g, what, 0)
   if not mdc then return nil, m, c end
   local d, m2, c2 = agg.field(env, g.field_name, what, NUMERIC)
@@ -387,12 +422,33 @@ function K.histogram(env, g, scope, depth, what)
   local fr = g.field_range
   local lo, hi
   if fr ~= nil then
-    if type(fr) ~= "table" or type(fr.min) ~= "number" or type(fr.max) ~= "number" or fr.min > fr.max then
+    lo, hi = type(fr) == "table" and hnum(fr.min), type(fr) == "table" and hnum(fr.max)
+    local wrong = not lo or not hi -- (min > max: LuaJIT's decimal text compared as int64)
+    if not wrong then
+      if type(lo) == "number" and type(hi) == "number" then wrong = lo > hi else wrong = ordered(lo) > ordered(hi) end
+    end
+    if wrong then
       return bad(what .. ": field_range must be { min, max } numbers, min <= max")
     end
-    lo, hi = fr.min, fr.max
   end
   local ctx = env.ctx
+  if (not d or d.type ~= "DOUBLE") and integral(iv) and integral(off) then
+    -- an int64 histogram: bucket numbers, keys and bounds in SQLite's
+    -- integers (exact near +-2^63 too: the service's keys are int64)
+    local bi, bo = bind_int(ctx, iv), bind_int(ctx, off)
+    return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
+      function(x) return ("floor_div(%s, %s, %s)"):format(x, bi, bo) end, -- csrc/core/bucket.c
+      function(it) if type(it.key) == "string" then it.key = values.integer(it.key) end end,
+      function(b, x, from)
+        local cb = "CAST(" .. ctx:bind(b) .. " AS INTEGER)"
+        return ("d.id IN (SELECT d.id FROM %s WHERE %s >= %s * %s + %s AND %s < (%s + 1) * %s + %s)")
+          :format(from, x, cb, bi, bo, x, cb, bi, bo)
+      end, mdc,
+      function(b) return ("%s * %s + %s"):format(b, bi, bo) end)
+  end
+  iv, off = tonumber(iv), tonumber(off)
+  if type(lo) == "string" then lo = tonumber(lo) end
+  if type(hi) == "string" then hi = tonumber(hi) end
   local integral = (not d or d.type ~= "DOUBLE") and iv == math.floor(iv) and off == math.floor(off)
   local bi, bo = ctx:bind(iv), ctx:bind(off)
   return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
