@@ -437,7 +437,7 @@ describe("search index LONG fields hold exact int64 values", function()
     end
   end)
 
-  it("histogram buckets of a LONG field are exact int64 keys (interval, offset, field_range typed)", function()
+  it("histogram buckets (also a composite's) of a LONG field are exact int64 keys (interval, offset, field_range typed)", function()
     -- values within 60 of a base far past 2^53: the model's bucket of v
     -- is off + floor((v - off) / k) * k, computed on the small difference
     local r = helper.rng(67)
@@ -492,6 +492,18 @@ describe("search index LONG fields hold exact int64 values", function()
           local got = {}
           for i, it in ipairs(res.group_bys[1].items) do got[i] = key_text(it.key) .. "=" .. it.row_count end
           assert.same(want, got, ("histogram of %s, interval %d, offset %s, min_doc_count %d"):format(f, k, text(off), mdc))
+          if mdc == 1 and not lo then -- the same buckets as a composite's histogram source, paged
+            got = {}
+            local token
+            repeat
+              res = assert(db:search{ table = "h", index = "ix", limit = 0, group_bys = { { name = "c", type = "composite",
+                size = 3, next_token = token, sources = { { name = "h", type = "histogram", field_name = f,
+                  interval = store.integer(k), offset = store.integer(text(off)) } } } } })
+              for _, it in ipairs(res.group_bys[1].items) do got[#got + 1] = it.keys[1] .. "=" .. it.row_count end
+              token = res.group_bys[1].next_token
+            until not token or #got > #want
+            assert.same(want, got, ("composite histogram of %s, interval %d, offset %s"):format(f, k, text(off)))
+          end
         end
       end
       db:close()

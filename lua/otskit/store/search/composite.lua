@@ -68,13 +68,23 @@ return function(gb, K, children)
           return num_string(v)
         end
       elseif s.type == "histogram" then
-        local iv, off = s.interval, s.offset or 0
-        if type(iv) ~= "number" or not (iv > 0) or type(off) ~= "number" then
+        local iv, off = gb.hnum(s.interval), gb.hnum(s.offset or 0)
+        if iv == nil or off == nil or (type(iv) == "string" and iv:find("^%-"))
+          or (type(iv) == "number" and not (iv > 0 and iv < math.huge)) then
           return bad(what .. ": a histogram source needs interval > 0 and a numeric offset")
         end
         if s.time_zone then return bad(what .. ": a histogram source takes no time_zone") end
-        keys[i] = ("floor_div((%s) - %s, %s)"):format(x, ctx:bind(off), ctx:bind(iv))
-        fmt[i] = function(b) return num_string(b * iv + off) end
+        if d.type ~= "DOUBLE" and gb.integral(iv) and gb.integral(off) then
+          -- an int64 histogram: the key itself in SQLite's integers (exact
+          -- near +-2^63 too), ordered as the bucket numbers are
+          local bi, bo = gb.bind_int(ctx, iv), gb.bind_int(ctx, off)
+          keys[i] = ("floor_div(%s, %s, %s) * %s + %s"):format(x, bi, bo, bi, bo)
+          fmt[i] = num_string
+        else
+          iv, off = tonumber(iv), tonumber(off)
+          keys[i] = ("floor_div((%s) - %s, %s)"):format(x, ctx:bind(off), ctx:bind(iv))
+          fmt[i] = function(b) return num_string(b * iv + off) end
+        end
       else
         if d.type ~= "DATE" and d.id ~= -1 then return bad(what .. ": a date_histogram source needs a DATE field") end
         local iv, m1, c1 = dates.interval(s.interval, what .. ".interval")

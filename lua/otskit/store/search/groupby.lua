@@ -405,6 +405,7 @@ local function bind_int(ctx, v)
   if type(v) == "string" then return "CAST(" .. ctx:bind(v) .. " AS INTEGER)" end
   return ctx:bind(math.tointeger and math.tointeger(v) or v)
 end
+gb.hnum, gb.integral, gb.bind_int = hnum, integral, bind_int -- (composite's histogram sources)
 
 function K.histogram(env, g, scope, depth, what)
   local iv = hnum(g.interval)
