@@ -575,47 +575,57 @@ static int dec_align(sqldec a, sqldec b, int64_t *ia, int64_t *ib, int *e) {
   return b.e - a.e <= 19 ? dec_scale(ib, b.e - a.e) : b.m == 0;
 }
 
-/* an argument: 'i' (*i), 'd' (*d and, if it has one, *dec: *hasdec) or 0 (NULL) */
-static int arith_arg(sqlite3_value *v, int64_t *i, double *d, sqldec *dec, int *hasdec) {
-  switch (sqlite3_value_numeric_type(v)) {
-  case SQLITE_NULL: return 0;
-  case SQLITE_INTEGER:
-    *i = (int64_t)sqlite3_value_int64(v);
-    *d = (double)*i;
-    dec->m = *i, dec->e = 0, *hasdec = 1;
-    return 'i';
-  default: /* a real; text or a blob that is no number: MySQL reads its numeric prefix */
-    *d = sqlite3_value_double(v);
-    *hasdec = dec_of_double(*d, dec);
-    return 'd';
+/* an argument of div or mod: t 'i' (an integer: i) or 'd' (a real: d,
+ * and dec if it has one: hasdec) */
+typedef struct { int t, hasdec; int64_t i; double d; sqldec dec; } sqlarg;
+
+static void arith_arg(sqlite3_value *v, sqlarg *a) {
+  if (sqlite3_value_numeric_type(v) == SQLITE_INTEGER) {
+    a->t = 'i';
+    a->i = (int64_t)sqlite3_value_int64(v);
+    a->d = (double)a->i;
+    a->dec.m = a->i, a->dec.e = 0, a->hasdec = 1;
+  } else { /* a real; text or a blob that is no number: MySQL reads its numeric prefix */
+    a->t = 'd';
+    a->d = sqlite3_value_double(v);
+    a->hasdec = dec_of_double(a->d, &a->dec);
   }
+}
+
+/* both arguments of div or mod into a, b: 0 once NULL is the answer
+ * (either is NULL), 'i' when both are integers, 'e' when both have
+ * decimals at one exponent (x, y; *e), else 'd' (reals: a->d, b->d) */
+static int arith_args(sqlite3_context *ctx, sqlite3_value **argv, sqlarg *a, sqlarg *b, int64_t *x, int64_t *y,
+                      int *e) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return 0;
+  }
+  arith_arg(argv[0], a);
+  arith_arg(argv[1], b);
+  if (a->t == 'i' && b->t == 'i') return 'i';
+  if (a->hasdec && b->hasdec && dec_align(a->dec, b->dec, x, y, e)) return 'e';
+  return 'd';
 }
 
 /* div(a, b): MySQL's a DIV b -- the quotient truncated toward zero, a
  * BIGINT; NULL if either is NULL or b is 0; an error past BIGINT */
 static void f_div(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  int64_t ia = 0, ib = 0, x, y;
-  double da = 0, db = 0, q;
-  sqldec a, b;
-  int ha = 0, hb = 0, ta, tb, e;
+  sqlarg a, b;
+  int64_t x = 0, y = 0;
+  int e = 0, how = arith_args(ctx, argv, &a, &b, &x, &y, &e);
+  double q;
   (void)argc;
-  ta = arith_arg(argv[0], &ia, &da, &a, &ha);
-  tb = arith_arg(argv[1], &ib, &db, &b, &hb);
-  if (!ta || !tb) { sqlite3_result_null(ctx); return; }
-  if (ta == 'i' && tb == 'i') {
-    if (ib == 0) { sqlite3_result_null(ctx); return; }
-    if (ia == INT64_MIN && ib == -1) goto range;
-    sqlite3_result_int64(ctx, (sqlite3_int64)(ia / ib));
-    return;
-  }
-  if (ha && hb && dec_align(a, b, &x, &y, &e)) {
+  if (how == 'i') x = a.i, y = b.i;
+  if (how == 'i' || how == 'e') {
     if (y == 0) { sqlite3_result_null(ctx); return; }
     if (x == INT64_MIN && y == -1) goto range;
     sqlite3_result_int64(ctx, (sqlite3_int64)(x / y));
     return;
   }
-  if (db == 0) { sqlite3_result_null(ctx); return; }
-  q = trunc(da / db);
+  if (how == 0) return;
+  if (b.d == 0) { sqlite3_result_null(ctx); return; }
+  q = trunc(a.d / b.d);
   if (!(q >= -9223372036854775808.0 && q < 9223372036854775808.0)) goto range;
   sqlite3_result_int64(ctx, (sqlite3_int64)q);
   return;
@@ -626,28 +636,24 @@ range:
 /* mod(a, b): MySQL's MOD(a, b), a MOD b, a % b -- the remainder with a's
  * sign, an integer when both are; NULL if either is NULL or b is 0 */
 static void f_mod(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  int64_t ia = 0, ib = 0, x, y;
-  double da = 0, db = 0;
-  sqldec a, b;
-  int ha = 0, hb = 0, ta, tb, e;
+  sqlarg a, b;
+  int64_t x = 0, y = 0;
+  int e = 0, how = arith_args(ctx, argv, &a, &b, &x, &y, &e);
+  char buf[48];
   (void)argc;
-  ta = arith_arg(argv[0], &ia, &da, &a, &ha);
-  tb = arith_arg(argv[1], &ib, &db, &b, &hb);
-  if (!ta || !tb) { sqlite3_result_null(ctx); return; }
-  if (ta == 'i' && tb == 'i') {
-    if (ib == 0) sqlite3_result_null(ctx);
-    else sqlite3_result_int64(ctx, ib == -1 ? 0 : (sqlite3_int64)(ia % ib));
-    return;
-  }
-  if (ha && hb && dec_align(a, b, &x, &y, &e)) {
-    char buf[48];
+  if (how == 0) return;
+  if (how == 'i') {
+    if (b.i == 0) sqlite3_result_null(ctx);
+    else sqlite3_result_int64(ctx, b.i == -1 ? 0 : (sqlite3_int64)(a.i % b.i));
+  } else if (how == 'e') {
     if (y == 0) { sqlite3_result_null(ctx); return; }
     snprintf(buf, sizeof buf, "%llde%d", (long long)(y == -1 ? 0 : x % y), e);
     sqlite3_result_double(ctx, strtod(buf, NULL));
-    return;
+  } else if (b.d == 0) {
+    sqlite3_result_null(ctx);
+  } else {
+    sqlite3_result_double(ctx, fmod(a.d, b.d));
   }
-  if (db == 0) { sqlite3_result_null(ctx); return; }
-  sqlite3_result_double(ctx, fmod(da, db));
 }
 
 int sqlvt_register(kv_db *db, sqlvt_state *st) {
