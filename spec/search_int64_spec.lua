@@ -77,6 +77,19 @@ local function sorted_pks(search, field, order, n)
   return got
 end
 
+-- the model of min, max and sum: add(v) each value; stats() -> min, max
+-- (as {hi, lo}), the sum and the sum of magnitudes (doubles)
+local function min_max_sum()
+  local mn, mx, total, abs = nil, nil, 0, 0
+  local function add(v)
+    if not mn or cmp(v, mn) < 0 then mn = v end
+    if not mx or cmp(v, mx) > 0 then mx = v end
+    local d = tonumber(text(v)) + 0.0
+    total, abs = total + d, abs + math.abs(d)
+  end
+  return add, function() return mn, mx, total, abs end
+end
+
 -- the model of a group_by_field: count(v) once per row and value; answer()
 -- -> { "key=row_count" }, row_count DESC then key ASC
 local function field_groups()
@@ -213,16 +226,9 @@ local function check(s, tbl, r, vals, n)
   end
 
   -- min / max / sum: doubles on the wire (Tablestore's aggregation results)
-  local mn, mx, total, abs = nil, nil, 0, 0
-  for i = 1, n do
-    local v = vals[i]
-    if v then
-      if not mn or cmp(v, mn) < 0 then mn = v end
-      if not mx or cmp(v, mx) > 0 then mx = v end
-      local d = tonumber(text(v)) + 0.0
-      total, abs = total + d, abs + math.abs(d)
-    end
-  end
+  local add, stats = min_max_sum()
+  for i = 1, n do if vals[i] then add(vals[i]) end end
+  local mn, mx, total, abs = stats()
   local res = search{ query = { match_all = {} }, limit = 0, aggs = { { name = "mn", type = "min", field_name = "n" },
     { name = "mx", type = "max", field_name = "n" }, { name = "s", type = "sum", field_name = "n" } } }
   local got = {}
@@ -368,17 +374,12 @@ local function check_multi(s, tbl, r, multi, nest, n)
   -- group_by_field on a: a row counts once in each of its values' buckets;
   -- min, max and sum over every value (doubles on the wire)
   local count, answer = field_groups()
-  local mn, mx, total, abs = nil, nil, 0, 0
+  local add, stats = min_max_sum()
   for i = 1, n do
-    for _, v in ipairs(multi[i] or {}) do
-      count(v)
-      if not mn or cmp(v, mn) < 0 then mn = v end
-      if not mx or cmp(v, mx) > 0 then mx = v end
-      local d = tonumber(text(v)) + 0.0
-      total, abs = total + d, abs + math.abs(d)
-    end
+    for _, v in ipairs(multi[i] or {}) do count(v); add(v) end
   end
   local want = answer()
+  local mn, mx, total, abs = stats()
   local res = search{ query = { match_all = {} }, limit = 0,
     group_bys = { { name = "g", type = "field", field_name = "a", size = 2000 } },
     aggs = { { name = "mn", type = "min", field_name = "a" }, { name = "mx", type = "max", field_name = "a" },

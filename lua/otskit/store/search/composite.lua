@@ -86,11 +86,8 @@ return function(gb, K, children)
           return num_string(v)
         end
       elseif s.type == "histogram" then
-        local iv, off = gb.hnum(s.interval), gb.hnum(s.offset or 0)
-        if iv == nil or off == nil or (type(iv) == "string" and iv:find("^%-"))
-          or (type(iv) == "number" and not (iv > 0 and iv < math.huge)) then
-          return bad(what .. ": a histogram source needs interval > 0 and a numeric offset")
-        end
+        local iv, off = gb.interval_of(s)
+        if iv == nil then return bad(what .. ": a histogram source needs interval > 0 and a numeric offset") end
         if d.type ~= "DOUBLE" and gb.integral(iv) and gb.integral(off) then
           -- an int64 histogram: the key itself in SQLite's integers (exact
           -- near +-2^63 too), ordered as the bucket numbers are
@@ -104,12 +101,8 @@ return function(gb, K, children)
         end
       else
         if d.type ~= "DATE" and d.id ~= -1 then return bad(what .. ": a date_histogram source needs a DATE field") end
-        local iv, m1, c1 = dates.interval(s.interval, what .. ".interval")
-        if not iv then return nil, m1, c1 end
-        local off, m2, c2 = dates.interval(s.offset, what .. ".offset", true)
-        if not off then return nil, m2, c2 end
-        local tz, m3, c3 = dates.zone(s.time_zone, what)
-        if not tz then return nil, m3, c3 end
+        local iv, off, tz = dates.params(s, what)
+        if not iv then return nil, off, tz end
         keys[i] = dates.bucket_sql(ctx, x, iv, off, tz)
         fmt[i] = function(b) return num_string(dates.bucket_start(b, iv, off, tz)) end
       end

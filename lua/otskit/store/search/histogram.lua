@@ -113,13 +113,21 @@ return function(gb, K, h)
   end
   gb.hnum, gb.integral, gb.bind_int = hnum, integral, bind_int -- (composite's histogram sources)
 
-  function K.histogram(env, g, scope, depth, what)
-    local iv = hnum(g.interval)
+  --- gb.interval_of(g) -> a histogram's interval (> 0) and offset
+  -- (default 0), each a number or (LuaJIT) an int64's decimal text | nil
+  -- and which of them is wrong
+  function gb.interval_of(g)
+    local iv, off = hnum(g.interval), hnum(g.offset or 0)
     if iv == nil or (type(iv) == "string" and iv:find("^%-")) or (type(iv) == "number" and not (iv > 0 and iv < math.huge)) then
-      return bad(what .. ": interval must be a number > 0")
+      return nil, "interval"
     end
-    local off = hnum(g.offset or 0)
-    if off == nil then return bad(what .. ": offset must be a number") end
+    if off == nil then return nil, "offset" end
+    return iv, off
+  end
+
+  function K.histogram(env, g, scope, depth, what)
+    local iv, off = gb.interval_of(g)
+    if iv == nil then return bad(what .. (off == "interval" and ": interval must be a number > 0" or ": offset must be a number")) end
     local mdc, m, c = min_docs(g, what, 0)
     if not mdc then return nil, m, c end
     local d, m2, c2 = agg.field(env, g.field_name, what, NUMERIC)
@@ -174,12 +182,8 @@ return function(gb, K, h)
   end
 
   function K.date_histogram(env, g, scope, depth, what)
-    local iv, m, c = dates.interval(g.interval, what .. ".interval")
-    if not iv then return nil, m, c end
-    local off, m1, c1 = dates.interval(g.offset, what .. ".offset", true)
-    if not off then return nil, m1, c1 end
-    local tz, m2, c2 = dates.zone(g.time_zone, what)
-    if not tz then return nil, m2, c2 end
+    local iv, off, tz = dates.params(g, what)
+    if not iv then return nil, off, tz end
     local mdc, m3, c3 = min_docs(g, what, 0)
     if not mdc then return nil, m3, c3 end
     local d, m4, c4 = agg.field(env, g.field_name, what, { DATE = true })
