@@ -18,7 +18,6 @@ local base = require "otskit.store.base"
 local agg = require "otskit.store.search.agg"
 local sort = require "otskit.store.search.sort"
 local geohash = require "otskit.store.search.geohash"
-local dates = require "otskit.store.search.dates"
 local query = require "otskit.store.search.query"
 
 local gb = {}
@@ -88,8 +87,7 @@ local function sort_items(env, g, items, key, default, what)
   local sorters = g.sort
   if sorters == nil then sorters = default end
   if type(sorters) ~= "table" then return bad(what .. ": sort must be a list of sorters") end
-  local lok, lm, lc = base.list(sorters, what .. ": sort")
-  if not lok then return nil, lm, lc end
+  local lok, lm, lc = base.list(sorters, what .. ": sort"); if not lok then return nil, lm, lc end
   local cmp = {}
   for i, s in ipairs(sorters) do
     if type(s) ~= "table" then return bad(what .. ": each sorter is a table") end
@@ -98,8 +96,7 @@ local function sort_items(env, g, items, key, default, what)
       return bad(what .. ": a sorter is one of group_key_sort, row_count_sort and sub_agg_sort")
     end
     if type(b) ~= "table" then return bad(what .. ": " .. kind .. " must be a table") end
-    local ok, km, kc = base.known(b, SORTER_KEYS[kind], what .. ": " .. kind)
-    if not ok then return nil, km, kc end
+    local ok, km, kc = base.known(b, SORTER_KEYS[kind], what .. ": " .. kind); if not ok then return nil, km, kc end
     local desc = ORDER[b.order or "ASC"]
     if desc == nil then return bad(what .. ": order must be ASC or DESC") end
     if kind == "group_key_sort" then
@@ -257,12 +254,10 @@ end
 local function ranges_of(g, what, max)
   local rs = g.ranges
   if type(rs) ~= "table" or #rs == 0 or #rs > max then return bad(what .. ": ranges must list 1.." .. max .. " ranges") end
-  local lok, lm, lc = base.list(rs, what .. ": ranges")
-  if not lok then return nil, lm, lc end
+  local lok, lm, lc = base.list(rs, what .. ": ranges"); if not lok then return nil, lm, lc end
   for _, r in ipairs(rs) do
     if type(r) ~= "table" then return bad(what .. ": each range is { from, to }") end
-    local ok, km, kc = base.known(r, RANGE_KEYS, what .. ": a range")
-    if not ok then return nil, km, kc end
+    local ok, km, kc = base.known(r, RANGE_KEYS, what .. ": a range"); if not ok then return nil, km, kc end
     if r.from ~= nil and type(r.from) ~= "number" or r.to ~= nil and type(r.to) ~= "number" then
       return bad(what .. ": range bounds are numbers")
     end
@@ -297,9 +292,19 @@ function K.range(env, g, scope, depth, what)
   local own = d and not agg.multi(d) and agg.own(env, d, scope)
   if own then -- every document, or the leaf's own field: its value index, a range each
     counts = {}
+    local lb = scope ~= agg.ALL and env.leaf.bounds
     for i, r in ipairs(rs) do
-      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v >= %s AND v < %s"):format(ctx.p, own,
-        ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge)))[1][1]
+      local lo, lo_op, hi, hi_op = r.from or -math.huge, ">=", r.to or math.huge, "<"
+      local cond = own
+      if lb and (lb.lo == nil or type(lb.lo) == "number") and (lb.hi == nil or type(lb.hi) == "number") then
+        -- the leaf's range and this one as one pair of bounds (SQLite
+        -- seeks on one pair; a second is a test of every entry between)
+        cond = "f = " .. ctx:bind(d.id)
+        if lb.lo ~= nil and (lb.lo > lo or lb.lo == lo and not lb.lo_incl) then lo, lo_op = lb.lo, lb.lo_incl and ">=" or ">" end
+        if lb.hi ~= nil and lb.hi < hi then hi, hi_op = lb.hi, lb.hi_incl and "<=" or "<" end
+      end
+      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v %s %s AND v %s %s"):format(ctx.p, cond,
+        lo_op, ctx:bind(lo), hi_op, ctx:bind(hi)))[1][1]
     end
   elseif d and d.col then -- the value column of the scope's documents, every range in one pass
     local sums = {}
@@ -325,8 +330,7 @@ function K.geo_distance(env, g, scope, depth, what)
     or o.lon < -180 or o.lon > 180 then
     return bad(what .. ": origin must be { lat, lon } in range")
   end
-  local ok, km, kc = base.known(o, ORIGIN_KEYS, what .. ": origin")
-  if not ok then return nil, km, kc end
+  local ok, km, kc = base.known(o, ORIGIN_KEYS, what .. ": origin"); if not ok then return nil, km, kc end
   local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
   if d == nil then return nil, m2, c2 end
   local ctx = env.ctx
@@ -356,8 +360,7 @@ end
 function K.filter(env, g, scope, depth, what)
   local fs = g.filters
   if type(fs) ~= "table" or #fs == 0 or #fs > L.filters then return bad(what .. ": filters must list 1.." .. L.filters .. " queries") end
-  local lok, lm, lc = base.list(fs, what .. ": filters")
-  if not lok then return nil, lm, lc end
+  local lok, lm, lc = base.list(fs, what .. ": filters"); if not lok then return nil, lm, lc end
   local items = {}
   local ctx = env.ctx
   for i, q in ipairs(fs) do
@@ -391,41 +394,9 @@ end
 require("otskit.store.search.histogram")(gb, K, { children = children, sort_items = sort_items, min_docs = min_docs,
   ordered = ordered, NUMERIC = NUMERIC, FIELD_RANGE_KEYS = FIELD_RANGE_KEYS })
 
+-- geo_grid: otskit.store.search.geohash.group_by
 function K.geo_grid(env, g, scope, depth, what)
-  local p = g.precision
-  if type(p) ~= "number" or p ~= math.floor(p) or p < 1 or p > 12 then return bad(what .. ": precision must be 1..12") end
-  local size, m, c = size_of(g, what)
-  if not size then return nil, m, c end
-  local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
-  if d == nil then return nil, m2, c2 end
-  local items = {}
-  if d then
-    local ctx = env.ctx
-    local f = ctx:bind(d.id)
-    -- the cells numbered in SQL (geohash(), csrc/core/bucket.c); SQL
-    -- picks the top `size` under the default sort
-    local n = agg.multi(d) and "count(DISTINCT g.doc)" or "count(*)"
-    local gt = agg.vt(env, d, "gpt")
-    local src = scope == agg.ALL and ("FROM %s g WHERE g.f = %s"):format(gt, f)
-      or ("FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s"):format(ctx.p, gt, f, scope)
-    local tail = g.sort == nil and (" ORDER BY 2 DESC, 1 ASC LIMIT " .. ctx:bind(size)) or ""
-    for _, r in ipairs(agg.query(env, ("SELECT geohash(g.lat, g.lon, %s) AS h, %s %s GROUP BY h%s"):format(ctx:bind(p), n, src, tail))) do
-      items[#items + 1] = { key = r[1], row_count = r[2] }
-    end
-    local r, m3, c3 = sort_items(env, g, items, function(it) return it.key end,
-      { { row_count_sort = { order = "DESC" } }, { group_key_sort = { order = "ASC" } } }, what)
-    if not r then return nil, m3, c3 end
-    for i = size + 1, #items do items[i] = nil end
-    for _, it in ipairs(items) do
-      local lat0, lat1, lon0, lon1 = geohash.box(it.key)
-      it.top_left, it.bottom_right = { lat = lat1, lon = lon0 }, { lat = lat0, lon = lon1 }
-      local s = ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
-        :format(scope, agg.vt(env, d, "gpt"), f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
-      local ok, m4, c4 = children(env, g, it, s, depth, what)
-      if not ok then return nil, m4, c4 end
-    end
-  end
-  return { items = items }
+  return geohash.group_by(env, g, scope, depth, what, { agg = agg, size_of = size_of, sort_items = sort_items, children = children })
 end
 
 K.composite = require("otskit.store.search.composite")(gb, K, children)
@@ -448,8 +419,7 @@ function run_list(env, list, scope, depth, where)
   if type(list) ~= "table" then return bad(where .. ": group_bys must be a list") end
   if depth > L.depth then return bad(("%s: group-bys nest at most %d levels"):format(where, L.depth)) end
   if #list > L.per_level then return bad(("%s: at most %d group-bys per level"):format(where, L.per_level)) end
-  local lok, lm, lc = base.list(list, where)
-  if not lok then return nil, lm, lc end
+  local lok, lm, lc = base.list(list, where); if not lok then return nil, lm, lc end
   local out, seen = {}, {}
   for i, g in ipairs(list) do
     if type(g) ~= "table" then return bad(where .. ": each group-by is a table") end
@@ -463,14 +433,10 @@ function run_list(env, list, scope, depth, where)
     local what = ("group_by [%s]"):format(g.name)
     local r, m, c = f(env, g, scope, depth, what)
     if not r then return nil, m, c end
-    if #r.items == 0 then
-      -- no bucket ran its sort, sub_aggs and sub_group_bys: checked on an
-      -- empty scope all the same (a bad one is refused whatever the data)
-      if KEYS[g.type].sort and g.sort ~= nil then
-        local ok2, m2, c2 = sort_items(env, g, {}, function() return 0 end, {}, what)
-        if not ok2 then return nil, m2, c2 end
-      end
-      local ok2, m2, c2 = children(env, g, {}, "0", depth, what)
+    if #r.items == 0 then -- no bucket ran its sort and children: checked on an empty scope all the same
+      local ok2, m2, c2 = true, nil, nil
+      if KEYS[g.type].sort and g.sort ~= nil then ok2, m2, c2 = sort_items(env, g, {}, function() return 0 end, {}, what) end
+      if ok2 then ok2, m2, c2 = children(env, g, {}, "0", depth, what) end
       if not ok2 then return nil, m2, c2 end
     end
     r.name, r.type = g.name, g.type
