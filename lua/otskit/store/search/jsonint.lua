@@ -64,13 +64,25 @@ local function exact_ints(v)
   return v
 end
 
+-- any number in v at or past 2^53 (where cjson's double may not be the
+-- integer the text spells)
+local function past_2_53(v)
+  if type(v) == "number" then return v >= 2 ^ 53 or v <= -2 ^ 53 end
+  if type(v) == "table" then
+    for _, x in pairs(v) do if past_2_53(x) then return true end end
+  end
+  return false
+end
+
 --- jsonint.decode(s) -> the value of JSON text s as cjson reads it, but
--- with integers exact to int64 (see MARK) | nil
+-- with integers exact to int64 (see MARK) | nil. The text is read twice
+-- only when a number in it is at or past 2^53.
 function jsonint.decode(s)
+  local v = cjson.decode(s)
+  if type(v) ~= "table" or not past_2_53(v) then return v end
   local m = mark_ints(s)
-  local v = cjson.decode(m)
-  if m ~= s then v = exact_ints(v) end
-  return v
+  if m == s then return v end
+  return exact_ints(cjson.decode(m))
 end
 
 return jsonint
