@@ -182,11 +182,14 @@ local function where(self, ctx, t, ix, req)
   local full = "d.parent IS NULL AND (" .. query.with_driver(cond) .. ")" .. tail
   if not ctx.from then return full, score, nil, ix.p .. "doc", full end
   local from
-  if #extra == 0 then
+  local cols = {} -- the document's value columns the other clauses test (query.lua: Ctx:values)
+  for c in pairs(ctx.cols or {}) do cols[#cols + 1] = (", x.%s AS %s"):format(c, c) end
+  table.sort(cols)
+  if #extra == 0 and #cols == 0 then
     from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(ctx.from.tbl, ctx.from.cond)
-  else -- the TTL and routing are the document's
-    from = ("(SELECT k.doc AS id, k.pk AS pk, x.ts AS ts, x.route AS route FROM %s k JOIN %sdoc x ON x.id = k.doc WHERE %s)")
-      :format(ctx.from.tbl, ix.p, ctx.from.cond)
+  else -- the TTL, routing and value columns are the document's
+    from = ("(SELECT k.doc AS id, k.pk AS pk, x.ts AS ts, x.route AS route%s FROM %s k JOIN %sdoc x ON x.id = k.doc WHERE %s)")
+      :format(table.concat(cols), ctx.from.tbl, ix.p, ctx.from.cond)
   end
   return full, score, nil, from, "(" .. query.without_driver(cond) .. ")" .. tail
 end
