@@ -102,12 +102,11 @@ end
 -- flat (docs.keys): rows[i] = { primary_key, columns = {} }, the cells as
 -- pk_out gives them
 local key_cell = values.key_cell
-local EMPTY = {}
 local function key_rows(t, vals, n, rows)
   local pk, npk = t.pk, t.npk
   if npk == 1 then
     local name, ty = pk[1].name, pk[1].type
-    for i = 1, n do rows[i] = { primary_key = { key_cell(name, ty, vals[i]) }, columns = EMPTY } end
+    for i = 1, n do rows[i] = { primary_key = { key_cell(name, ty, vals[i]) }, columns = {} } end
     return rows
   end
   local at = 0
