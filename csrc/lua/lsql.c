@@ -158,11 +158,32 @@ static int l_rows(lua_State *L) {
   return 3;
 }
 
-/* Pushes the elements of key k (k[0..kn)) of the key types types[0..nt)
- * into the table on top from index at+1; 0, or -1 when k is not such a
- * key (why set). */
-static int push_key(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int at,
-                    const char **why) {
+/* Pushes element it of a key column of type t ('i', 's', 'b'); 0, or -1
+ * with *why set when the element is not of that type. */
+static int push_elem(lua_State *L, const tuple_item *it, char t, const char **why) {
+  if (t == 'i') {
+    if (it->type != TUPLE_INT) { *why = "an INTEGER column is not an integer"; return -1; }
+    otsk_pushint64(L, it->i);
+    return 0;
+  }
+  if (it->type != TUPLE_BYTES) { *why = "a STRING or BINARY column is not a byte string"; return -1; }
+  if (it->len == it->rawlen) {
+    lua_pushlstring(L, (const char *)it->raw, it->len);
+  } else {
+    unsigned char small[256], *p = it->len <= sizeof small ? small : (unsigned char *)malloc(it->len);
+    if (p == NULL) { *why = "out of memory"; return -1; }
+    tuple_item_copy(it, p);
+    lua_pushlstring(L, (const char *)p, it->len);
+    if (p != small) free(p);
+  }
+  return 0;
+}
+
+/* Sets the elements of key k[0..kn) of the key types types[0..nt) at
+ * list[at+1..at+nt] (list: a stack index); 0, or -1 when k is not such a
+ * key (*why set). */
+static int put_key(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int list, int at,
+                   const char **why) {
   tuple_reader r;
   tuple_item it;
   size_t j;
@@ -171,22 +192,8 @@ static int push_key(lua_State *L, const unsigned char *k, size_t kn, const char 
   for (j = 0; j < nt; j++) {
     rc = tuple_read(&r, &it);
     if (rc != 1) { *why = rc < 0 ? r.err : "fewer elements than the table's primary key"; return -1; }
-    if (types[j] == 'i') {
-      if (it.type != TUPLE_INT) { *why = "an INTEGER column is not an integer"; return -1; }
-      otsk_pushint64(L, it.i);
-    } else {
-      if (it.type != TUPLE_BYTES) { *why = "a STRING or BINARY column is not a byte string"; return -1; }
-      if (it.len == it.rawlen) {
-        lua_pushlstring(L, (const char *)it.raw, it.len);
-      } else {
-        unsigned char small[256], *p = it.len <= sizeof small ? small : (unsigned char *)malloc(it.len);
-        if (p == NULL) { *why = "out of memory"; return -1; }
-        tuple_item_copy(&it, p);
-        lua_pushlstring(L, (const char *)p, it.len);
-        if (p != small) free(p);
-      }
-    }
-    lua_rawseti(L, -2, at + (int)j + 1);
+    if (push_elem(L, &it, types[j], why)) return -1;
+    lua_rawseti(L, list, at + (int)j + 1);
   }
   rc = tuple_read(&r, &it);
   if (rc != 0) { *why = rc < 0 ? r.err : "more elements than the table's primary key"; return -1; }
@@ -196,7 +203,7 @@ static int push_key(lua_State *L, const unsigned char *k, size_t kn, const char 
 static int l_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
-  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, markat;
+  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list;
   lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
   lua_Integer mark = luaL_optinteger(L, 9, 0);
   int count = lua_toboolean(L, 7);
@@ -207,7 +214,7 @@ static int l_keys(lua_State *L) {
   st = prepare_bound(L, db, &ret);
   if (st == NULL) return ret;
   lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)nt) : 0, 0);
-  markat = lua_gettop(L);
+  list = lua_gettop(L);
   lua_pushnil(L); /* the mark row's key */
   while ((count || maxrows < 0 || n < maxrows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *k;
@@ -221,11 +228,9 @@ static int l_keys(lua_State *L) {
     n++;
     if (n == mark) {
       lua_pushlstring(L, (const char *)k, kn);
-      lua_replace(L, markat + 1);
+      lua_replace(L, list + 1);
     }
-    lua_pushvalue(L, markat);
-    if (push_key(L, k, kn, types, nt, at, &why)) break;
-    lua_pop(L, 1);
+    if (put_key(L, k, kn, types, nt, list, at, &why)) break;
     at += (int)nt;
   }
   if (why != NULL) {
@@ -235,10 +240,10 @@ static int l_keys(lua_State *L) {
   if (!count && maxrows >= 0 && n >= maxrows) rc = SQLITE_DONE;
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) return fail(L, db, rc);
-  lua_pushvalue(L, markat);
+  lua_pushvalue(L, list);
   lua_pushinteger(L, n);
   lua_pushinteger(L, total);
-  lua_pushvalue(L, markat + 1);
+  lua_pushvalue(L, list + 1);
   return 4;
 }
 
