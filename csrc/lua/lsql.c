@@ -25,7 +25,8 @@
  *     STRING or BINARY (a byte-string element). vals: the keys' elements
  *     decoded, flat (row r's element j at (r-1)*#types+j; INTEGER as
  *     otskit pushes int64s, the others strings): one table for the page,
- *     none per row. total: the rows produced (count) or kept; markkey: the
+ *     none per row. total: the rows the statement produced (with count
+ *     every row; else those skipped and kept before it stopped); markkey: the
  *     raw first column of kept row mark (nil without one). A key that is
  *     not such a tuple fails with code "KVCorrupt".
  *   sql.NULL: the NULL parameter.

@@ -22,13 +22,19 @@ local pk_out = schema.pk_out
 local run = {}
 
 -- the number of parameters text uses: the highest ?N in it (a compiled
--- query may bind values only a part it left out refers to)
+-- query may bind values only a part it left out refers to); remembered
+-- for the texts last seen (a search's statements repeat with its shape)
+local NPARAMS, nseen = {}, 0
 local function nparams(text)
-  local n = 0
+  local n = NPARAMS[text]
+  if n then return n end
+  n = 0
   for d in text:gmatch("%?(%d+)") do
     local v = tonumber(d)
     if v > n then n = v end
   end
+  if nseen >= 512 then NPARAMS, nseen = {}, 0 end
+  NPARAMS[text], nseen = n, nseen + 1
   return n
 end
 
