@@ -109,6 +109,7 @@ build = {
     ["otskit.store.search.schema"] = "lua/otskit/store/search/schema.lua",
     ["otskit.store.search.docs"] = "lua/otskit/store/search/docs.lua",
     ["otskit.store.search.query"] = "lua/otskit/store/search/query.lua",
+    ["otskit.store.search.geoquery"] = "lua/otskit/store/search/geoquery.lua",
     ["otskit.store.search.sort"] = "lua/otskit/store/search/sort.lua",
     ["otskit.store.search.run"] = "lua/otskit/store/search/run.lua",
     ["otskit.server"] = "lua/otskit/server/init.lua",
