@@ -178,11 +178,14 @@ end
 --- agg.narrow(env, scope) -> the scope, with env.leaf's condition on its
 -- value column instead of its value index when scope is the leaf's (for
 -- a scope joined with another condition that drives the scan: the leaf
--- is then a test on each row that condition finds, not a second set)
+-- is then a test on each row that condition finds, not a second set).
+-- The column is NULL in a document without a value, which the leaf never
+-- matches (its condition may be "1": an exists, an unbounded range)
 function agg.narrow(env, scope)
   local lf = env.leaf
   if lf and scope == lf.scope and lf.d.col then
-    return ("d.parent IS NULL AND (%s)"):format((lf.vcond:gsub("%f[%w_]v%f[^%w_]", "d." .. lf.d.col)))
+    return ("d.parent IS NULL AND d.%s IS NOT NULL AND (%s)"):format(lf.d.col,
+      (lf.vcond:gsub("%f[%w_]v%f[^%w_]", "d." .. lf.d.col)))
   end
   return scope
 end
