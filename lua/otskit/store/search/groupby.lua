@@ -293,9 +293,19 @@ function K.range(env, g, scope, depth, what)
   local own = d and not agg.multi(d) and agg.own(env, d, scope)
   if own then -- every document, or the leaf's own field: its value index, a range each
     counts = {}
+    local lb = scope ~= agg.ALL and env.leaf.bounds
     for i, r in ipairs(rs) do
-      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v >= %s AND v < %s"):format(ctx.p, own,
-        ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge)))[1][1]
+      local lo, lo_op, hi, hi_op = r.from or -math.huge, ">=", r.to or math.huge, "<"
+      local cond = own
+      if lb and (lb.lo == nil or type(lb.lo) == "number") and (lb.hi == nil or type(lb.hi) == "number") then
+        -- the leaf's range and this one as one pair of bounds (SQLite
+        -- seeks on one pair; a second is a test of every entry between)
+        cond = "f = " .. ctx:bind(d.id)
+        if lb.lo ~= nil and (lb.lo > lo or lb.lo == lo and not lb.lo_incl) then lo, lo_op = lb.lo, lb.lo_incl and ">=" or ">" end
+        if lb.hi ~= nil and lb.hi < hi then hi, hi_op = lb.hi, lb.hi_incl and "<=" or "<" end
+      end
+      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v %s %s AND v %s %s"):format(ctx.p, cond,
+        lo_op, ctx:bind(lo), hi_op, ctx:bind(hi)))[1][1]
     end
   elseif d and d.col then -- the value column of the scope's documents, every range in one pass
     local sums = {}
@@ -513,41 +523,9 @@ function K.date_histogram(env, g, scope, depth, what)
     end, mdc)
 end
 
+-- geo_grid: otskit.store.search.geohash.group_by
 function K.geo_grid(env, g, scope, depth, what)
-  local p = g.precision
-  if type(p) ~= "number" or p ~= math.floor(p) or p < 1 or p > 12 then return bad(what .. ": precision must be 1..12") end
-  local size, m, c = size_of(g, what)
-  if not size then return nil, m, c end
-  local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
-  if d == nil then return nil, m2, c2 end
-  local items = {}
-  if d then
-    local ctx = env.ctx
-    local f = ctx:bind(d.id)
-    -- the cells numbered in SQL (geohash(), csrc/core/bucket.c); SQL
-    -- picks the top `size` under the default sort
-    local n = agg.multi(d) and "count(DISTINCT g.doc)" or "count(*)"
-    local gt = agg.vt(env, d, "gpt")
-    local src = scope == agg.ALL and ("FROM %s g WHERE g.f = %s"):format(gt, f)
-      or ("FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s"):format(ctx.p, gt, f, scope)
-    local tail = g.sort == nil and (" ORDER BY 2 DESC, 1 ASC LIMIT " .. ctx:bind(size)) or ""
-    for _, r in ipairs(agg.query(env, ("SELECT geohash(g.lat, g.lon, %s) AS h, %s %s GROUP BY h%s"):format(ctx:bind(p), n, src, tail))) do
-      items[#items + 1] = { key = r[1], row_count = r[2] }
-    end
-    local r, m3, c3 = sort_items(env, g, items, function(it) return it.key end,
-      { { row_count_sort = { order = "DESC" } }, { group_key_sort = { order = "ASC" } } }, what)
-    if not r then return nil, m3, c3 end
-    for i = size + 1, #items do items[i] = nil end
-    for _, it in ipairs(items) do
-      local lat0, lat1, lon0, lon1 = geohash.box(it.key)
-      it.top_left, it.bottom_right = { lat = lat1, lon = lon0 }, { lat = lat0, lon = lon1 }
-      local s = ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
-        :format(scope, agg.vt(env, d, "gpt"), f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
-      local ok, m4, c4 = children(env, g, it, s, depth, what)
-      if not ok then return nil, m4, c4 end
-    end
-  end
-  return { items = items }
+  return geohash.group_by(env, g, scope, depth, what, { agg = agg, size_of = size_of, sort_items = sort_items, children = children })
 end
 
 K.composite = require("otskit.store.search.composite")(gb, K, children)

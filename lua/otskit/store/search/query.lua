@@ -160,7 +160,7 @@ function query.with_driver(cond) return (cond:gsub("[\1\2]", "")) end
 function query.without_driver(cond) return (cond:gsub("\1[^\2]*\2", "1")) end
 
 -- the documents whose values of d (num or kw) meet cond
-function Ctx:values(a, d, cond)
+function Ctx:values(a, d, cond, bounds)
   local tbl = d.type == "KEYWORD" and "kw" or "num"
   if self.drive then
     local f = self:bind(d.id)
@@ -168,7 +168,8 @@ function Ctx:values(a, d, cond)
     if self.top and not self.from and a == "d" and not d.parent and not d.array and self.def.keyed then
       -- (d and cond: the field and the condition on its value v, for
       -- the analytics of a search that is this leaf alone)
-      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond), d = d, vcond = cond }
+      -- (bounds: a range's { lo, lo_incl, hi, hi_incl })
+      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond), d = d, vcond = cond, bounds = bounds }
       return "\1" .. e .. "\2"
     end
     return e
@@ -314,17 +315,18 @@ K.range = function(self, q, a, path)
   for _, k in ipairs({ "include_lower", "include_upper" }) do
     if q[k] ~= nil and type(q[k]) ~= "boolean" then return bad("range: " .. k .. " must be a boolean") end
   end
-  local conds = {}
-  for _, side in ipairs({ { "from", "include_lower", ">" }, { "to", "include_upper", "<" } }) do
+  local conds, bounds = {}, {}
+  for _, side in ipairs({ { "from", "include_lower", ">", "lo" }, { "to", "include_upper", "<", "hi" } }) do
     local v = q[side[1]]
     if v ~= nil then
       local x, m2, c2 = convert(d, v, "range")
       if x == nil then return nil, m2, c2 end
       conds[#conds + 1] = "v " .. side[3] .. (q[side[2]] and "=" or "") .. " " .. self:bindv(d, x)
+      bounds[side[4]], bounds[side[4] .. "_incl"] = x, q[side[2]] and true or false
     end
   end
   if #conds == 0 then conds[1] = "1" end
-  return self:values(a, d, table.concat(conds, " AND ")), "1"
+  return self:values(a, d, table.concat(conds, " AND "), bounds), "1"
 end
 
 -- the smallest string greater than every string starting with s, or nil
