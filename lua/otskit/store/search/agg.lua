@@ -91,6 +91,14 @@ function agg.missing(d, v, what)
     if not ms then return bad(what .. ": missing does not parse as a date of field " .. d.name) end
     return ms
   end
+  -- a typed INTEGER (store.integer; LuaJIT: one beyond 2^53 is decimal
+  -- text, bound as an INTEGER by the callers that take one)
+  local x = docs.as_long(v)
+  if type(x) == "string" then
+    if ty == "LONG" or ty == "DATE" then return x end
+    return tonumber(x)
+  end
+  if type(v) == "table" and x ~= nil then v = x end
   if type(v) ~= "number" then return bad(what .. ": missing must be a number for field " .. (d and d.name or "?")) end
   return v
 end
