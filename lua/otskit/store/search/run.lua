@@ -146,12 +146,16 @@ local function routing(ctx, t, ix, rv)
   local lits = {}
   for i, pk in ipairs(rv) do
     if type(pk) ~= "table" then return invalid("routing_values must be a list of primary keys") end
+    local pok, pm, pc = base.list(pk, "routing_values: a primary key")
+    if not pok then return nil, pm, pc end
     local vals = {}
     for j, f in ipairs(ix.def.routing) do
       local cell = pk[j]
       if type(cell) ~= "table" or cell[1] ~= f.name or cell[2] == nil then
         return invalid(("routing_values: each key lists the routing fields in order (%s)"):format(f.name))
       end
+      local cok, cm, cc = base.list(cell, "routing_values: a { name, value } cell")
+      if not cok or #cell ~= 2 then return nil, cm or "routing_values: a cell is { name, value }", cc or "OTSParameterInvalid" end
       local v = cell[2]
       local want = t.pk[f.pos].type
       if want == "INTEGER" then
@@ -172,6 +176,14 @@ end
 
 local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
   "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse", "highlight" }
+
+-- a and b are equal values (tables compared key by key)
+local function same(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
+  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
 
 local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
@@ -239,6 +251,9 @@ local function do_search(self, req)
     if offset ~= 0 then return invalid("offset must be 0 when a token is given") end
     local p, pm, pc = sort.open(self:_search_secret() or "", scope, req.token)
     if not p or p.kind ~= "search" then return nil, pm or "invalid token", pc or "OTSParameterInvalid" end
+    if sorters ~= nil and not same(sorters, p.sort or {}) then -- (the token carries the sort: never another)
+      return invalid("sort differs from the sort the token was issued with (a token carries its sort: leave sort out)")
+    end
     sorters, after = p.sort or {}, p.after
   elseif sorters == nil then
     sorters = ix.def.index_sort
