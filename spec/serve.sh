@@ -15,7 +15,7 @@ B=${OTSKIT_BUILD:-build}
 # The same Lua and C code runs under ASan in the specs and the gateway test.
 case $B in *asan*) B=build; echo "serve: plain build (ASan build not loadable here)";; esac
 unset LD_PRELOAD
-tmp=$(mktemp -d /tmp/otskit-serve-spec.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/otskit-serve-spec.XXXXXX") # (spec/run.sh: under TMPDIR)
 pid=""
 cleanup() {
   if [ -n "$pid" ]; then
