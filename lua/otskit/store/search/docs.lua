@@ -253,6 +253,16 @@ end
 docs.FAIL = {}
 docs.run = run
 
+--- docs.keys(h, text, binds, n, max, skip, count, types, mark) -> vals,
+-- n, total, markkey: a statement whose first column is a row key, its
+-- keys decoded flat in C (otskit.core.sql.keys); raises docs.FAIL when
+-- SQLite fails or a key is damaged
+function docs.keys(h, text, binds, n, max, skip, count, types, mark)
+  local vals, nr, total, mk = sql.keys(h, text, binds, n, max, skip, count, types, mark)
+  if not vals then error(setmetatable({ msg = nr, code = total }, docs.FAIL), 0) end
+  return vals, nr, total, mk
+end
+
 --- docs.guarded(fn, ...) -> fn's results, a docs.FAIL raise turned into
 -- nil, msg, code (other errors re-raised)
 function docs.guarded(fn, ...)

@@ -159,9 +159,22 @@ function query.with_driver(cond) return (cond:gsub("[\1\2]", "")) end
 --- query.without_driver(cond) -> cond with the driving leaf as "1"
 function query.without_driver(cond) return (cond:gsub("\1[^\2]*\2", "1")) end
 
--- the documents whose values of d (num or kw) meet cond
+-- the documents whose values of d (num or kw) meet cond, a condition on
+-- the value "v" (a word of its own in cond: the rest of it is operators
+-- and ?N parameters)
 function Ctx:values(a, d, cond, bounds)
   local tbl = d.type == "KEYWORD" and "kw" or "num"
+  if not self.drive and a == "d" and d.col and not d.parent then
+    -- a test on a top-level document, not the scan's driver: the field's
+    -- value column of p.."doc" (docs.lua: def.colfields) holds the one
+    -- value the document has, so no value-table probe is needed. NULL
+    -- (no value) meets no condition: coalesce keeps NOT and sums exact.
+    -- ctx.cols lists the columns the search's driver subquery must carry.
+    self.cols = self.cols or {}
+    self.cols[d.col] = true
+    if cond == "1" then return ("d.%s IS NOT NULL"):format(d.col) end
+    return ("coalesce(%s, 0)"):format((cond:gsub("%f[%w_]v%f[^%w_]", "d." .. d.col)))
+  end
   if self.drive then
     local f = self:bind(d.id)
     local e = ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, f, cond)
