@@ -12,7 +12,8 @@
 # op, the median (min-max) of wrk's req/s and of the workers' CPU time per
 # request (user + system from /proc, clock ticks), and the ratios.
 # Env: WORKERS (1), CONNS (8), THREADS (1), DUR (3 s per run), ROUNDS (5),
-# OPS ("GetRow PutRow GetRange").
+# OPS ("GetRow PutRow GetRange"), JITLOG (a file: serve runs with
+# --jit-log FILE, LuaJIT's trace events of its workers, as -jv prints them).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

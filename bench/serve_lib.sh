@@ -29,11 +29,12 @@ free_port() {
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # `otskit serve` on 127.0.0.1:$1 with $WORKERS workers (data and nginx
-# prefix in $tmp, keys bak/bsk, instance bench), healthy, and the signed
+# prefix in $tmp, keys bak/bsk, instance bench; --jit-log $JITLOG when set),
+# healthy, and the signed
 # requests and bodies of bench/serve_reqs.lua in $tmp; its pid in spid
 start_serve() {
   bin/otskit serve --listen "127.0.0.1:$1" --data "$tmp/data" --workers "$WORKERS" --prefix "$tmp/ng" \
-    --access-key-id bak --access-key-secret bsk --instance bench >"$tmp/serve.log" 2>&1 &
+    --access-key-id bak --access-key-secret bsk --instance bench ${JITLOG:+--jit-log "$JITLOG"} >"$tmp/serve.log" 2>&1 &
   spid=$!
   i=0; until curl -sf -o /dev/null "http://127.0.0.1:$1/_otskit/health"; do
     i=$((i + 1)); [ $i -gt 100 ] && { cat "$tmp/serve.log"; exit 1; }; sleep 0.1; done

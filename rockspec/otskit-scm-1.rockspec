@@ -120,6 +120,7 @@ build = {
     ["otskit.server.admin"] = "lua/otskit/server/admin.lua",
     ["otskit.server.respond"] = "lua/otskit/server/respond.lua",
     ["otskit.server.conf"] = "lua/otskit/server/conf.lua",
+    ["otskit.server.jitlog"] = "lua/otskit/server/jitlog.lua",
     ["otskit.cli"] = "lua/otskit/cli.lua",
     ["otskit.cmd.demo"] = "lua/otskit/cmd/demo.lua",
     ["otskit.analyze"] = "lua/otskit/analyze/init.lua",
