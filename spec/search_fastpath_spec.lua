@@ -206,4 +206,28 @@ describe("otskit.store search: the value-index paths answer as the general path"
     end
     assert(compared > trials * 5, "too few searches answered: " .. compared)
   end)
+
+  it("top_rows refuses a sorter with a key beside field_sort on the value-index path too", function()
+    -- (the path once asked only whether field_sort was the table's last
+    -- key in next() order: on Lua 5.4 a stray key before it was ignored)
+    local db = assert(store.open{})
+    assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+    assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+      { field_name = "x", field_type = "LONG", enable_sort_and_agg = true } } } })
+    for i = 1, 5 do assert(db:put_row{ table = "t", primary_key = { { "id", i } }, columns = { x = i } }) end
+    for _, query in ipairs({ false, { range = { field_name = "x", from = 0 } } }) do
+      for _, extra in ipairs({ "a", "b", "order", "type", "zz", "x", "field_sortx", "pk_sort" }) do
+        local s = { field_sort = { field_name = "x" } }
+        s[extra] = 1
+        local res, msg, code = db:search{ table = "t", index = "ix", limit = 0, query = query or nil,
+          aggs = { { name = "t", type = "top_rows", limit = 2, sort = { s } } } }
+        assert.is_nil(res, extra)
+        assert.are.equal("OTSParameterInvalid", code, extra .. ": " .. tostring(msg))
+      end
+      local res = assert(db:search{ table = "t", index = "ix", limit = 0, query = query or nil,
+        aggs = { { name = "t", type = "top_rows", limit = 2, sort = { { field_sort = { field_name = "x", order = "DESC" } } } } } })
+      assert.are.same({ 5, 4 }, { res.aggs[1].rows[1].primary_key[1][2], res.aggs[1].rows[2].primary_key[1][2] })
+    end
+    db:close()
+  end)
 end)

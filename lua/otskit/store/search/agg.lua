@@ -391,11 +391,14 @@ function RUN.top_rows(env, a, scope, what)
     return bad(what .. ": limit must be an integer in 1.." .. L.top_rows)
   end
   local sorters = a.sort or env.ix.def.index_sort
+  -- (compiled first: a sort sort.compile refuses never takes the path below)
+  local keys, used = sort.compile(env.ctx, sorters)
+  if not keys then return nil, used, "OTSParameterInvalid" end
   -- one field_sort on a single-valued top-level field over every document
   -- (or the leaf's own field): its value index, walked in order
   local fs = type(sorters) == "table" and #sorters == 1 and type(sorters[1]) == "table" and sorters[1].field_sort
-  -- (a sort sort.compile refuses never takes this path: it refuses it below)
-  if type(fs) == "table" and next(sorters[1], "field_sort") == nil and base.list(sorters, "top_rows")
+  if type(fs) == "table" and next(sorters[1]) == "field_sort" and next(sorters[1], "field_sort") == nil
+    and base.list(sorters, "top_rows")
     and base.known(fs, sort.KEYS.field_sort, "top_rows") and fs.missing_value == nil and fs.missing_field == nil
     and fs.nested_filter == nil and (fs.order == nil or fs.order == "ASC" or fs.order == "DESC")
     and (fs.mode == nil or fs.mode == "MIN" or fs.mode == "MAX" or fs.mode == "AVG") then
@@ -411,8 +414,6 @@ function RUN.top_rows(env, a, scope, what)
       end
     end
   end
-  local keys, used = sort.compile(env.ctx, sorters)
-  if not keys then return nil, used, "OTSParameterInvalid" end
   local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s LIMIT %s"):format(sort.select(keys), env.ctx.p, scope,
     sort.order_by(keys), env.ctx:bind(limit))
   local rows = {}
