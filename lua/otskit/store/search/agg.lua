@@ -40,12 +40,18 @@ agg.bad = bad
 local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
 local VALUED = { LONG = true, DOUBLE = true, DATE = true, KEYWORD = true, BOOLEAN = true }
 
+-- (remembered for the texts last seen: a search's statements repeat)
+local NPARAMS, nseen = {}, 0
 local function nparams(text)
-  local n = 0
+  local n = NPARAMS[text]
+  if n then return n end
+  n = 0
   for d in text:gmatch("%?(%d+)") do
     local v = tonumber(d)
     if v > n then n = v end
   end
+  if nseen >= 512 then NPARAMS, nseen = {}, 0 end
+  NPARAMS[text], nseen = n, nseen + 1
   return n
 end
 
@@ -405,17 +411,24 @@ function RUN.top_rows(env, a, scope, what)
     local d = type(fs.field_name) == "string" and env.ctx.def.byname[fs.field_name]
     local own = d and d.col and d.sort and not (fs.mode == "AVG" and d.type == "KEYWORD") and agg.own(env, d, scope)
     if own then
-      local rows = agg.query(env, ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(tbl(env, d), own,
-        fs.order or "ASC", env.ctx:bind(limit)))
-      if #rows == limit then -- (fewer: documents without a value follow them)
-        local out = {}
-        for i, r in ipairs(rows) do out[i] = env.row_of(r[1]) end
-        return { rows = out }
+      local text = ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(tbl(env, d), own,
+        fs.order or "ASC", env.ctx:bind(limit))
+      if env.keys_of then
+        local out = env.keys_of(text, limit)
+        if #out == limit then return { rows = out } end -- (fewer: documents without a value follow them)
+      else
+        local rows = agg.query(env, text)
+        if #rows == limit then
+          local out = {}
+          for i, r in ipairs(rows) do out[i] = env.row_of(r[1]) end
+          return { rows = out }
+        end
       end
     end
   end
   local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s LIMIT %s"):format(sort.select(keys), env.ctx.p, scope,
     sort.order_by(keys), env.ctx:bind(limit))
+  if env.keys_of then return { rows = env.keys_of(text, limit) } end
   local rows = {}
   for i, r in ipairs(agg.query(env, text)) do rows[i] = env.row_of(r[1]) end
   return { rows = rows }

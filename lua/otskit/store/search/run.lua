@@ -121,7 +121,11 @@ local function key_rows(t, vals, n, rows)
   local pk, npk = t.pk, t.npk
   if npk == 1 then
     local name, ty = pk[1].name, pk[1].type
-    for i = 1, n do rows[i] = { primary_key = { key_cell(name, ty, vals[i]) }, columns = {} } end
+    local typed = ty == "BINARY" or ty == "INTEGER" -- (key_cell unrolled: {name, v, ty} for such a string)
+    for i = 1, n do
+      local v = vals[i]
+      rows[i] = { primary_key = { typed and type(v) == "string" and { name, v, ty } or { name, v } }, columns = {} }
+    end
     return rows
   end
   local at = 0
@@ -222,6 +226,17 @@ local function where(self, ctx, t, ix, req)
   return full, score, nil, from, "(" .. query.without_driver(cond) .. ")" .. tail
 end
 
+-- whether the index's own sort compiles (remembered with its definition)
+local function index_sort_ok(ix)
+  local def = ix.def
+  if def.index_sort_ok == nil then
+    local c = query.ctx(def, ix.p)
+    c.score = "0"
+    def.index_sort_ok = sort.compile(c, def.index_sort) ~= nil
+  end
+  return def.index_sort_ok
+end
+
 local function do_search(self, req)
   local ok, m, c = base.known(req, SEARCH_FIELDS, "search")
   if not ok then return nil, m, c end
@@ -277,8 +292,15 @@ local function do_search(self, req)
   ctx.hits = nil
   if not cond then return nil, score, c2 end
   ctx.score = score
-  local keys, used_score = sort.compile(ctx, sorters)
-  if not keys then return nil, used_score, "OTSParameterInvalid" end
+  -- (no page, no token and the index's own sort, which compiles: the
+  -- page's sort keys are never used)
+  local keys, used_score
+  if limit == 0 and not after and sorters == ix.def.index_sort and index_sort_ok(ix) then
+    keys, used_score = {}, false
+  else
+    keys, used_score = sort.compile(ctx, sorters)
+    if not keys then return nil, used_score, "OTSParameterInvalid" end
+  end
   local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
   if extra == nil then return nil, em, ec end
   local function add_extra(pks, hits)
@@ -299,7 +321,14 @@ local function do_search(self, req)
   -- a query that is one value index's range (fast == "(1)": no other
   -- clause, no TTL, no routing): the analytics may read that index alone
   local leaf = fast == "(1)" and ctx.from or nil
-  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf)
+  -- without columns, the rows of keys a statement selects first are built
+  -- in one C call (docs.keys), none read
+  local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
+    local vals, n = docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t))
+    return key_rows(t, vals, n, {})
+  end or nil
+  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
+    keys_of)
   if aggs == nil and gbs then return nil, gbs, c3 end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
