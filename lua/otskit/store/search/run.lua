@@ -113,6 +113,18 @@ local function key_types(t)
   return s
 end
 
+-- the names of table t's key columns (a list)
+local KNAMES = setmetatable({}, { __mode = "k" })
+local function key_names(t)
+  local s = KNAMES[t]
+  if not s then
+    s = {}
+    for i = 1, t.npk do s[i] = t.pk[i].name end
+    KNAMES[t] = s
+  end
+  return s
+end
+
 -- the rows of a page without columns from its keys' elements decoded
 -- flat (docs.keys): rows[i] = { primary_key, columns = {} }, the cells as
 -- pk_out gives them
@@ -324,8 +336,7 @@ local function do_search(self, req)
   -- without columns, the rows of keys a statement selects first are built
   -- in one C call (docs.keys), none read
   local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
-    local vals, n = docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t))
-    return key_rows(t, vals, n, {})
+    return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
   end or nil
   local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
     keys_of)
@@ -382,10 +393,11 @@ local function do_search(self, req)
   local count_here = req.get_total_count and not count_apart
   if pk_only and not used_score and not extra and cols.mode == "RETURN_NONE" then
     -- the page's keys decoded in C, no row read: the rows built at once
-    local vals, n, total, mark = docs.keys(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here,
-      key_types(t), limit)
+    local page, n, total, mark = docs.keys(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here,
+      key_types(t), limit, key_names(t))
     if count_here then res.total_count = total end
-    key_rows(t, vals, math.min(n, limit), res.rows)
+    if n > limit then page[n] = nil end
+    res.rows = page
     if n > limit then
       res.next_token = sort.token(self:_search_secret() or "", scope, { kind = "search", sort = sorters,
         after = { { "b", mark } } })
