@@ -397,11 +397,10 @@ function RUN.top_rows(env, a, scope, what)
     return bad(what .. ": limit must be an integer in 1.." .. L.top_rows)
   end
   local sorters = a.sort or env.ix.def.index_sort
-  -- (compiled first: a sort sort.compile refuses never takes the path below)
-  local keys, used = sort.compile(env.ctx, sorters)
-  if not keys then return nil, used, "OTSParameterInvalid" end
   -- one field_sort on a single-valued top-level field over every document
-  -- (or the leaf's own field): its value index, walked in order
+  -- (or the leaf's own field): its value index, walked in order (what
+  -- the path checks is all sort.compile checks of such a sorter: a sort
+  -- it refuses never takes the path)
   local fs = type(sorters) == "table" and #sorters == 1 and type(sorters[1]) == "table" and sorters[1].field_sort
   if type(fs) == "table" and next(sorters[1]) == "field_sort" and next(sorters[1], "field_sort") == nil
     and base.list(sorters, "top_rows")
@@ -409,7 +408,8 @@ function RUN.top_rows(env, a, scope, what)
     and fs.nested_filter == nil and (fs.order == nil or fs.order == "ASC" or fs.order == "DESC")
     and (fs.mode == nil or fs.mode == "MIN" or fs.mode == "MAX" or fs.mode == "AVG") then
     local d = type(fs.field_name) == "string" and env.ctx.def.byname[fs.field_name]
-    local own = d and d.col and d.sort and not (fs.mode == "AVG" and d.type == "KEYWORD") and agg.own(env, d, scope)
+    local own = d and d.col and d.sort and not d.parent and d.type ~= "GEO_POINT"
+      and not (fs.mode == "AVG" and d.type == "KEYWORD") and agg.own(env, d, scope)
     if own then
       local text = ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(tbl(env, d), own,
         fs.order or "ASC", env.ctx:bind(limit))
@@ -426,6 +426,8 @@ function RUN.top_rows(env, a, scope, what)
       end
     end
   end
+  local keys, used = sort.compile(env.ctx, sorters)
+  if not keys then return nil, used, "OTSParameterInvalid" end
   local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s LIMIT %s"):format(sort.select(keys), env.ctx.p, scope,
     sort.order_by(keys), env.ctx:bind(limit))
   if env.keys_of then return { rows = env.keys_of(text, limit) } end
@@ -485,9 +487,10 @@ function agg._run_list(env, list, scope, where, out, seen)
     seen[a.name] = true
     local f = RUN[a.type]
     if not f then return bad(("%s: unknown aggregation type %s"):format(where, tostring(a.type))) end
-    local what = ("aggregation [%s]"):format(a.name)
-    local ok, km, kc = base.known(a, KEYS[a.type], ("%s: %s %s"):format(where, a.type, what))
-    if not ok then return nil, km, kc end
+    local what = "aggregation [" .. a.name .. "]"
+    if not base.known(a, KEYS[a.type], "") then -- (the message built only when it is needed)
+      return base.known(a, KEYS[a.type], ("%s: %s %s"):format(where, a.type, what))
+    end
     local r, m, c = f(env, a, scope, what)
     if not r then return nil, m, c end
     r.name, r.type = a.name, a.type

@@ -20,10 +20,9 @@ local COLLAPSE_KEYS = base.set{ "field_name" }
 -- when rows carry columns: row_of each key then).
 function analytics.run(self, t, ix, ctx, cond, req, row_of, leaf, keys_of)
   if req.aggs == nil and req.group_bys == nil then return nil end
-  local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
   local env = { h = self.h, ix = ix, ctx = ctx, row_of = row_of, keys_of = keys_of,
-    sign = function(p) return sort.token(secret, scope, p) end,
-    open = function(tok) return sort.open(secret, scope, tok) end }
+    sign = function(p) return sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name, p) end,
+    open = function(tok) return sort.open(self:_search_secret() or "", t.name .. "/" .. ix.name, tok) end }
   if leaf and leaf.d and not leaf.d.array and not leaf.d.parent then
     env.leaf = { scope = cond, d = leaf.d, tbl = leaf.tbl, cond = leaf.cond, vcond = leaf.vcond, bounds = leaf.bounds }
   end
