@@ -465,7 +465,8 @@ local function index_fields(sink, def, id, pk, fields, get, fts)
   for _, d in ipairs(fields) do
     -- (a build's top-level single-valued fields: docs.finish takes their
     -- values from p.."doc")
-    local raw = not (sink.build and d.col and def.keyed) and get(d.name:match("([^.]+)$")) or nil
+    local raw = nil
+    if not (sink.build and d.col and def.keyed) then raw = get(d.name:match("([^.]+)$")) end
     if raw ~= nil and (d.index ~= false or d.type == "NESTED") then
       local ty = d.type
       if ty == "NESTED" then
