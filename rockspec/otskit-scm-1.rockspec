@@ -108,6 +108,7 @@ build = {
     ["otskit.store.search.analyzers"] = "lua/otskit/store/search/analyzers.lua",
     ["otskit.store.search.schema"] = "lua/otskit/store/search/schema.lua",
     ["otskit.store.search.docs"] = "lua/otskit/store/search/docs.lua",
+    ["otskit.store.search.build"] = "lua/otskit/store/search/build.lua",
     ["otskit.store.search.query"] = "lua/otskit/store/search/query.lua",
     ["otskit.store.search.sort"] = "lua/otskit/store/search/sort.lua",
     ["otskit.store.search.run"] = "lua/otskit/store/search/run.lua",

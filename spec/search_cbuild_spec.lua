@@ -11,7 +11,7 @@
 -- field named as a primary key column) is built in Lua. OTSKIT_QUICK:
 -- fewer rows and rounds.
 local store = require "otskit.store"
-local docs = require "otskit.store.search.docs"
+local build = require "otskit.store.search.build"
 local sql = require("otskit.core").sql
 
 local QUICK = os.getenv("OTSKIT_QUICK") == "1"
@@ -121,17 +121,17 @@ end
 local function build_both(db, fields, extra)
   local sc = { field_schemas = fields }
   for k, v in pairs(extra or {}) do sc[k] = v end
-  docs.C_BUILD = nil
+  build.C = nil
   assert(db:create_search_index{ table = "t", index = "c", schema = sc })
-  docs.C_BUILD = false
+  build.C = false
   local ok, e = pcall(function() assert(db:create_search_index{ table = "t", index = "lua", schema = sc }) end)
-  docs.C_BUILD = nil
+  build.C = nil
   assert(ok, e)
   return prefix(db, "c"), prefix(db, "lua")
 end
 
 describe("search index build in C", function()
-  after_each(function() docs.C_BUILD = nil end)
+  after_each(function() build.C = nil end)
 
   it("writes the tables the Lua build writes, and both follow later writes alike", function()
     for round = 1, ROUNDS do

@@ -381,45 +381,6 @@ function docs.flush(sink)
   sink.size = 0
 end
 
-local C_KINDS = { LONG = true, DOUBLE = true, BOOLEAN = true, KEYWORD = true, TEXT = true, GEO_POINT = true }
-local C_ANALYZERS = { single_word = true, max_word = true, min_word = true }
-
---- docs.c_plan(sink, def, t) -> the plan of otskit.core.sql.build (a
--- build in C: csrc/core/sbuild.h) for a build's sink, or nil when the
--- index has what only this file indexes (NESTED, VECTOR and DATE fields,
--- arrays, other analyzers, routing, a field named as a primary key
--- column). docs.C_BUILD = false turns it off (the specs compare both).
-function docs.c_plan(sink, def, t)
-  if docs.C_BUILD == false or not sink.build or not def.keyed or not def.cols or #def.routing > 0 then return nil end
-  local pk = {}
-  for _, c in ipairs(t.pk) do pk[c.name] = true end
-  local fts_at = {}
-  for i, c in ipairs(def.fts_cols or {}) do fts_at[c] = i end
-  local fields, colat = {}, {}
-  for i, d in ipairs(def.colfields) do colat[d] = i end
-  for _, d in ipairs(def.fields) do
-    if d.parent or not C_KINDS[d.type] or d.array or pk[d.name] then return nil end
-    if d.type == "TEXT" and not C_ANALYZERS[d.analyzer] then return nil end
-    if d.index ~= false then
-      local p = d.params or {}
-      fields[#fields + 1] = { name = d.name, id = d.id, kind = d.type, col = colat[d] or 0,
-        fts = d.type == "TEXT" and fts_at["c" .. d.id] or 0, lower = not p.case_sensitive, delimit = p.delimit_word == true }
-    end
-  end
-  local p = sink.p
-  local names, q = {}, {}
-  for i, d in ipairs(def.colfields) do names[i] = ", " .. d.col; q[i] = ", ?" .. (i + 3) end
-  local fq = {}
-  for i = 1, #(def.fts_cols or {}) do fq[i] = "?" .. (i + 1) end
-  return { fields = fields, doc_id = sink.doc_id, gpt_id = sink.gpt_id, nfts = #(def.fts_cols or {}),
-    doc = ("INSERT INTO %sdoc (id, pk, ts%s) VALUES (?1, ?2, ?3%s)"):format(p, table.concat(names), table.concat(q)),
-    has = ("INSERT OR IGNORE INTO %shas (f, doc) VALUES (?1, ?2)"):format(p),
-    gpt = ("INSERT INTO %sgpt (id, doc, f, lat, lon) VALUES (?1, ?2, ?3, ?4, ?5)"):format(p),
-    geo = ("INSERT INTO %sgeo VALUES (?1, ?2, ?2, ?3, ?3)"):format(p),
-    fts = def.fts_cols and ("INSERT INTO %sfts (rowid, %s) VALUES (?1, %s)"):format(p, table.concat(def.fts_cols, ", "),
-      table.concat(fq, ", ")) or nil }
-end
-
 --- docs.finish(sink): flushes a build's sink and moves its staged values
 -- into the value indexes
 function docs.finish(sink)

@@ -14,6 +14,7 @@ local cjson = require "cjson.safe"
 local sql = require("otskit.core").sql
 local schema = require "otskit.store.search.schema"
 local docs = require "otskit.store.search.docs"
+local build = require "otskit.store.search.build"
 
 local DB = base.DB
 local invalid, check_req, valid_name, now_ms = base.invalid, base.check_req, base.valid_name, base.now_ms
@@ -262,29 +263,7 @@ local function create(self, req)
   if not e1 then return dberr(e2, e3) end
   docs.run(h, "INSERT INTO s_meta VALUES (?1, ?2, ?3, ?4, ?5, ?6)", { t.name, req.index, id, text, now_ms(self), ttl })
   -- build from the rows already in the table
-  local sink = docs.sink(h, ix.p, def, true)
-  local plan = docs.c_plan(sink, def, t)
-  if plan then -- the common index: read, decoded and written in C
-    plan.lo, plan.maxv = t.ttl_ms and now_ms(self) - t.ttl_ms or nil, t.maxv
-    local n, bm, bc = sql.build(h, t.kv, plan)
-    if not n then return dberr(bm, bc) end
-  else
-    local cur, cm, cc = h:scan(t.kv)
-    if not cur then return dberr(cm, cc) end
-    local ok, fm, fc = pcall(function() -- the rows as the cursor reads them
-      while true do
-        local ks, vs, nk = cur:fetch(512)
-        if ks == nil then return vs, nk end
-        if nk == 0 then return end
-        for i = 1, nk do search.reindex(self, t, ix, ks[i], sink, vs[i]) end
-      end
-    end)
-    cur:close()
-    if not ok then error(fm, 0) end
-    if fm then return dberr(fm, fc) end
-  end
-  docs.finish(sink)
-  e1, e2, e3 = sql.exec(h, docs.ddl_indexes(ix.p)) -- over the rows now there
+  e1, e2, e3 = build.run(self, t, ix, search.reindex, now_ms)
   if not e1 then return dberr(e2, e3) end
   local b1, b2, b3 = self:_bump()
   if not b1 then return nil, b2, b3 end
