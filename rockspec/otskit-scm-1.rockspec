@@ -110,6 +110,7 @@ build = {
     ["otskit.store.search.docs"] = "lua/otskit/store/search/docs.lua",
     ["otskit.store.search.build"] = "lua/otskit/store/search/build.lua",
     ["otskit.store.search.query"] = "lua/otskit/store/search/query.lua",
+    ["otskit.store.search.geoquery"] = "lua/otskit/store/search/geoquery.lua",
     ["otskit.store.search.sort"] = "lua/otskit/store/search/sort.lua",
     ["otskit.store.search.run"] = "lua/otskit/store/search/run.lua",
     ["otskit.server"] = "lua/otskit/server/init.lua",

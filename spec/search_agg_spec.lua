@@ -2,7 +2,10 @@
 -- .groupby) against a brute-force Lua model over random documents:
 -- avg, min, max, sum, count, distinct_count, percentiles with and without
 -- missing values, on single values and arrays; group_by_field (with a
--- sub-aggregation), range, histogram, filter, composite paging; collapse.
+-- sub-aggregation), range, histogram, filter, composite paging; collapse;
+-- count, percentiles, top_rows, range, filter, geo_distance, geo_grid and
+-- composite over single-valued fields, over every document and under a
+-- one-leaf query (the paths that read a value index alone).
 -- Single-valued fields (x, k) take the index's value columns (aggregates
 -- and GROUP BYs over p.."doc"), the array n the value tables: both are
 -- checked, with sub-aggregations and missing values on each.
@@ -122,8 +125,10 @@ local function check(db, all)
       { name = "q", type = "filter", filters = { { range = { field_name = "x", from = 0 } }, { exists = { field_name = "k" } } } },
       { name = "f2", type = "field", field_name = "k", size = 2000, sub_aggs = subs,
         sort = { { sub_agg_sort = { sub_agg_name = "c", order = "DESC" } }, { group_key_sort = { order = "DESC" } } } },
-      { name = "h2", type = "histogram", field_name = "x", interval = 20, min_doc_count = 1, missing = miss2 },
     } })
+  -- (at most 5 group-bys a level: the sixth in a search of its own)
+  res.group_bys[6] = assert(db:search{ table = "t", index = "ix", limit = 0, query = query, group_bys = {
+      { name = "h2", type = "histogram", field_name = "x", interval = 20, min_doc_count = 1, missing = miss2 } } }).group_bys[1]
   assert.are.equal(#docs, res.total_count)
   for i, a in ipairs(aggs) do
     local got = res.aggs[i].value
@@ -309,6 +314,306 @@ describe("search analytics vs a brute-force model", function()
     end
   end)
 
+  it("range, filter, geo_distance, geo_grid, top_rows, count, percentiles and composite over single-valued fields", function()
+    -- over every document and under a query that is one range leaf on x
+    -- (both read the value index alone where they can; other queries the
+    -- value columns), against the model
+    local geohash = require "otskit.store.search.geohash"
+    local sql = require("otskit.core").sql
+    for round = 1, ROUNDS * 3 do
+      math.randomseed(round * 31337)
+      local db = assert(store.open{})
+      assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+      assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+        { field_name = "x", field_type = "DOUBLE", enable_sort_and_agg = true },
+        { field_name = "k", field_type = "KEYWORD", enable_sort_and_agg = true },
+        { field_name = "g", field_type = "GEO_POINT", enable_sort_and_agg = true },
+      } } })
+      local all = {}
+      for i = 1, math.random(0, 80) do
+        local d = { id = i }
+        if math.random() < 0.7 then d.x = math.random(-100, 100) / 4 end
+        if math.random() < 0.8 then d.k = "k" .. math.random(1, 4) end
+        if math.random() < 0.8 then d.lat, d.lon = math.random(-800, 800) / 10, math.random(-1700, 1700) / 10 end
+        assert(db:put_row{ table = "t", primary_key = { { "id", i } }, columns = { x = d.x, k = d.k,
+          g = d.lat and ("%.1f,%.1f"):format(d.lat, d.lon) or nil } })
+        all[#all + 1] = d
+      end
+      local query, docs = nil, all
+      if round % 3 == 2 then -- a leaf on another field: the value columns of its documents
+        query, docs = { term = { field_name = "k", term = "k1" } }, {}
+        for _, d in ipairs(all) do if d.k == "k1" then docs[#docs + 1] = d end end
+      elseif round % 3 == 1 then
+        local lo, hi = math.random(-30, 10), math.random(-10, 30)
+        query, docs = { range = { field_name = "x", from = lo, to = hi, include_lower = true } }, {}
+        for _, d in ipairs(all) do if d.x and d.x >= lo and d.x < hi then docs[#docs + 1] = d end end
+      end
+      local r1, olat, olon = math.random(-10, 10), math.random(-60, 60), math.random(-150, 150)
+      local d1, d2 = math.random(1, 5000) * 1000, math.random(5000, 15000) * 1000
+      local p = math.random(1, 3)
+      local desc = math.random() < 0.5
+      local res = assert(db:search{ table = "t", index = "ix", limit = 0, query = query,
+        aggs = { { name = "n", type = "count", field_name = "x" },
+          { name = "t", type = "top_rows", limit = 3, sort = { { field_sort = { field_name = "x", order = desc and "DESC" or "ASC" } } } },
+          { name = "p", type = "percentiles", field_name = "x", percentiles = { 0, 10, 50, 99, 100 } } },
+        group_bys = {
+          { name = "r", type = "range", field_name = "x", ranges = { { to = r1 }, { from = r1, to = r1 + 5 }, { from = r1 } } },
+          { name = "f", type = "filter", filters = { { term = { field_name = "k", term = "k2" } }, { range = { field_name = "x", from = r1, include_lower = true } } } },
+          { name = "gd", type = "geo_distance", field_name = "g", origin = { lat = olat, lon = olon },
+            ranges = { { from = 0, to = d1 }, { from = d1, to = d2 }, { from = d2 } } },
+          { name = "gg", type = "geo_grid", field_name = "g", precision = p, size = 4 },
+          { name = "gs", type = "geo_grid", field_name = "g", precision = p, size = 3,
+            sort = { { row_count_sort = { order = "ASC" } }, { group_key_sort = { order = "DESC" } } } },
+        } })
+      res.group_bys[6] = assert(db:search{ table = "t", index = "ix", limit = 0, query = query, group_bys = {
+          { name = "c", type = "composite", size = 2000, sources = { { name = "k", type = "field", field_name = "k" },
+            { name = "h", type = "histogram", field_name = "x", interval = 5 } } } } }).group_bys[1]
+      -- count, percentiles
+      local xs = {}
+      for _, d in ipairs(docs) do if d.x then xs[#xs + 1] = d.x end end
+      table.sort(xs)
+      assert.are.equal(#xs, res.aggs[1].value)
+      for j, it in ipairs(res.aggs[3].items) do
+        local want
+        if #xs > 0 then
+          local r = it.key / 100 * (#xs - 1) + 1
+          local lo = math.floor(r)
+          want = xs[lo] + (xs[math.min(lo + 1, #xs)] - xs[lo]) * (r - lo)
+        end
+        assert(close(want, it.value), ("percentile %s: %s vs %s"):format(j, tostring(it.value), tostring(want)))
+      end
+      -- top_rows: by x (documents without x last), then primary key
+      local order = {}
+      for _, d in ipairs(docs) do order[#order + 1] = d end
+      table.sort(order, function(a, b)
+        if (a.x == nil) ~= (b.x == nil) then return a.x ~= nil end
+        if a.x ~= b.x then if desc then return a.x > b.x end return a.x < b.x end
+        return a.id < b.id
+      end)
+      local tr = res.aggs[2].rows
+      assert.are.equal(math.min(3, #docs), #tr)
+      for i, row in ipairs(tr) do assert.are.equal(order[i].id, tonumber(row.primary_key[1][2])) end
+      -- range, filter
+      local function count(pred)
+        local c = 0
+        for _, d in ipairs(docs) do if pred(d) then c = c + 1 end end
+        return c
+      end
+      local rr = res.group_bys[1].items
+      assert.are.equal(count(function(d) return d.x and d.x < r1 end), rr[1].row_count)
+      assert.are.equal(count(function(d) return d.x and d.x >= r1 and d.x < r1 + 5 end), rr[2].row_count)
+      assert.are.equal(count(function(d) return d.x and d.x >= r1 end), rr[3].row_count)
+      assert.are.equal(count(function(d) return d.k == "k2" end), res.group_bys[2].items[1].row_count)
+      assert.are.equal(count(function(d) return d.x and d.x >= r1 end), res.group_bys[2].items[2].row_count)
+      -- geo_distance (the distance SQLite's geo_dist computes)
+      local function dist(d)
+        return sql.rows(db.h, "SELECT geo_dist(?1, ?2, ?3, ?4)", { d.lat, d.lon, olat, olon })[1][1]
+      end
+      local gd = res.group_bys[3].items
+      assert.are.equal(count(function(d) return d.lat and dist(d) < d1 end), gd[1].row_count)
+      assert.are.equal(count(function(d) return d.lat and dist(d) >= d1 and dist(d) < d2 end), gd[2].row_count)
+      assert.are.equal(count(function(d) return d.lat and dist(d) >= d2 end), gd[3].row_count)
+      -- geo_grid, default sort (rows descending, then cell) and a given one
+      local cells = {}
+      for _, d in ipairs(docs) do
+        if d.lat then
+          local lat, lon = tonumber(("%.1f"):format(d.lat)), tonumber(("%.1f"):format(d.lon))
+          local h = geohash.encode(lat, lon, p)
+          cells[h] = (cells[h] or 0) + 1
+        end
+      end
+      local cl = {}
+      for h, n in pairs(cells) do cl[#cl + 1] = { h, n } end
+      table.sort(cl, function(a, b) if a[2] ~= b[2] then return a[2] > b[2] end return a[1] < b[1] end)
+      local gg = res.group_bys[4].items
+      assert.are.equal(math.min(4, #cl), #gg)
+      for i, it in ipairs(gg) do assert.are.same({ cl[i][1], cl[i][2] }, { it.key, it.row_count }) end
+      table.sort(cl, function(a, b) if a[2] ~= b[2] then return a[2] < b[2] end return a[1] > b[1] end)
+      local gs = res.group_bys[5].items
+      assert.are.equal(math.min(3, #cl), #gs)
+      for i, it in ipairs(gs) do assert.are.same({ cl[i][1], cl[i][2] }, { it.key, it.row_count }) end
+      -- composite: every (k, x bucket) pair in key order
+      local pairs_ = {}
+      for _, d in ipairs(docs) do
+        if d.k and d.x then
+          local b = math.floor(d.x / 5) * 5
+          local key = d.k .. "\0" .. ("%020.3f"):format(b + 1e9)
+          local e = pairs_[key] or { k = d.k, b = b, n = 0 }
+          pairs_[key] = e
+          e.n = e.n + 1
+        end
+      end
+      local keys = {}
+      for key in pairs(pairs_) do keys[#keys + 1] = key end
+      table.sort(keys)
+      local cp = res.group_bys[6].items
+      assert.are.equal(#keys, #cp)
+      for i, key in ipairs(keys) do
+        local e = pairs_[key]
+        assert.are.same({ e.k, e.b, e.n }, { cp[i].keys[1], tonumber(cp[i].keys[2]), cp[i].row_count })
+      end
+      db:close()
+    end
+  end)
+
+  it("aggregates and groups by fields inside NESTED fields by their path, as arrays of the row", function()
+    -- the rows of the service's own SDK test (one sub-document a row:
+    -- Col_Long_Nested 1, 2, 2, 3, 3, 3, 4, 4, 4, 4; Col_Keyword hangzhou x4,
+    -- tablestore x6), whose answers were checked against the service, then
+    -- rows of several sub-documents and two levels against the model
+    local db = assert(store.open{})
+    assert(db:create_table{ name = "t", primary_key = { { "pk1", "STRING" } } })
+    assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+      { field_name = "Col_Keyword", field_type = "KEYWORD", enable_sort_and_agg = true },
+      { field_name = "Col_Nested", field_type = "NESTED", field_schemas = {
+        { field_name = "Col_Long_Nested", field_type = "LONG", enable_sort_and_agg = true },
+        { field_name = "Col_Keyword_Nested", field_type = "KEYWORD", enable_sort_and_agg = true },
+        { field_name = "Col_Geo_Nested", field_type = "GEO_POINT", enable_sort_and_agg = true },
+        { field_name = "Deep", field_type = "NESTED", field_schemas = {
+          { field_name = "x", field_type = "DOUBLE", enable_sort_and_agg = true } } } } },
+    } } })
+    local longs = { 1, 2, 2, 3, 3, 3, 4, 4, 4, 4 }
+    for i = 1, 10 do
+      assert(db:put_row{ table = "t", primary_key = { { "pk1", "pk_" .. (i - 1) } }, columns = {
+        Col_Keyword = i <= 4 and "hangzhou" or "tablestore",
+        Col_Nested = cjson.encode({ { Col_Long_Nested = longs[i] } }) } })
+    end
+    local res = assert(db:search{ table = "t", index = "ix", limit = 0,
+      aggs = { { name = "agg1", type = "avg", field_name = "Col_Nested.Col_Long_Nested" } },
+      group_bys = { { name = "group_by1", type = "field", field_name = "Col_Nested.Col_Long_Nested" },
+        { name = "g2", type = "field", field_name = "Col_Keyword",
+          sub_aggs = { { name = "sub_agg1", type = "avg", field_name = "Col_Nested.Col_Long_Nested" } },
+          sub_group_bys = { { name = "sub_group_by1", type = "field", field_name = "Col_Nested.Col_Long_Nested" } } } } })
+    assert.are.equal(3, res.aggs[1].value)
+    local function kc(items)
+      local out = {}
+      for i, it in ipairs(items) do out[i] = { it.key, it.row_count } end
+      return out
+    end
+    assert.are.same({ { "4", 4 }, { "3", 3 }, { "2", 2 }, { "1", 1 } }, kc(res.group_bys[1].items))
+    local g2 = res.group_bys[2].items
+    assert.are.same({ { "tablestore", 6 }, { "hangzhou", 4 } }, kc(g2))
+    assert(close(11 / 3, g2[1].sub_aggs[1].value))
+    assert(close(2, g2[2].sub_aggs[1].value))
+    assert.are.same({ { "4", 4 }, { "3", 2 } }, kc(g2[1].sub_group_bys[1].items))
+    assert.are.same({ { "2", 2 }, { "1", 1 }, { "3", 1 } }, kc(g2[2].sub_group_bys[1].items))
+    -- the NESTED field itself is refused as the service refuses it
+    local r, msg, code = db:search{ table = "t", index = "ix", limit = 0,
+      aggs = { { name = "agg1", type = "sum", field_name = "Col_Nested" } } }
+    assert.is_nil(r)
+    assert.are.equal("OTSParameterInvalid", code)
+    assert.matches("field_name:Col_Nested type:nested is invalid, allow %[", msg)
+    db:close()
+
+    for round = 1, ROUNDS do
+      math.randomseed(round * 7177)
+      db = assert(store.open{})
+      assert(db:create_table{ name = "t", primary_key = { { "pk1", "STRING" } } })
+      assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+        { field_name = "k", field_type = "KEYWORD", enable_sort_and_agg = true },
+        { field_name = "n", field_type = "NESTED", field_schemas = {
+          { field_name = "v", field_type = "LONG", enable_sort_and_agg = true },
+          { field_name = "g", field_type = "GEO_POINT", enable_sort_and_agg = true },
+          { field_name = "m", field_type = "NESTED", field_schemas = {
+            { field_name = "x", field_type = "DOUBLE", enable_sort_and_agg = true } } } } },
+      } } })
+      local rows = {}
+      for i = 1, math.random(0, 30) do
+        local row = { k = "k" .. math.random(1, 3), subs = {} }
+        for j = 1, math.random(0, 3) do
+          local sd = {}
+          if math.random() < 0.8 then sd.v = math.random(-5, 5) end
+          if math.random() < 0.5 then sd.g = ("%d,%d"):format(math.random(-40, 40), math.random(-100, 100)) end
+          if math.random() < 0.7 then
+            sd.m = {}
+            for q = 1, math.random(1, 2) do sd.m[q] = { x = math.random(-8, 8) / 2 } end
+          end
+          row.subs[j] = sd
+        end
+        assert(db:put_row{ table = "t", primary_key = { { "pk1", "r" .. i } }, columns = { k = row.k,
+          n = #row.subs > 0 and cjson.encode(row.subs) or nil } })
+        rows[i] = row
+      end
+      -- the model: a row's distinct values of a path
+      local function rvals(row, path)
+        local out, seen = {}, {}
+        for _, sd in ipairs(row.subs) do
+          local list = {}
+          if path == "n.m.x" then for _, m in ipairs(sd.m or {}) do list[#list + 1] = m.x end
+          elseif sd[path:sub(3)] ~= nil then list[1] = sd[path:sub(3)] end
+          for _, x in ipairs(list) do if not seen[x] then seen[x] = true; out[#out + 1] = x end end
+        end
+        return out
+      end
+      local q = math.random() < 0.5 and { term = { field_name = "k", term = "k1" } } or nil
+      local in_q = {}
+      for _, row in ipairs(rows) do if not q or row.k == "k1" then in_q[#in_q + 1] = row end end
+      local res2 = assert(db:search{ table = "t", index = "ix", limit = 0, query = q,
+        aggs = { { name = "s", type = "sum", field_name = "n.m.x" }, { name = "mx", type = "max", field_name = "n.v" },
+          { name = "c", type = "count", field_name = "n.v" }, { name = "dc", type = "distinct_count", field_name = "n.m.x" },
+          { name = "a", type = "avg", field_name = "n.v", missing = 100 } },
+        group_bys = { { name = "f", type = "field", field_name = "n.v", size = 100 },
+          { name = "h", type = "histogram", field_name = "n.m.x", interval = 2, min_doc_count = 1 },
+          { name = "r", type = "range", field_name = "n.v", ranges = { { to = 0 }, { from = 0 } } },
+          { name = "gd", type = "geo_distance", field_name = "n.g", origin = { lat = 0, lon = 0 }, ranges = { { to = 3000000 }, { from = 3000000 } } } } })
+      local sum, mx, cnt, dset, ndc, asum, an = 0, nil, 0, {}, 0, 0, 0
+      local byv, hist, r1, r2 = {}, {}, 0, 0
+      for _, row in ipairs(in_q) do
+        for _, x in ipairs(rvals(row, "n.m.x")) do
+          sum = sum + x
+          if not dset[x] then dset[x] = true; ndc = ndc + 1 end
+        end
+        local vs = rvals(row, "n.v")
+        cnt = cnt + #vs
+        if #vs == 0 then asum, an = asum + 100, an + 1 end
+        local neg, pos = false, false
+        for _, v in ipairs(vs) do
+          if not mx or v > mx then mx = v end
+          asum, an = asum + v, an + 1
+          byv[v] = (byv[v] or 0) + 1
+          if v < 0 then neg = true else pos = true end
+        end
+        if neg then r1 = r1 + 1 end
+        if pos then r2 = r2 + 1 end
+        local hb = {}
+        for _, x in ipairs(rvals(row, "n.m.x")) do hb[math.floor(x / 2) * 2] = true end
+        for b in pairs(hb) do hist[b] = (hist[b] or 0) + 1 end
+      end
+      assert(close(sum, res2.aggs[1].value))
+      assert.are.equal(mx and mx + 0.0, res2.aggs[2].value)
+      assert.are.equal(cnt, res2.aggs[3].value)
+      assert.are.equal(ndc, res2.aggs[4].value)
+      assert(close(an > 0 and asum / an or nil, res2.aggs[5].value))
+      local fi = {}
+      for v, n in pairs(byv) do fi[#fi + 1] = { tostring(v), n, v } end
+      table.sort(fi, function(a, b) if a[2] ~= b[2] then return a[2] > b[2] end return a[3] < b[3] end)
+      for _, e in ipairs(fi) do e[3] = nil end
+      assert.are.same(fi, kc(res2.group_bys[1].items))
+      local hk = {}
+      for b in pairs(hist) do hk[#hk + 1] = b end
+      table.sort(hk)
+      local hi = res2.group_bys[2].items
+      assert.are.equal(#hk, #hi)
+      for i, b in ipairs(hk) do assert.are.same({ b, hist[b] }, { hi[i].key, hi[i].row_count }) end
+      assert.are.same({ r1, r2 }, { res2.group_bys[3].items[1].row_count, res2.group_bys[3].items[2].row_count })
+      local g1, g2n = 0, 0
+      for _, row in ipairs(in_q) do
+        local near, far = false, false
+        for _, sd in ipairs(row.subs) do
+          if sd.g then
+            local lat, lon = sd.g:match("^(.-),(.*)$")
+            local dd = require("otskit.core").sql.rows(db.h, "SELECT geo_dist(?1, ?2, 0, 0)", { tonumber(lat), tonumber(lon) })[1][1]
+            if dd < 3000000 then near = true else far = true end
+          end
+        end
+        if near then g1 = g1 + 1 end
+        if far then g2n = g2n + 1 end
+      end
+      assert.are.same({ g1, g2n }, { res2.group_bys[4].items[1].row_count, res2.group_bys[4].items[2].row_count })
+      db:close()
+    end
+  end)
+
   it("refuses bad requests with OTSParameterInvalid", function()
     local db = setup(1)
     local function bad(req)
@@ -329,6 +634,18 @@ describe("search analytics vs a brute-force model", function()
     bad{ group_bys = { { name = "g", type = "composite", next_token = "forged", sources = {
       { name = "k", type = "field", field_name = "k" } } } } }
     bad{ group_bys = { { name = "g", type = "field", field_name = "k", bogus = 1 } } }
+    -- at most 5 group-bys a level (the documented bound; sub_group_bys
+    -- count afresh), 16 aggregations (the service takes 8 in one level)
+    local six, seventeen = {}, {}
+    for i = 1, 6 do six[i] = { name = "g" .. i, type = "field", field_name = "k" } end
+    for i = 1, 17 do seventeen[i] = { name = "a" .. i, type = "count", field_name = "k" } end
+    bad{ group_bys = six }
+    bad{ aggs = seventeen }
+    table.remove(six)
+    table.remove(seventeen)
+    local ok = assert(db:search{ table = "t", index = "ix", limit = 0, group_bys = six, aggs = { (table.unpack or unpack)(seventeen, 1, 8) } })
+    assert.are.equal(5, #ok.group_bys)
+    assert.are.equal(8, #ok.aggs)
     bad{ collapse = { field_name = "nope" } }
     db:close()
   end)

@@ -139,6 +139,10 @@ function oracle.eval(S, q, obj)
     end
     return true
   elseif kind == "const_score" then return oracle.eval(S, b.filter, obj)
+  elseif kind == "function_score" or kind == "functions_score" then
+    return oracle.eval(S, b.query, obj) -- (functions_score: without min_score)
+  elseif kind == "knn_vector" then -- (when top_k is at least the rows having the vector)
+    return #vals(f, obj) > 0 and (b.filter == nil or oracle.eval(S, b.filter, obj))
   elseif kind == "nested" then
     local nf = S[b.path]
     local raw = obj[nf.short]
@@ -164,6 +168,43 @@ function oracle.eval(S, q, obj)
     return false
   end
   error("oracle: unknown query kind " .. tostring(kind))
+end
+
+--- oracle.sort(ids, rows, sorters) -> ids in the order of sorters (a list
+-- of field_sort { field_name, order, missing_value, missing_field } on
+-- single-valued fields, pk_sort, geo_distance_sort from "0,0"): rows
+-- without a key last in either order, then ascending id.
+function oracle.sort(ids, rows, s)
+  local function key(so, c)
+    if so.pk_sort then return nil end
+    if so.geo_distance_sort then
+      if not c.g then return nil end
+      local a, b = c.g:match("^([^,]+),([^,]+)$")
+      return haversine(tonumber(a), tonumber(b), 0, 0)
+    end
+    local f = so.field_sort
+    local v = c[f.field_name]
+    if v == nil and f.missing_field then v = c[f.missing_field] end
+    if v == nil then v = f.missing_value end
+    return v
+  end
+  table.sort(ids, function(x, y)
+    for _, so in ipairs(s) do
+      local desc = ((so.field_sort or so.pk_sort or so.geo_distance_sort).order == "DESC")
+      if so.pk_sort then
+        if x ~= y then return (x < y) ~= desc end
+      else
+        local a, b = key(so, rows[x]), key(so, rows[y])
+        if a ~= b then
+          if a == nil then return false end
+          if b == nil then return true end
+          return (a < b) ~= desc
+        end
+      end
+    end
+    return x < y
+  end)
+  return ids
 end
 
 return oracle

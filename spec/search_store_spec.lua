@@ -144,39 +144,7 @@ local SORTS = {
   { { field_sort = { field_name = "k" } }, { field_sort = { field_name = "d", order = "DESC" } } },
 }
 
--- the model's order of rows matching under sorter list s
-local function model_sort(ids, rows, s)
-  local function key(so, c)
-    if so.pk_sort then return nil end
-    if so.geo_distance_sort then
-      if not c.g then return nil end
-      local a, b = c.g:match("^([^,]+),([^,]+)$")
-      return oracle.haversine(tonumber(a), tonumber(b), 0, 0)
-    end
-    local f = so.field_sort
-    local v = c[f.field_name]
-    if v == nil and f.missing_field then v = c[f.missing_field] end
-    if v == nil then v = f.missing_value end
-    return v
-  end
-  table.sort(ids, function(x, y)
-    for _, so in ipairs(s) do
-      local desc = ((so.field_sort or so.pk_sort or so.geo_distance_sort).order == "DESC")
-      if so.pk_sort then
-        if x ~= y then return (x < y) ~= desc end
-      else
-        local a, b = key(so, rows[x]), key(so, rows[y])
-        if a ~= b then
-          if a == nil then return false end
-          if b == nil then return true end
-          return (a < b) ~= desc
-        end
-      end
-    end
-    return x < y
-  end)
-  return ids
-end
+local model_sort = oracle.sort
 
 describe("otskit.store search index (model-based)", function()
   it("answers random queries, sorts and pages as a brute-force evaluation of the rows", function()

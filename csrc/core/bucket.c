@@ -57,8 +57,44 @@ static void f_ym_index(sqlite3_context *c, int argc, sqlite3_value **v) {
   else sqlite3_result_null(c);
 }
 
+int bucket_geohash(double lat, double lon, int precision, char *out) {
+  static const char b32[] = "0123456789bcdefghjkmnpqrstuvwxyz";
+  double lat0 = -90.0, lat1 = 90.0, lon0 = -180.0, lon1 = 180.0, mid;
+  int n = 0, bit = 0, ch = 0, even = 1;
+  if (precision < 1 || precision > 12 || lat != lat || lon != lon) return 0;
+  while (n < precision) {
+    if (even) {
+      mid = (lon0 + lon1) / 2;
+      if (lon >= mid) { ch = ch * 2 + 1; lon0 = mid; } else { ch = ch * 2; lon1 = mid; }
+    } else {
+      mid = (lat0 + lat1) / 2;
+      if (lat >= mid) { ch = ch * 2 + 1; lat0 = mid; } else { ch = ch * 2; lat1 = mid; }
+    }
+    even = !even;
+    if (++bit == 5) { out[n++] = b32[ch]; bit = 0; ch = 0; }
+  }
+  out[n] = 0;
+  return n;
+}
+
+static void f_geohash(sqlite3_context *c, int argc, sqlite3_value **v) {
+  char buf[16];
+  int n;
+  (void)argc;
+  if (sqlite3_value_type(v[0]) == SQLITE_NULL || sqlite3_value_type(v[1]) == SQLITE_NULL ||
+      sqlite3_value_type(v[2]) == SQLITE_NULL) {
+    sqlite3_result_null(c);
+    return;
+  }
+  n = bucket_geohash(sqlite3_value_double(v[0]), sqlite3_value_double(v[1]), sqlite3_value_int(v[2]), buf);
+  if (n > 0) sqlite3_result_text(c, buf, n, SQLITE_TRANSIENT);
+  else sqlite3_result_null(c);
+}
+
 int bucket_register(sqlite3 *db) {
   int rc = sqlite3_create_function(db, "floor_div", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_floor_div, NULL, NULL);
+  if (rc != SQLITE_OK) return rc;
+  rc = sqlite3_create_function(db, "geohash", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_geohash, NULL, NULL);
   if (rc != SQLITE_OK) return rc;
   return sqlite3_create_function(db, "ym_index", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_ym_index, NULL, NULL);
 }

@@ -7,6 +7,9 @@
  *                       s (the year: all but the last two characters,
  *                       the month: those two); NULL for NULL or a text
  *                       that is not so
+ *   geohash(lat, lon, p) -> the geohash cell (p = 1..12 base-32
+ *                       characters, longitude bits first) of a point;
+ *                       NULL for NULL arguments or p out of range
  * No Lua here. */
 #ifndef OTSKIT_BUCKET_H
 #define OTSKIT_BUCKET_H
@@ -21,7 +24,12 @@ int64_t bucket_floor_div(double a, double b, int *ok);
  * not a (signed) year followed by a month 01..12. */
 int64_t bucket_ym_index(const char *s, int len, int *ok);
 
-/* Registers floor_div and ym_index on db. SQLITE_OK or an error code. */
+/* Writes the geohash of (lat, lon) with precision characters (1..12) and
+ * a NUL to out (13 bytes); returns precision, or 0 when it is out of range
+ * or a coordinate is NaN. */
+int bucket_geohash(double lat, double lon, int precision, char *out);
+
+/* Registers floor_div, geohash and ym_index on db. SQLITE_OK or an error code. */
 int bucket_register(sqlite3 *db);
 
 #endif

@@ -52,6 +52,20 @@ function base.known(req, allowed, what)
   return true
 end
 
+--- base.list(v, what) -> true | nil, msg, code: v is a list (a table whose
+-- keys are exactly 1..#v): a list with another key is refused, the key
+-- never ignored. (Not for request tables: a Lua loop.)
+function base.list(v, what)
+  if type(v) ~= "table" then return nil, what .. " must be a list", "OTSParameterInvalid" end
+  local n = #v
+  for k in pairs(v) do
+    if type(k) ~= "number" or k < 1 or k > n or k ~= math.floor(k) then
+      return nil, what .. " must be a list: unsupported key '" .. tostring(k) .. "'", "OTSParameterInvalid"
+    end
+  end
+  return true
+end
+
 --- base.set{...} -> { [v] = true, ... }
 function base.set(list)
   local s = {}

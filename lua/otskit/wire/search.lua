@@ -37,14 +37,30 @@ end
 local PARAM_MSG = { single_word = "SingleWordAnalyzerParameter", split = "SplitAnalyzerParameter",
   fuzzy = "FuzzyAnalyzerParameter" }
 
+-- the keys of each part that travel (another is refused, never dropped)
+local FIELD_KEYS = sq.set{ "field_name", "field_type", "analyzer", "index", "enable_sort_and_agg", "store", "is_array",
+  "date_formats", "enable_highlighting", "analyzer_parameter", "vector_options", "field_schemas" }
+local VECTOR_KEYS = sq.set{ "dimension", "metric_type", "data_type" }
+local SCHEMA_KEYS = sq.set{ "field_schemas", "index_setting", "index_sort" }
+local SETTING_KEYS = sq.set{ "number_of_shards", "routing_fields", "routing_partition_size" }
+local CTG_KEYS = sq.set{ "return_type", "column_names" }
+local PARAM_KEYS = { single_word = sq.set{ "case_sensitive", "delimit_word" }, split = sq.set{ "delimiter" },
+  fuzzy = sq.set{ "min_chars", "max_chars" } }
+
 local function field_out(f)
   if type(f) ~= "table" then return invalid("field_schemas must be a list of field tables") end
+  local ok, km, kc = sq.known(f, FIELD_KEYS, "field schema")
+  if ok and f.vector_options ~= nil then ok, km, kc = sq.known(f.vector_options, VECTOR_KEYS, "vector_options") end
+  if not ok then return nil, km, kc end
   local m = { field_name = f.field_name, field_type = f.field_type, analyzer = f.analyzer, index = f.index,
     doc_values = f.enable_sort_and_agg, store = f.store, is_array = f.is_array, date_formats = f.date_formats,
     enable_highlighting = f.enable_highlighting }
-  if f.analyzer_parameter ~= nil and next(f.analyzer_parameter) ~= nil then
-    local name = PARAM_MSG[f.analyzer]
-    if not name then return invalid("analyzer " .. tostring(f.analyzer) .. " takes no parameters") end
+  if f.analyzer_parameter ~= nil and (type(f.analyzer_parameter) ~= "table" or next(f.analyzer_parameter) ~= nil) then
+    local an = f.analyzer or "single_word"
+    local name = PARAM_MSG[an]
+    if not name then return invalid("analyzer " .. tostring(an) .. " takes no parameters") end
+    local pok, pm, pc = sq.known(f.analyzer_parameter, PARAM_KEYS[an], an .. " analyzer_parameter")
+    if not pok then return nil, pm, pc end
     local b, msg, code = enc(name, f.analyzer_parameter)
     if not b then return nil, msg, code end
     m.analyzer_parameter = b
@@ -98,6 +114,9 @@ end
 
 local function schema_out(s)
   if type(s) ~= "table" then return invalid("schema must be a table") end
+  local ok, km, kc = sq.known(s, SCHEMA_KEYS, "schema")
+  if ok and s.index_setting ~= nil then ok, km, kc = sq.known(s.index_setting, SETTING_KEYS, "index_setting") end
+  if not ok then return nil, km, kc end
   local fs = {}
   for i, f in ipairs(s.field_schemas or {}) do
     local m, msg, code = field_out(f)
@@ -222,6 +241,8 @@ end
 local function ctg_out(c)
   if c == nil then return nil end
   if type(c) ~= "table" then return invalid("columns_to_get must be a table") end
+  local ok, km, kc = sq.known(c, CTG_KEYS, "columns_to_get")
+  if not ok then return nil, km, kc end
   return { return_type = c.return_type, column_names = c.column_names }
 end
 

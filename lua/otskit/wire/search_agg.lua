@@ -309,12 +309,40 @@ end
 
 local enc_agg_list, enc_gb_list
 
+-- the keys of each part that travel (its message's fields)
+local set, known = sq.set, sq.known
+local AGG_KEYS, GB_KEYS = {}, {}
+for ty, ks in pairs({ avg = { "field_name", "missing" }, max = { "field_name", "missing" }, min = { "field_name", "missing" },
+  sum = { "field_name", "missing" }, count = { "field_name" }, distinct_count = { "field_name", "missing" },
+  top_rows = { "limit", "sort" }, percentiles = { "field_name", "percentiles", "missing" } }) do
+  AGG_KEYS[ty] = set(ks)
+  AGG_KEYS[ty].name, AGG_KEYS[ty].type = true, true
+end
+for ty, ks in pairs({ field = { "field_name", "size", "sort", "min_doc_count" }, range = { "field_name", "ranges" },
+  filter = { "filters" }, geo_distance = { "field_name", "origin", "ranges" },
+  histogram = { "field_name", "interval", "missing", "min_doc_count", "sort", "field_range", "offset" },
+  date_histogram = { "field_name", "interval", "field_range", "missing", "min_doc_count", "time_zone", "sort", "offset" },
+  geo_grid = { "field_name", "precision", "size" }, composite = { "sources", "size", "next_token" } }) do
+  GB_KEYS[ty] = set(ks)
+  GB_KEYS[ty].name, GB_KEYS[ty].type, GB_KEYS[ty].sub_aggs, GB_KEYS[ty].sub_group_bys = true, true, true, true
+end
+local GB_SORTER = { group_key_sort = set{ "order" }, row_count_sort = set{ "order" },
+  sub_agg_sort = set{ "sub_agg_name", "order" } }
+local RANGE, ORIGIN, FIELD_RANGE, DTV = set{ "from", "to" }, set{ "lat", "lon" }, set{ "min", "max" }, set{ "value", "unit" }
+local COLLAPSE = set{ "field_name" }
+
 local function gb_sort_out(list)
   if list == nil then return nil end
   if type(list) ~= "table" then return invalid("a group-by's sort must be a list of sorters") end
   local out = {}
   for i, s in ipairs(list) do
     if type(s) ~= "table" then return invalid("a group-by sorter is a table") end
+    local kind, body = next(s)
+    if not GB_SORTER[kind] or next(s, kind) ~= nil then
+      return invalid("a group-by sorter is one of group_key_sort, row_count_sort and sub_agg_sort")
+    end
+    local ok, km, kc = known(body, GB_SORTER[kind], kind)
+    if not ok then return nil, km, kc end
     local o = {}
     local function ord(b) return b and b.order and "SORT_ORDER_" .. b.order or nil end
     if s.group_key_sort then o.group_key_sort = { order = ord(s.group_key_sort) }
@@ -332,6 +360,8 @@ function enc_agg_list(list)
   local out = {}
   for i, a in ipairs(list) do
     if type(a) ~= "table" or not AGG_MSG[a.type] then return invalid("aggregation " .. i .. ": unknown type " .. tostring(a and a.type)) end
+    local ok, km, kc = known(a, AGG_KEYS[a.type], a.type .. " aggregation " .. tostring(a.name))
+    if not ok then return nil, km, kc end
     local miss, m, c = variant_out(a.missing, "aggregation missing")
     if m then return nil, m, c end
     local body = { field_name = a.field_name, missing = miss }
@@ -351,6 +381,8 @@ end
 local function dtv_out(v)
   if v == nil then return nil end
   if type(v) ~= "table" then return nil, "a date interval is { value, unit }", "OTSParameterInvalid" end
+  local ok, km, kc = known(v, DTV, "a date interval")
+  if not ok then return nil, km, kc end
   return { value = v.value, unit = v.unit }
 end
 
@@ -360,6 +392,18 @@ function enc_gb_list(list)
   local out = {}
   for i, g in ipairs(list) do
     if type(g) ~= "table" or not GB_MSG[g.type] then return invalid("group-by " .. i .. ": unknown type " .. tostring(g and g.type)) end
+    local ok, km, kc = known(g, GB_KEYS[g.type], g.type .. " group_by " .. tostring(g.name))
+    if ok and type(g.ranges) == "table" then
+      for _, r in ipairs(g.ranges) do
+        ok, km, kc = known(r, RANGE, "group_by " .. tostring(g.name) .. ": a range")
+        if not ok then break end
+      end
+    end
+    if ok and g.origin ~= nil then ok, km, kc = known(g.origin, ORIGIN, "group_by " .. tostring(g.name) .. ": origin") end
+    if ok and g.field_range ~= nil then
+      ok, km, kc = known(g.field_range, FIELD_RANGE, "group_by " .. tostring(g.name) .. ": field_range")
+    end
+    if not ok then return nil, km, kc end
     local body = { field_name = g.field_name, size = g.size, min_doc_count = g.min_doc_count, time_zone = g.time_zone,
       precision = g.precision, next_token = g.next_token, ranges = g.ranges }
     local e1, e2
@@ -418,6 +462,8 @@ function sa.to_query(req, q)
   if m then q.group_bys, e1, e2 = enc("GroupBys", m); if not q.group_bys then return nil, e1, e2 end end
   if req.collapse ~= nil then
     if type(req.collapse) ~= "table" then return invalid("collapse must be { field_name }") end
+    local ok, km, kc = known(req.collapse, COLLAPSE, "collapse")
+    if not ok then return nil, km, kc end
     q.collapse, e1, e2 = enc("Collapse", { field_name = req.collapse.field_name })
     if not q.collapse then return nil, e1, e2 end
   end

@@ -15,13 +15,22 @@ local invalid = common.invalid
 
 local sh = {}
 
+-- the keys of each part that travel
+local HL, PARAM = sq.set{ "encoder", "parameters" },
+  sq.set{ "field_name", "number_of_fragments", "fragment_size", "pre_tag", "post_tag", "fragments_order" }
+local IH = sq.set{ "sort", "offset", "limit", "highlight" }
+
 --- sh.enc_highlight(h) -> Highlight message table | nil, msg, code
 function sh.enc_highlight(h)
   if h == nil then return nil end
   if type(h) ~= "table" then return invalid("highlight must be a table { encoder, parameters }") end
+  local ok, km, kc = sq.known(h, HL, "highlight")
+  if not ok then return nil, km, kc end
   local ps = {}
   for i, p in ipairs(type(h.parameters) == "table" and h.parameters or {}) do
     if type(p) ~= "table" then return invalid("highlight: each parameter is a table") end
+    local pok, pm, pc = sq.known(p, PARAM, "highlight: a parameter")
+    if not pok then return nil, pm, pc end
     ps[i] = { field_name = p.field_name, number_of_fragments = p.number_of_fragments, fragment_size = p.fragment_size,
       pre_tag = p.pre_tag, post_tag = p.post_tag, fragments_order = p.fragments_order }
   end
@@ -43,6 +52,8 @@ end
 
 local function enc_ih(ih)
   if type(ih) ~= "table" then return invalid("nested: inner_hits must be a table") end
+  local ok, km, kc = sq.known(ih, IH, "inner_hits")
+  if not ok then return nil, km, kc end
   local so, m, c = sq.encode_sort(ih.sort)
   if m then return nil, m, c end
   local h, m2, c2 = sh.enc_highlight(ih.highlight)

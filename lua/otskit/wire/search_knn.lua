@@ -26,6 +26,7 @@ local function dec_knn(m, depth)
     weight = m.weight }
 end
 
-sq.register("knn_vector", "KNN_VECTOR_QUERY", "KnnVectorQuery", enc_knn, dec_knn)
+sq.register("knn_vector", "KNN_VECTOR_QUERY", "KnnVectorQuery", enc_knn, dec_knn,
+  { "field_name", "top_k", "float32_query_vector", "filter", "weight" })
 
 return {}

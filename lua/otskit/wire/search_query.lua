@@ -13,6 +13,40 @@ local invalid = common.invalid
 
 local sq = {}
 
+local function set(list)
+  local s = {}
+  for _, k in ipairs(list) do s[k] = true end
+  return s
+end
+sq.set = set
+
+--- sq.known(v, allowed, what) -> true | nil, msg, code: v is a table whose
+-- keys are all in allowed (common.check_keys). The encoders check every
+-- part they write: a key they would not put on the wire is refused, never
+-- dropped.
+function sq.known(v, allowed, what)
+  if type(v) ~= "table" then return invalid(what .. " must be a table") end
+  return common.check_keys(v, allowed, what)
+end
+local known = sq.known
+
+-- the keys of each kind's body that travel (its message's fields; weight
+-- only where the message has one)
+local BODY = {}
+for kind, ks in pairs({ match = { "field_name", "text", "minimum_should_match", "operator", "weight" },
+  match_phrase = { "field_name", "text", "weight" }, term = { "field_name", "term", "weight" },
+  terms = { "field_name", "terms", "weight" }, range = { "field_name", "from", "to", "include_lower", "include_upper" },
+  prefix = { "field_name", "prefix", "weight" }, wildcard = { "field_name", "value", "weight" },
+  exists = { "field_name" }, bool = { "must", "must_not", "filter", "should", "minimum_should_match" },
+  nested = { "path", "query", "score_mode", "weight", "inner_hits" }, const_score = { "filter" },
+  function_score = { "query", "field_value_factor" }, match_all = {},
+  geo_distance = { "field_name", "center_point", "distance" },
+  geo_bounding_box = { "field_name", "top_left", "bottom_right" }, geo_polygon = { "field_name", "points" } }) do
+  BODY[kind] = set(ks)
+end
+local FVF = set{ "field_name" }
+sq.BODY = BODY
+
 -- kind <-> QueryType and message
 local KINDS = {
   match = { "MATCH_QUERY", "MatchQuery" }, match_phrase = { "MATCH_PHRASE_QUERY", "MatchPhraseQuery" },
@@ -203,6 +237,10 @@ end
 function ENC.function_score(b)
   local q, msg, code = encode_query(b.query)
   if not q then return nil, msg, code end
+  if b.field_value_factor ~= nil then
+    local ok, m2, c2 = known(b.field_value_factor, FVF, "function_score.field_value_factor")
+    if not ok then return nil, m2, c2 end
+  end
   return { query = q, field_value_factor = b.field_value_factor }
 end
 function DEC.function_score(m, depth)
@@ -226,6 +264,8 @@ function encode_query(q)
   local k = KINDS[kind]
   if not k then return invalid("query kind " .. tostring(kind) .. " does not travel on the wire") end
   if type(body) ~= "table" then return invalid(kind .. ": the query body must be a table") end
+  local ok, km, kc = known(body, BODY[kind], kind)
+  if not ok then return nil, km, kc end
   local m, msg, code = ENC[kind](body)
   if not m then return nil, msg, code end
   if body.weight ~= nil and m.weight == nil then m.weight = body.weight end -- a query's weight
@@ -250,9 +290,11 @@ function decode_query(m, depth)
 end
 sq.decode_query = decode_query
 
---- sq.register(kind, query_type, message, enc, dec): a query kind another
--- module carries (otskit.wire.search_score)
-function sq.register(kind, qtype, message, e, d)
+--- sq.register(kind, query_type, message, enc, dec, keys): a query kind
+-- another module carries (otskit.wire.search_score); keys: its body's
+-- keys that travel
+function sq.register(kind, qtype, message, e, d, keys)
+  BODY[kind] = set(keys)
   KINDS[kind] = { qtype, message }
   BY_TYPE[qtype] = kind
   ENC[kind], DEC[kind] = e, d
@@ -262,6 +304,11 @@ end
 -- sort
 
 local function order_enc(o) return o and "SORT_ORDER_" .. o or nil end
+
+-- the keys of each sorter's body that travel
+local SORTER = { field_sort = set{ "field_name", "order", "mode", "missing_value", "missing_field" },
+  geo_distance_sort = set{ "field_name", "points", "order", "mode", "distance_type" }, score_sort = set{ "order" },
+  pk_sort = set{ "order" }, doc_sort = set{ "order" } }
 
 --- sq.strip(v, prefix) -> an enum value's name without prefix (nil stays
 -- nil; a value the message does not define stays a number: the store
@@ -280,6 +327,12 @@ function sq.encode_sort(list)
   local out = {}
   for i, s in ipairs(list) do
     if type(s) ~= "table" then return invalid("sort must be a list of sorters") end
+    local kind, body = next(s)
+    if not SORTER[kind] or next(s, kind) ~= nil then
+      return invalid("sorter " .. i .. ": one of field_sort, geo_distance_sort, score_sort, pk_sort and doc_sort")
+    end
+    local ok, km, kc = known(body, SORTER[kind], kind)
+    if not ok then return nil, km, kc end
     local m = {}
     if s.field_sort then
       local f = s.field_sort

@@ -13,12 +13,26 @@ local dec, enc = sq.decode_message, sq.encode_message
 
 local function pre(v, p) return v ~= nil and p .. v or nil end
 
+-- the keys of each part that travel
+local FN, FVF = sq.set{ "weight", "filter", "field_value_factor", "decay", "random" },
+  sq.set{ "field_name", "factor", "modifier", "missing" }
+local DECAY = sq.set{ "field_name", "math_function", "param_type", "param", "decay", "multi_value_mode" }
+local PARAM, RANDOM = sq.set{ "origin", "scale", "offset" }, {}
+
 local function enc_fs(b)
   local q, m, c = sq.encode_query(b.query)
   if not q then return nil, m, c end
   local fns = {}
   for i, f in ipairs(type(b.functions) == "table" and b.functions or {}) do
     if type(f) ~= "table" then return invalid("functions_score: each function is a table") end
+    local ok, km, kc = sq.known(f, FN, "functions_score.functions")
+    if ok and f.random ~= nil then ok, km, kc = sq.known(f.random, RANDOM, "functions_score.random") end
+    if ok and f.field_value_factor ~= nil then ok, km, kc = sq.known(f.field_value_factor, FVF, "functions_score.field_value_factor") end
+    if ok and f.decay ~= nil then ok, km, kc = sq.known(f.decay, DECAY, "functions_score.decay") end
+    if ok and f.decay ~= nil and f.decay.param ~= nil then
+      ok, km, kc = sq.known(f.decay.param, PARAM, "functions_score.decay.param")
+    end
+    if not ok then return nil, km, kc end
     local o = { weight = f.weight, random = f.random and {} or nil }
     if f.filter ~= nil then
       local fq, fm, fc = sq.encode_query(f.filter)
@@ -95,6 +109,7 @@ local function dec_fs(m, depth)
     min_score = m.min_score, max_score = m.max_score }
 end
 
-sq.register("functions_score", "FUNCTIONS_SCORE_QUERY", "FunctionsScoreQuery", enc_fs, dec_fs)
+sq.register("functions_score", "FUNCTIONS_SCORE_QUERY", "FunctionsScoreQuery", enc_fs, dec_fs,
+  { "query", "functions", "score_mode", "combine_mode", "min_score", "max_score" })
 
 return {}

@@ -2,21 +2,29 @@
 -- aggregations (otskit.store.search.agg), group-bys (.groupby), both over
 -- every document the query matches (not only the page), and collapse
 -- (one row per distinct value of a field).
+local base = require "otskit.store.base"
 local agg = require "otskit.store.search.agg"
 local gb = require "otskit.store.search.groupby"
 local sort = require "otskit.store.search.sort"
 
 local analytics = {}
 
+local COLLAPSE_KEYS = base.set{ "field_name" }
+
 --- analytics.run(self, t, ix, ctx, cond, req, row_of) -> aggs, group_bys
 -- (result lists, nil when not asked) | nil, msg, code. cond: the WHERE of
--- the query's matches on alias d (its binds in ctx).
-function analytics.run(self, t, ix, ctx, cond, req, row_of)
+-- the query's matches on alias d (its binds in ctx). leaf: ctx.from when
+-- the query is that one leaf on a single-valued top-level field (see
+-- otskit.store.search.agg's env.leaf).
+function analytics.run(self, t, ix, ctx, cond, req, row_of, leaf)
   if req.aggs == nil and req.group_bys == nil then return nil end
   local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
   local env = { h = self.h, ix = ix, ctx = ctx, row_of = row_of,
     sign = function(p) return sort.token(secret, scope, p) end,
     open = function(tok) return sort.open(secret, scope, tok) end }
+  if leaf and leaf.d and not leaf.d.array and not leaf.d.parent then
+    env.leaf = { scope = cond, d = leaf.d, tbl = leaf.tbl, cond = leaf.cond, vcond = leaf.vcond }
+  end
   local aggs, m, c
   if req.aggs ~= nil then
     aggs, m, c = agg.run_list(env, req.aggs, cond, "aggs")
@@ -36,9 +44,8 @@ function analytics.collapse(ctx, c)
   if type(c) ~= "table" or type(c.field_name) ~= "string" then
     return nil, "collapse must be { field_name }", "OTSParameterInvalid"
   end
-  for k in pairs(c) do
-    if k ~= "field_name" then return nil, "collapse: unknown field " .. tostring(k), "OTSParameterInvalid" end
-  end
+  local ok, km, kc = base.known(c, COLLAPSE_KEYS, "collapse")
+  if not ok then return nil, km, kc end
   local d = ctx.def.byname[c.field_name]
   if not d or d.parent then
     return nil, ("collapse: field [%s] is not a top-level field of the index"):format(c.field_name), "OTSParameterInvalid"

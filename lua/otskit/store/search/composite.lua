@@ -4,11 +4,15 @@
 -- the sources' value tables; next_token (signed, as search tokens) carries
 -- the last combination of a page. Documents lacking a source's field are
 -- in no combination.
+local base = require "otskit.store.base"
 local agg = require "otskit.store.search.agg"
 local dates = require "otskit.store.search.dates"
 
 local bad = agg.bad
-local SOURCES = { field = true, histogram = true, date_histogram = true }
+-- a source's type -> the keys it takes (another is refused, never ignored)
+local SOURCES = { field = base.set{ "name", "type", "field_name" },
+  histogram = base.set{ "name", "type", "field_name", "interval", "offset" },
+  date_histogram = base.set{ "name", "type", "field_name", "interval", "offset", "time_zone" } }
 local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
 
 local function num_string(v)
@@ -33,6 +37,8 @@ return function(gb, K, children)
     if type(src) ~= "table" or #src == 0 or #src > L.composite_sources then
       return bad(what .. ": sources must list 1.." .. L.composite_sources .. " group-bys")
     end
+    local lok, lm, lc = base.list(src, what .. ": sources")
+    if not lok then return nil, lm, lc end
     local ctx = env.ctx
     local joins, keys, names, fmt, conds, kwkey = {}, {}, {}, {}, {}, {}
     -- a key's SQL literal (LuaJIT: an int64 beyond 2^53 is decimal text)
@@ -43,13 +49,20 @@ return function(gb, K, children)
       return ctx:bind(v)
     end
     local empty = false
+    -- when every source's field has a value column (one value per
+    -- document), the keys are computed from the columns, no join
+    local bycol = true
+    for _, s in ipairs(src) do
+      local d = type(s) == "table" and type(s.field_name) == "string" and ctx.def.byname[s.field_name]
+      if not (d and d.col and not d.parent) then bycol = false end
+    end
+    local notnull = {}
     for i, s in ipairs(src) do
       if type(s) ~= "table" or not SOURCES[s.type] then
         return bad(what .. ": each source is a field, histogram or date_histogram group-by")
       end
-      if s.sub_aggs or s.sub_group_bys or s.sort or s.size or s.min_doc_count or s.missing or s.field_range then
-        return bad(what .. ": a source takes only name, type, field_name, interval, offset and time_zone")
-      end
+      local ok, km, kc = base.known(s, SOURCES[s.type], what .. ": a " .. s.type .. " source")
+      if not ok then return nil, km, kc end
       if type(s.name) ~= "string" or s.name == "" then return bad(what .. ": each source needs a name") end
       names[i] = s.name
       local d, m, c = agg.field(env, s.field_name, what .. ".sources", s.type ~= "field" and NUMERIC or nil)
@@ -57,9 +70,14 @@ return function(gb, K, children)
       if not d then empty = true; d = { id = -1, type = "KEYWORD" } end
       kwkey[i] = d.type == "KEYWORD" -- (lit: a KEYWORD key is text)
       local a = "c" .. i
-      joins[i] = ("JOIN %s%s %s ON %s.doc = d.id AND %s.f = %s"):format(ctx.p, d.type == "KEYWORD" and "kw" or "num",
-        a, a, a, ctx:bind(d.id))
       local x = a .. ".v"
+      if bycol then
+        joins[i], x = "", "d." .. d.col
+        notnull[i] = x .. " IS NOT NULL"
+      else
+        joins[i] = ("JOIN %s %s ON %s.doc = d.id AND %s.f = %s"):format(d.id == -1 and ctx.p .. "kw" or agg.vt(env, d),
+          a, a, a, ctx:bind(d.id))
+      end
       if s.type == "field" then
         keys[i] = x
         fmt[i] = function(v)
@@ -72,7 +90,6 @@ return function(gb, K, children)
         if type(iv) ~= "number" or not (iv > 0) or type(off) ~= "number" then
           return bad(what .. ": a histogram source needs interval > 0 and a numeric offset")
         end
-        if s.time_zone then return bad(what .. ": a histogram source takes no time_zone") end
         keys[i] = ("floor_div((%s) - %s, %s)"):format(x, ctx:bind(off), ctx:bind(iv))
         fmt[i] = function(b) return num_string(b * iv + off) end
       else
@@ -101,8 +118,9 @@ return function(gb, K, children)
     end
     local cols, ks = {}, {}
     for i, k in ipairs(keys) do cols[i] = k .. " AS k" .. i; ks[i] = "k" .. i end
-    local inner = ("SELECT %s, count(DISTINCT d.id) AS n FROM %sdoc d %s WHERE %s GROUP BY %s"):format(
-      table.concat(cols, ", "), ctx.p, table.concat(joins, " "), scope, table.concat(ks, ", "))
+    local inner = ("SELECT %s, %s AS n FROM %sdoc d %s WHERE %s GROUP BY %s"):format(
+      table.concat(cols, ", "), bycol and "count(*)" or "count(DISTINCT d.id)", ctx.p, table.concat(joins, " "),
+      bycol and scope .. " AND " .. table.concat(notnull, " AND ") or scope, table.concat(ks, ", "))
     local where = ""
     if after then
       local b = {}
@@ -119,8 +137,9 @@ return function(gb, K, children)
         it.keys[j] = fmt[j](r[j])
         bc[j] = ("%s = %s"):format(keys[j], lit(j, r[j]))
       end
-      local s = ("%s AND d.id IN (SELECT d.id FROM %sdoc d %s WHERE %s)"):format(scope, ctx.p, table.concat(joins, " "),
-        table.concat(bc, " AND "))
+      local s = bycol and ("%s AND %s"):format(scope, table.concat(bc, " AND "))
+        or ("%s AND d.id IN (SELECT d.id FROM %sdoc d %s WHERE %s)"):format(scope, ctx.p, table.concat(joins, " "),
+          table.concat(bc, " AND "))
       local ok, m, c = children(env, g, it, s, depth, what)
       if not ok then return nil, m, c end
       res.items[i] = it

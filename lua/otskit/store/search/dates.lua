@@ -3,7 +3,11 @@
 -- QUARTER_YEAR, YEAR (calendar months), shifted by a time zone ("+05:30")
 -- and an offset, as SQL bucket numbers and back to each bucket's first
 -- millisecond (UTC).
+local base = require "otskit.store.base"
+
 local dates = {}
+
+local INTERVAL_KEYS = base.set{ "value", "unit" }
 
 local function bad(msg) return nil, msg, "OTSParameterInvalid" end
 
@@ -22,6 +26,8 @@ function dates.interval(v, what, optional)
   if type(v) ~= "table" or type(v.value) ~= "number" or v.value ~= math.floor(v.value) then
     return bad(what .. " must be { value (an integer), unit }")
   end
+  local ok, km, kc = base.known(v, INTERVAL_KEYS, what)
+  if not ok then return nil, km, kc end
   if not optional and v.value <= 0 then return bad(what .. ": value must be > 0") end
   if MS[v.unit] then return { ms = v.value * MS[v.unit], week = v.unit == "WEEK" } end
   if MONTHS[v.unit] then

@@ -14,15 +14,20 @@
 -- next_token }. Its result: { name, type, items = { {key | from, to |
 -- timestamp | keys, row_count, sub_aggs, sub_group_bys} }, next_token,
 -- source_names }.
+local base = require "otskit.store.base"
 local agg = require "otskit.store.search.agg"
 local sort = require "otskit.store.search.sort"
 local geohash = require "otskit.store.search.geohash"
 local dates = require "otskit.store.search.dates"
+local query = require "otskit.store.search.query"
 
 local gb = {}
 
---- The service's limits.
-gb.LIMITS = { per_level = 16, depth = 3, size = 2000, default_size = 10, filters = 10, ranges = 100,
+--- The service's limits. per_level: 5 group-bys per level (sub_group_bys
+-- count afresh), as the service's documentation says; the service's own
+-- SDK tests send at most 5 in one level (aggregations differ: see
+-- otskit.store.search.agg.LIMITS).
+gb.LIMITS = { per_level = 5, depth = 3, size = 2000, default_size = 10, filters = 10, ranges = 100,
   geo_ranges = 10, buckets = 10000, composite_sources = 32 }
 local L = gb.LIMITS
 local bad = agg.bad
@@ -74,17 +79,25 @@ local function children(env, g, item, scope, depth, what)
 end
 
 local ORDER = { ASC = false, DESC = true }
+local SORTER_KEYS = { group_key_sort = base.set{ "order" }, row_count_sort = base.set{ "order" },
+  sub_agg_sort = base.set{ "sub_agg_name", "order" } }
+local RANGE_KEYS, ORIGIN_KEYS, FIELD_RANGE_KEYS = base.set{ "from", "to" }, base.set{ "lat", "lon" }, base.set{ "min", "max" }
 
 -- sorts items by the group-by's sorters; key(item) -> a comparable key
 local function sort_items(env, g, items, key, default, what)
   local sorters = g.sort
   if sorters == nil then sorters = default end
   if type(sorters) ~= "table" then return bad(what .. ": sort must be a list of sorters") end
+  local lok, lm, lc = base.list(sorters, what .. ": sort"); if not lok then return nil, lm, lc end
   local cmp = {}
   for i, s in ipairs(sorters) do
     if type(s) ~= "table" then return bad(what .. ": each sorter is a table") end
     local kind, b = next(s)
-    b = b or {}
+    if not SORTER_KEYS[kind] or next(s, kind) ~= nil then
+      return bad(what .. ": a sorter is one of group_key_sort, row_count_sort and sub_agg_sort")
+    end
+    if type(b) ~= "table" then return bad(what .. ": " .. kind .. " must be a table") end
+    local ok, km, kc = base.known(b, SORTER_KEYS[kind], what .. ": " .. kind); if not ok then return nil, km, kc end
     local desc = ORDER[b.order or "ASC"]
     if desc == nil then return bad(what .. ": order must be ASC or DESC") end
     if kind == "group_key_sort" then
@@ -135,7 +148,7 @@ local function min_docs(g, what, default)
   return m
 end
 
-local function valtbl(env, d) return env.ctx.p .. (d.type == "KEYWORD" and "kw" or "num") end
+local function valtbl(env, d) return agg.vt(env, d) end
 
 local K = {}
 
@@ -242,8 +255,10 @@ end
 local function ranges_of(g, what, max)
   local rs = g.ranges
   if type(rs) ~= "table" or #rs == 0 or #rs > max then return bad(what .. ": ranges must list 1.." .. max .. " ranges") end
+  local lok, lm, lc = base.list(rs, what .. ": ranges"); if not lok then return nil, lm, lc end
   for _, r in ipairs(rs) do
     if type(r) ~= "table" then return bad(what .. ": each range is { from, to }") end
+    local ok, km, kc = base.known(r, RANGE_KEYS, what .. ": a range"); if not ok then return nil, km, kc end
     if r.from ~= nil and type(r.from) ~= "number" or r.to ~= nil and type(r.to) ~= "number" then
       return bad(what .. ": range bounds are numbers")
     end
@@ -251,13 +266,15 @@ local function ranges_of(g, what, max)
   return rs
 end
 
--- range-like group-bys: cond(from, to) -> SQL condition on d
-local function ranged(env, g, scope, depth, what, rs, cond)
+-- range-like group-bys: cond(from, to) -> SQL condition on d; counts:
+-- the ranges' document counts in order (nil: counted here, one statement
+-- per range)
+local function ranged(env, g, scope, depth, what, rs, cond, counts)
   local items = {}
   for i, r in ipairs(rs) do
     local from, to = r.from or -math.huge, r.to or math.huge
     local s = scope .. " AND " .. cond(from, to)
-    local n = agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, s))[1][1]
+    local n = counts and counts[i] or agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, s))[1][1]
     local it = { from = from + 0.0, to = to + 0.0, row_count = n }
     local ok, m, c = children(env, g, it, s, depth, what)
     if not ok then return nil, m, c end
@@ -272,11 +289,28 @@ function K.range(env, g, scope, depth, what)
   local d, m2, c2 = agg.field(env, g.field_name, what, NUMERIC)
   if d == nil then return nil, m2, c2 end
   local ctx = env.ctx
+  local counts
+  local own = d and not agg.multi(d) and agg.own(env, d, scope)
+  if own then -- every document, or the leaf's own field: its value index, a range each
+    counts = {}
+    for i, r in ipairs(rs) do
+      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v >= %s AND v < %s"):format(ctx.p, own,
+        ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge)))[1][1]
+    end
+  elseif d and d.col then -- the value column of the scope's documents, every range in one pass
+    local sums = {}
+    for i, r in ipairs(rs) do
+      sums[i] = ("total(d.%s >= %s AND d.%s < %s)"):format(d.col, ctx:bind(r.from or -math.huge), d.col, ctx:bind(r.to or math.huge))
+    end
+    local row = agg.query(env, ("SELECT %s FROM %sdoc d WHERE %s"):format(table.concat(sums, ", "), ctx.p, scope))[1]
+    counts = {}
+    for i = 1, #rs do counts[i] = math.floor(row[i]) end
+  end
   return ranged(env, g, scope, depth, what, rs, function(from, to)
     if not d then return "0" end
-    return ("d.id IN (SELECT doc FROM %snum WHERE f = %s AND v >= %s AND v < %s)"):format(ctx.p, ctx:bind(d.id),
+    return ("d.id IN (SELECT doc FROM %s WHERE f = %s AND v >= %s AND v < %s)"):format(agg.vt(env, d, "num"), ctx:bind(d.id),
       ctx:bind(from), ctx:bind(to))
-  end)
+  end, counts)
 end
 
 function K.geo_distance(env, g, scope, depth, what)
@@ -287,25 +321,59 @@ function K.geo_distance(env, g, scope, depth, what)
     or o.lon < -180 or o.lon > 180 then
     return bad(what .. ": origin must be { lat, lon } in range")
   end
+  local ok, km, kc = base.known(o, ORIGIN_KEYS, what .. ": origin"); if not ok then return nil, km, kc end
   local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
   if d == nil then return nil, m2, c2 end
   local ctx = env.ctx
+  local counts
+  if d then -- every range in one pass over the points (each distance computed once)
+    local sums, lat, lon = {}, ctx:bind(o.lat), ctx:bind(o.lon)
+    for i, r in ipairs(rs) do
+      local c = ("x >= %s AND x < %s"):format(ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge))
+      sums[i] = agg.multi(d) and ("count(DISTINCT CASE WHEN %s THEN doc END)"):format(c) or ("total(%s)"):format(c)
+    end
+    local gt = agg.vt(env, d, "gpt")
+    local src = scope == agg.ALL
+      and ("SELECT geo_dist(g.lat, g.lon, %s, %s) AS x, g.doc AS doc FROM %s g WHERE g.f = %s"):format(lat, lon, gt, ctx:bind(d.id))
+      or ("SELECT geo_dist(g.lat, g.lon, %s, %s) AS x, g.doc AS doc FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s")
+        :format(lat, lon, ctx.p, gt, ctx:bind(d.id), scope)
+    local row = agg.query(env, ("SELECT %s FROM (%s)"):format(table.concat(sums, ", "), src))[1]
+    counts = {}
+    for i = 1, #rs do counts[i] = math.floor(row[i]) end
+  end
   return ranged(env, g, scope, depth, what, rs, function(from, to)
     if not d then return "0" end
-    return ("d.id IN (SELECT doc FROM %sgpt WHERE f = %s AND geo_dist(lat, lon, %s, %s) >= %s AND geo_dist(lat, lon, %s, %s) < %s)")
-      :format(ctx.p, ctx:bind(d.id), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(from), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(to))
-  end)
+    return ("d.id IN (SELECT doc FROM %s WHERE f = %s AND geo_dist(lat, lon, %s, %s) >= %s AND geo_dist(lat, lon, %s, %s) < %s)")
+      :format(agg.vt(env, d, "gpt"), ctx:bind(d.id), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(from), ctx:bind(o.lat), ctx:bind(o.lon), ctx:bind(to))
+  end, counts)
 end
 
 function K.filter(env, g, scope, depth, what)
   local fs = g.filters
   if type(fs) ~= "table" or #fs == 0 or #fs > L.filters then return bad(what .. ": filters must list 1.." .. L.filters .. " queries") end
+  local lok, lm, lc = base.list(fs, what .. ": filters"); if not lok then return nil, lm, lc end
   local items = {}
+  local ctx = env.ctx
   for i, q in ipairs(fs) do
-    local cond, m, c = env.ctx:compile(q, "d", nil, 0)
+    -- compiled as a search's query: a filter that is one leaf on a
+    -- single-valued top-level field records its value index (ctx.from)
+    local top, from, drive = ctx.top, ctx.from, ctx.drive
+    ctx.top, ctx.from, ctx.drive = true, nil, true
+    local ok, cond, m, c = pcall(ctx.compile, ctx, q, "d", nil, 0)
+    local leaf = ctx.from
+    ctx.top, ctx.from, ctx.drive = top, from, drive
+    if not ok then error(cond, 0) end
     if not cond then return nil, m, c end
+    local alone = leaf and query.without_driver(cond) == "1"
+    cond = query.with_driver(cond)
     local s = scope .. " AND (" .. cond .. ")"
-    local it = { row_count = agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s"):format(env.ctx.p, s))[1][1] }
+    local n
+    if alone and scope == agg.ALL then -- over every document: the filter's value index alone
+      n = agg.query(env, ("SELECT count(*) FROM %s WHERE %s"):format(leaf.tbl, leaf.cond))[1][1]
+    else -- the filter drives; the search's leaf is a test of each document's value column
+      n = agg.query(env, ("SELECT count(*) FROM %sdoc d WHERE %s AND (%s)"):format(ctx.p, agg.narrow(env, scope), cond))[1][1]
+    end
+    local it = { row_count = n }
     local ok, m2, c2 = children(env, g, it, s, depth, what)
     if not ok then return nil, m2, c2 end
     items[i] = it
@@ -320,7 +388,7 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
   local items = {}
   if d or miss ~= nil then
     local x = d and (miss ~= nil and ("coalesce(n.v, %s)"):format(ctx:bind(miss)) or "n.v") or ctx:bind(miss)
-    local from = d and ("%sdoc d LEFT JOIN %snum n ON n.doc = d.id AND n.f = %s"):format(ctx.p, ctx.p, ctx:bind(d.id))
+    local from = d and ("%sdoc d LEFT JOIN %s n ON n.doc = d.id AND n.f = %s"):format(ctx.p, agg.vt(env, d, "num"), ctx:bind(d.id))
       or ctx.p .. "doc d"
     local conds = { scope, x .. " IS NOT NULL" }
     if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
@@ -328,7 +396,7 @@ local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, ke
     local rows
     -- over every document without a missing value the value table is
     -- read alone (narrower than p.."doc"); else the value column
-    local cx = not (miss == nil and scope == agg.ALL) and agg.col(env, d, miss)
+    local cx = not (miss == nil and agg.own(env, d, scope)) and agg.col(env, d, miss)
     if cx then -- from the value column: one value per document
       x, from = cx, ctx.p .. "doc d"
       local vc = { scope, x .. " IS NOT NULL" }
@@ -390,6 +458,7 @@ function K.histogram(env, g, scope, depth, what)
     if type(fr) ~= "table" or type(fr.min) ~= "number" or type(fr.max) ~= "number" or fr.min > fr.max then
       return bad(what .. ": field_range must be { min, max } numbers, min <= max")
     end
+    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range"); if not ok then return nil, km, kc end
     lo, hi = fr.min, fr.max
   end
   local ctx = env.ctx
@@ -426,6 +495,7 @@ function K.date_histogram(env, g, scope, depth, what)
   if g.field_range ~= nil then
     local fr = g.field_range
     if type(fr) ~= "table" then return bad(what .. ": field_range must be { min, max }") end
+    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range"); if not ok then return nil, km, kc end
     local a, m6, c6 = agg.missing(fake, fr.min, what .. ".field_range")
     if m6 then return nil, m6, c6 end
     local b, m7, c7 = agg.missing(fake, fr.max, what .. ".field_range")
@@ -454,15 +524,16 @@ function K.geo_grid(env, g, scope, depth, what)
   if d then
     local ctx = env.ctx
     local f = ctx:bind(d.id)
-    local count, docset = {}, {}
-    for _, r in ipairs(agg.query(env, ("SELECT d.id, g.lat, g.lon FROM %sdoc d JOIN %sgpt g ON g.doc = d.id AND g.f = %s WHERE %s")
-      :format(ctx.p, ctx.p, f, scope))) do
-      local h = geohash.encode(r[2], r[3], p)
-      local s = docset[h]
-      if not s then s = {}; docset[h] = s; count[h] = 0 end
-      if not s[r[1]] then s[r[1]] = true; count[h] = count[h] + 1 end
+    -- the cells numbered in SQL (geohash(), csrc/core/bucket.c); SQL
+    -- picks the top `size` under the default sort
+    local n = agg.multi(d) and "count(DISTINCT g.doc)" or "count(*)"
+    local gt = agg.vt(env, d, "gpt")
+    local src = scope == agg.ALL and ("FROM %s g WHERE g.f = %s"):format(gt, f)
+      or ("FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s"):format(ctx.p, gt, f, scope)
+    local tail = g.sort == nil and (" ORDER BY 2 DESC, 1 ASC LIMIT " .. ctx:bind(size)) or ""
+    for _, r in ipairs(agg.query(env, ("SELECT geohash(g.lat, g.lon, %s) AS h, %s %s GROUP BY h%s"):format(ctx:bind(p), n, src, tail))) do
+      items[#items + 1] = { key = r[1], row_count = r[2] }
     end
-    for h, n in pairs(count) do items[#items + 1] = { key = h, row_count = n } end
     local r, m3, c3 = sort_items(env, g, items, function(it) return it.key end,
       { { row_count_sort = { order = "DESC" } }, { group_key_sort = { order = "ASC" } } }, what)
     if not r then return nil, m3, c3 end
@@ -470,8 +541,8 @@ function K.geo_grid(env, g, scope, depth, what)
     for _, it in ipairs(items) do
       local lat0, lat1, lon0, lon1 = geohash.box(it.key)
       it.top_left, it.bottom_right = { lat = lat1, lon = lon0 }, { lat = lat0, lon = lon1 }
-      local s = ("%s AND d.id IN (SELECT doc FROM %sgpt WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
-        :format(scope, ctx.p, f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
+      local s = ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
+        :format(scope, agg.vt(env, d, "gpt"), f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
       local ok, m4, c4 = children(env, g, it, s, depth, what)
       if not ok then return nil, m4, c4 end
     end
@@ -481,10 +552,17 @@ end
 
 K.composite = require("otskit.store.search.composite")(gb, K, children)
 
-local FIELDS = { name = true, type = true, field_name = true, size = true, sort = true, min_doc_count = true,
-  sub_aggs = true, sub_group_bys = true, ranges = true, filters = true, origin = true, interval = true, offset = true,
-  missing = true, field_range = true, time_zone = true, precision = true, sources = true, next_token = true }
-gb.FIELDS = FIELDS
+-- the keys of each type's group-by (another is refused, never ignored)
+local KEYS = {}
+for ty, ks in pairs({ field = { "field_name", "size", "sort", "min_doc_count" }, range = { "field_name", "ranges" },
+  filter = { "filters" }, geo_distance = { "field_name", "origin", "ranges" },
+  histogram = { "field_name", "interval", "offset", "missing", "min_doc_count", "sort", "field_range" },
+  date_histogram = { "field_name", "interval", "offset", "missing", "min_doc_count", "sort", "field_range", "time_zone" },
+  geo_grid = { "field_name", "precision", "size", "sort" }, composite = { "sources", "size", "next_token" } }) do
+  KEYS[ty] = base.set(ks)
+  KEYS[ty].name, KEYS[ty].type, KEYS[ty].sub_aggs, KEYS[ty].sub_group_bys = true, true, true, true
+end
+gb.KEYS = KEYS
 
 --- gb.run_list(env, list, scope, depth, where) -> { results } | nil, msg, code
 function run_list(env, list, scope, depth, where)
@@ -492,19 +570,26 @@ function run_list(env, list, scope, depth, where)
   if type(list) ~= "table" then return bad(where .. ": group_bys must be a list") end
   if depth > L.depth then return bad(("%s: group-bys nest at most %d levels"):format(where, L.depth)) end
   if #list > L.per_level then return bad(("%s: at most %d group-bys per level"):format(where, L.per_level)) end
+  local lok, lm, lc = base.list(list, where); if not lok then return nil, lm, lc end
   local out, seen = {}, {}
   for i, g in ipairs(list) do
     if type(g) ~= "table" then return bad(where .. ": each group-by is a table") end
-    for k in pairs(g) do
-      if not FIELDS[k] then return bad(("%s: group-by field %s is not known"):format(where, tostring(k))) end
-    end
     if type(g.name) ~= "string" or g.name == "" then return bad(where .. ": each group-by needs a name") end
     if seen[g.name] then return bad(where .. ": duplicate group-by name " .. g.name) end
     seen[g.name] = true
     local f = K[g.type]
     if not f then return bad(("%s: unknown group-by type %s"):format(where, tostring(g.type))) end
-    local r, m, c = f(env, g, scope, depth, ("group_by [%s]"):format(g.name))
+    local ok, km, kc = base.known(g, KEYS[g.type], ("%s: %s group_by [%s]"):format(where, g.type, g.name))
+    if not ok then return nil, km, kc end
+    local what = ("group_by [%s]"):format(g.name)
+    local r, m, c = f(env, g, scope, depth, what)
     if not r then return nil, m, c end
+    if #r.items == 0 then -- no bucket ran its sort and children: checked on an empty scope all the same
+      local ok2, m2, c2 = true, nil, nil
+      if KEYS[g.type].sort and g.sort ~= nil then ok2, m2, c2 = sort_items(env, g, {}, function() return 0 end, {}, what) end
+      if ok2 then ok2, m2, c2 = children(env, g, {}, "0", depth, what) end
+      if not ok2 then return nil, m2, c2 end
+    end
     r.name, r.type = g.name, g.type
     out[i] = r
   end

@@ -32,6 +32,7 @@
 -- in text order (TEXT_SEQUENCE) or best first (SCORE). A field without a
 -- mark has no fragments (it is left out of the result). HTML encoding
 -- escapes & < > " ' / in the text (never in the tags).
+local base = require "otskit.store.base"
 local analyzers = require "otskit.store.search.analyzers"
 local cjson = require "cjson.safe"
 
@@ -44,6 +45,7 @@ local function bad(msg) return nil, msg, "OTSParameterInvalid" end
 
 local function count(v) return type(v) == "number" and v == math.floor(v) end
 
+local HL_KEYS = base.set{ "encoder", "parameters" }
 local PARAM_KEYS = { field_name = true, number_of_fragments = true, fragment_size = true, pre_tag = true,
   post_tag = true, fragments_order = true }
 
@@ -60,20 +62,20 @@ end
 -- field whose sub-fields are highlighted (nil: top-level fields).
 function hl.check(def, h, path)
   if type(h) ~= "table" then return bad("highlight must be a table { encoder, parameters }") end
-  for k in pairs(h) do
-    if k ~= "encoder" and k ~= "parameters" then return bad("highlight: unknown field " .. tostring(k)) end
-  end
+  local ok, km, kc = base.known(h, HL_KEYS, "highlight")
+  if not ok then return nil, km, kc end
   local enc = h.encoder or "PLAIN"
   if enc ~= "PLAIN" and enc ~= "HTML" then return bad("highlight: encoder must be PLAIN or HTML") end
   local ps = h.parameters
   if type(ps) ~= "table" or #ps == 0 then return bad("highlight: parameters must list the fields to highlight") end
   if #ps > L.fields then return bad("highlight: at most " .. L.fields .. " fields") end
+  local lok, lm, lc = base.list(ps, "highlight: parameters")
+  if not lok then return nil, lm, lc end
   local out, seen = { html = enc == "HTML", fields = {} }, {}
   for i, p in ipairs(ps) do
     if type(p) ~= "table" then return bad("highlight: each parameter is a table { field_name, ... }") end
-    for k in pairs(p) do
-      if not PARAM_KEYS[k] then return bad("highlight: unknown parameter " .. tostring(k)) end
-    end
+    local pok, pm, pc = base.known(p, PARAM_KEYS, "highlight: a parameter")
+    if not pok then return nil, pm, pc end
     local name = p.field_name
     if type(name) ~= "string" then return bad("highlight: field_name must be a string") end
     local d = def.byname[name]

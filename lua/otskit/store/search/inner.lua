@@ -21,6 +21,7 @@
 -- inner_hits = { { path, hits = { ... } }, ... } (one per nested query
 -- with inner_hits, in query order) }.
 local cjson = require "cjson.safe"
+local base = require "otskit.store.base"
 local query = require "otskit.store.search.query"
 local hl = require "otskit.store.search.highlight"
 local docs = require "otskit.store.search.docs"
@@ -34,6 +35,8 @@ local function bad(msg) return nil, msg, "OTSParameterInvalid" end
 local function count(v, lo, hi) return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi end
 
 local IH_KEYS = { sort = true, offset = true, limit = true, highlight = true }
+local ORDER_KEYS = base.set{ "order" }
+local IH_FIELD_SORT_KEYS = base.set{ "field_name", "order", "mode" }
 
 local SORTABLE = { LONG = true, DOUBLE = true, DATE = true, KEYWORD = true, BOOLEAN = true }
 local MODES = { MIN = "min", MAX = "max", AVG = "avg" }
@@ -43,6 +46,8 @@ local MODES = { MIN = "min", MAX = "max", AVG = "avg" }
 local function check_sort(def, path, list)
   if list == nil then return { { doc = true, desc = false } } end
   if type(list) ~= "table" then return bad("inner_hits: sort must be a list of sorters") end
+  local lok, lm, lc = base.list(list, "inner_hits: sort")
+  if not lok then return nil, lm, lc end
   local keys = {}
   for i, so in ipairs(list) do
     local kind, b = nil, nil
@@ -54,12 +59,13 @@ local function check_sort(def, path, list)
     local o = b.order or (kind == "score_sort" and "DESC" or "ASC")
     if o ~= "ASC" and o ~= "DESC" then return bad("inner_hits: a sorter's order must be ASC or DESC") end
     local key = { doc = kind == "doc_sort", desc = o == "DESC" }
+    if kind ~= "field_sort" then
+      local ok, km, kc = base.known(b, ORDER_KEYS, "inner_hits: " .. kind)
+      if not ok then return nil, km, kc end
+    end
     if kind == "field_sort" then
-      for k in pairs(b) do
-        if k ~= "field_name" and k ~= "order" and k ~= "mode" then
-          return bad("inner_hits: field_sort." .. tostring(k) .. " is not supported by otskit in inner_hits")
-        end
-      end
+      local ok, km, kc = base.known(b, IH_FIELD_SORT_KEYS, "inner_hits: field_sort (otskit takes field_name, order and mode)")
+      if not ok then return nil, km, kc end
       local d = type(b.field_name) == "string" and def.byname[b.field_name] or nil
       if not d then return bad(("inner_hits: field_sort field [%s] does not exist in the index schema"):format(tostring(b.field_name))) end
       if (d.parent and d.parent.name) ~= path then
@@ -68,6 +74,9 @@ local function check_sort(def, path, list)
       if not SORTABLE[d.type] then return bad(("inner_hits: field_sort field [%s] is %s"):format(d.name, d.type)) end
       if not d.sort then return bad(("inner_hits: field_sort field [%s] does not enable_sort_and_agg"):format(d.name)) end
       if b.mode ~= nil and not MODES[b.mode] then return bad("inner_hits: field_sort.mode must be MIN, MAX or AVG") end
+      if b.mode == "AVG" and d.type == "KEYWORD" then
+        return bad(("inner_hits: field_sort.mode AVG: field [%s] is KEYWORD (MIN or MAX)"):format(d.name))
+      end
       key.field, key.agg = d, MODES[b.mode or (key.desc and "MAX" or "MIN")]
     end
     keys[i] = key
@@ -82,9 +91,8 @@ local find
 local function entry(def, b, depth)
   local ih = b.inner_hits
   if type(ih) ~= "table" then return bad("nested: inner_hits must be a table { sort, offset, limit, highlight }") end
-  for k in pairs(ih) do
-    if not IH_KEYS[k] then return bad("inner_hits: unknown field " .. tostring(k)) end
-  end
+  local ok, km, kc = base.known(ih, IH_KEYS, "inner_hits")
+  if not ok then return nil, km, kc end
   if type(b.path) ~= "string" then return bad("nested: path must be a string") end
   local d = def.byname[b.path]
   if not d or d.type ~= "NESTED" then return bad(("nested: path [%s] is not a NESTED field"):format(b.path)) end
@@ -179,6 +187,7 @@ local function compile(env, e)
   if e.text then return true end
   local ctx = query.ctx(env.def, env.p)
   ctx.want_score, ctx.drive, ctx.h, ctx.read_vector = true, false, env.h, env.read_vector
+  ctx.hits = true -- its nested queries' inner_hits are this plan's (find)
   local par = ctx:bind(0)
   e.par = ctx.n
   local cond, score, code = ctx:compile(e.query, "c", e.path, 1)

@@ -19,6 +19,7 @@
 -- { knn_vector = { field_name, top_k (1..1000), float32_query_vector = {
 --   ... }, filter, weight = 1 } }
 local cjson = require "cjson.safe"
+local base = require "otskit.store.base"
 local query = require "otskit.store.search.query"
 local docs = require "otskit.store.search.docs"
 local vec = require("otskit.core").vec
@@ -27,6 +28,8 @@ local knn = {}
 knn.LIMITS = { top_k = 1000 }
 
 local function bad(msg) return nil, msg, "OTSParameterInvalid" end
+
+query.body_keys("knn_vector", { "field_name", "top_k", "float32_query_vector", "filter" })
 
 local function nparams(text)
   local n = 0
@@ -94,6 +97,8 @@ query.KINDS.knn_vector = function(self, q, a, path, depth)
   if type(v) ~= "table" or #v ~= d.vector.dimension then
     return bad(("knn_vector: float32_query_vector must have %d numbers (the field's dimension)"):format(d.vector.dimension))
   end
+  local lok, lm, lc = base.list(v, "knn_vector: float32_query_vector")
+  if not lok then return nil, lm, lc end
   for _, x in ipairs(v) do
     if type(x) ~= "number" or x ~= x or x == math.huge or x == -math.huge then return bad("knn_vector: the query vector holds numbers") end
   end

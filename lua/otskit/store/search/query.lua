@@ -20,10 +20,14 @@
 --   function_score = { query, field_value_factor = { field_name } }: the
 --     query's rows, scored by its score times the field's value (1 when
 --     the row has none)
+-- Any kind's body may also hold weight (its score's multiplier). A key a
+-- kind's body does not take (query.BODY_KEYS) is refused: nil, message
+-- naming the kind and the key, OTSParameterInvalid; never ignored.
 -- Scores: match and match_phrase score with FTS5's bm25 (negated, higher
 -- is better); term, terms, range, prefix, wildcard, exists, geo queries,
 -- match_all, const_score and nested score 1; bool sums its must and
 -- matching should clauses.
+local base = require "otskit.store.base"
 local analyzers = require "otskit.store.search.analyzers"
 local docs = require "otskit.store.search.docs"
 local values = require "otskit.values"
@@ -34,6 +38,33 @@ query.LIMITS = { terms = 1024, wildcard = 32, bool_clauses = 1024, polygon_point
 local L = query.LIMITS
 
 local function bad(msg) return nil, msg, "OTSParameterInvalid" end
+
+--- query.BODY_KEYS[kind]: the keys a kind's body may hold (each kind's
+-- own, and weight: any query's score multiplier). A key outside them is
+-- refused (OTSParameterInvalid naming the kind and the key), never
+-- accepted and ignored; a kind registered by another module
+-- (otskit.store.search.score, .knn) names its keys with query.body_keys.
+query.BODY_KEYS = {}
+
+--- query.body_keys(kind, {key, ...}): the keys of kind's body
+function query.body_keys(kind, list)
+  local s = base.set(list)
+  s.weight = true
+  query.BODY_KEYS[kind] = s
+end
+
+for kind, keys in pairs({
+  match_all = {}, match = { "field_name", "text", "operator", "minimum_should_match" },
+  match_phrase = { "field_name", "text" }, term = { "field_name", "term" }, terms = { "field_name", "terms" },
+  range = { "field_name", "from", "to", "include_lower", "include_upper" }, prefix = { "field_name", "prefix" },
+  wildcard = { "field_name", "value" }, exists = { "field_name" },
+  bool = { "must", "must_not", "filter", "should", "minimum_should_match" },
+  nested = { "path", "query", "score_mode", "inner_hits" },
+  geo_distance = { "field_name", "center_point", "distance" },
+  geo_bounding_box = { "field_name", "top_left", "bottom_right" }, geo_polygon = { "field_name", "points" },
+  const_score = { "filter" }, function_score = { "query", "field_value_factor" },
+}) do query.body_keys(kind, keys) end
+local FVF_KEYS = base.set{ "field_name" }
 
 local Ctx = {}
 Ctx.__index = Ctx
@@ -135,7 +166,9 @@ function Ctx:values(a, d, cond)
     local f = self:bind(d.id)
     local e = ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, f, cond)
     if self.top and not self.from and a == "d" and not d.parent and not d.array and self.def.keyed then
-      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond) }
+      -- (d and cond: the field and the condition on its value v, for
+      -- the analytics of a search that is this leaf alone)
+      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond), d = d, vcond = cond }
       return "\1" .. e .. "\2"
     end
     return e
@@ -180,6 +213,8 @@ K.match = function(self, q, a, path)
   if not d then return nil, m, c end
   if type(q.text) ~= "string" then return bad("match: text must be a string") end
   if q.operator ~= nil and q.operator ~= "OR" and q.operator ~= "AND" then return bad("match: operator must be OR or AND") end
+  local _, m1, c1 = msm(q.minimum_should_match, 1, "match") -- its type, whatever the field and the text
+  if m1 then return nil, m1, c1 end
   if d.type ~= "TEXT" then
     -- a non-TEXT field: the text is one term
     local v, m2, c2 = convert(d, d.type == "KEYWORD" and q.text or tonumber(q.text) or q.text, "match")
@@ -260,6 +295,8 @@ K.terms = function(self, q, a, path)
   if not d then return nil, m, c end
   if type(q.terms) ~= "table" or #q.terms == 0 then return bad("terms: terms must be a non-empty list") end
   if #q.terms > L.terms then return bad("terms: at most " .. L.terms .. " terms") end
+  local ok, lm, lc = base.list(q.terms, "terms: terms")
+  if not ok then return nil, lm, lc end
   local list = {}
   for i, t in ipairs(q.terms) do
     local v, m2, c2 = convert(d, t, "terms")
@@ -274,6 +311,9 @@ K.range = function(self, q, a, path)
   local d, m, c = self:field(q.field_name, path, "range")
   if not d then return nil, m, c end
   if d.type == "TEXT" then return bad(("range: field [%s] is TEXT"):format(d.name)) end
+  for _, k in ipairs({ "include_lower", "include_upper" }) do
+    if q[k] ~= nil and type(q[k]) ~= "boolean" then return bad("range: " .. k .. " must be a boolean") end
+  end
   local conds = {}
   for _, side in ipairs({ { "from", "include_lower", ">" }, { "to", "include_upper", "<" } }) do
     local v = q[side[1]]
@@ -343,6 +383,8 @@ local function list_of(v, what)
   if v == nil then return {} end
   if type(v) ~= "table" then return bad(what .. " must be a list of queries") end
   if v[1] == nil and next(v) ~= nil then return { v } end -- one query
+  local ok, m, c = base.list(v, what)
+  if not ok then return nil, m, c end
   if #v > L.bool_clauses then return bad(what .. ": at most " .. L.bool_clauses .. " queries") end
   return v
 end
@@ -415,6 +457,9 @@ K.nested = function(self, q, a, path, depth)
     return bad("nested: score_mode must be NONE, AVG, MAX, TOTAL or MIN")
   end
   if q.query == nil then return bad("nested: query is missing") end
+  if q.inner_hits ~= nil and not self.hits then -- (honoured by otskit.store.search.inner)
+    return bad("nested: inner_hits are returned only by a search's query (not a parallel_scan's, a group-by's filter or a sort's)")
+  end
   self.aliases = self.aliases + 1
   local c = "n" .. self.aliases
   local drive = self.drive
@@ -430,79 +475,6 @@ K.nested = function(self, q, a, path, depth)
     c, self:bind(q.path), e), "1"
 end
 
--- the points of geo field d matching cond (on alias g) inside a box
-function Ctx:geo(a, d, box, cond)
-  if not self.drive then
-    return ("EXISTS (SELECT 1 FROM %sgpt g WHERE g.doc = %s.id AND g.f = %s AND %s)"):format(self.p, a, self:bind(d.id), cond)
-  end
-  return ("%s.id IN (SELECT g.doc FROM %sgpt g WHERE g.f = %s AND g.id IN (SELECT id FROM %sgeo WHERE lat0 <= %s AND lat1 >= %s AND lon0 <= %s AND lon1 >= %s) AND %s)")
-    :format(a, self.p, self:bind(d.id), self.p, self:bind(box[2] + 1e-6), self:bind(box[1] - 1e-6),
-      self:bind(box[4] + 1e-6), self:bind(box[3] - 1e-6), cond)
-end
-
-local function geo_field(self, q, path, what)
-  local d, m, c = self:field(q.field_name, path, what)
-  if not d then return nil, m, c end
-  if d.type ~= "GEO_POINT" then return bad(("%s: field [%s] is %s, not GEO_POINT"):format(what, d.name, d.type)) end
-  return d
-end
-
-local function point(s, what)
-  local lat, lon = docs.geo(s)
-  if not lat then return bad(what .. ": a point must be \"lat,lon\" with lat in [-90, 90] and lon in [-180, 180], got " .. tostring(s)) end
-  return lat, lon
-end
-
-K.geo_distance = function(self, q, a, path)
-  local d, m, c = geo_field(self, q, path, "geo_distance")
-  if not d then return nil, m, c end
-  local lat, lon = point(q.center_point, "geo_distance.center_point")
-  if not lat then return nil, lon, "OTSParameterInvalid" end
-  local dist = q.distance
-  if type(dist) ~= "number" or dist < 0 or dist ~= dist then return bad("geo_distance: distance must be a number of metres >= 0") end
-  local dlat = dist / 111194.9 + 1e-6
-  local box = { math.max(-90, lat - dlat), math.min(90, lat + dlat), -180, 180 }
-  local cl = math.cos(math.rad(math.max(math.abs(lat - dlat), math.abs(lat + dlat))))
-  if lat + dlat < 90 and lat - dlat > -90 and cl > 1e-9 then
-    local dlon = dlat / cl
-    if lon - dlon > -180 and lon + dlon < 180 then box[3], box[4] = lon - dlon, lon + dlon end
-  end
-  return self:geo(a, d, box, ("geo_dist(g.lat, g.lon, %s, %s) <= %s"):format(self:bind(lat), self:bind(lon), self:bind(dist))), "1"
-end
-
-K.geo_bounding_box = function(self, q, a, path)
-  local d, m, c = geo_field(self, q, path, "geo_bounding_box")
-  if not d then return nil, m, c end
-  local top, left = point(q.top_left, "geo_bounding_box.top_left")
-  if not top then return nil, left, "OTSParameterInvalid" end
-  local bottom, right = point(q.bottom_right, "geo_bounding_box.bottom_right")
-  if not bottom then return nil, right, "OTSParameterInvalid" end
-  if bottom > top then return bad("geo_bounding_box: top_left must not lie below bottom_right") end
-  local cond = ("g.lat >= %s AND g.lat <= %s"):format(self:bind(bottom), self:bind(top))
-  if left <= right then
-    cond = cond .. (" AND g.lon >= %s AND g.lon <= %s"):format(self:bind(left), self:bind(right))
-    return self:geo(a, d, { bottom, top, left, right }, cond), "1"
-  end
-  cond = cond .. (" AND (g.lon >= %s OR g.lon <= %s)"):format(self:bind(left), self:bind(right))
-  return self:geo(a, d, { bottom, top, -180, 180 }, cond), "1"
-end
-
-K.geo_polygon = function(self, q, a, path)
-  local d, m, c = geo_field(self, q, path, "geo_polygon")
-  if not d then return nil, m, c end
-  if type(q.points) ~= "table" or #q.points < 3 then return bad("geo_polygon: points must list at least 3 points") end
-  if #q.points > L.polygon_points then return bad("geo_polygon: at most " .. L.polygon_points .. " points") end
-  local box, text = { 90, -90, 180, -180 }, {}
-  for i, s in ipairs(q.points) do
-    local lat, lon = point(s, "geo_polygon.points")
-    if not lat then return nil, lon, "OTSParameterInvalid" end
-    box[1], box[2] = math.min(box[1], lat), math.max(box[2], lat)
-    box[3], box[4] = math.min(box[3], lon), math.max(box[4], lon)
-    text[i] = ("%.17g,%.17g"):format(lat, lon)
-  end
-  return self:geo(a, d, box, ("geo_in_poly(g.lat, g.lon, %s)"):format(self:bind(table.concat(text, ";")))), "1"
-end
-
 K.const_score = function(self, q, a, path, depth)
   if q.filter == nil then return bad("const_score: filter is missing") end
   local e, s, c = self:compile(q.filter, a, path, depth + 1)
@@ -514,6 +486,8 @@ K.function_score = function(self, q, a, path, depth)
   if q.query == nil then return bad("function_score: query is missing") end
   local fvf = q.field_value_factor
   if type(fvf) ~= "table" then return bad("function_score: field_value_factor { field_name } is missing") end
+  local ok, km, kc = base.known(fvf, FVF_KEYS, "function_score.field_value_factor")
+  if not ok then return nil, km, kc end
   local d, m, c = self:field(fvf.field_name, path, "function_score.field_value_factor")
   if not d then return nil, m, c end
   if d.type ~= "LONG" and d.type ~= "DOUBLE" then
@@ -545,6 +519,10 @@ function Ctx:compile(q, a, path, depth)
     return bad("unknown query kind: " .. tostring(kind))
   end
   if type(body) ~= "table" then return bad(kind .. ": the query body must be a table") end
+  local keys = query.BODY_KEYS[kind]
+  if not keys then error("otskit.store.search.query: query kind " .. kind .. " names no body keys (query.body_keys)") end
+  local ok, km, kc = base.known(body, keys, kind)
+  if not ok then return nil, km, kc end
   local w = body.weight -- a query's weight multiplies its score
   local b = body
   if w ~= nil then
@@ -561,6 +539,8 @@ function Ctx:compile(q, a, path, depth)
   if not e or w == nil then return e, s, c end
   return e, ("((%s) * %s)"):format(s, self:bind(w))
 end
+
+require("otskit.store.search.geoquery")(query, Ctx, K) -- geo_distance, geo_bounding_box, geo_polygon
 
 query.KINDS = K
 return query

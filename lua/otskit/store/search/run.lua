@@ -38,20 +38,29 @@ run.LIMITS = { offset_limit = 100000, limit = 100, limit_index_only = 1000, defa
 local L = run.LIMITS
 
 local RETURN = { RETURN_ALL = true, RETURN_SPECIFIED = true, RETURN_NONE = true, RETURN_ALL_FROM_INDEX = true }
+local COLUMNS_KEYS = base.set{ "return_type", "column_names" }
 
 -- columns_to_get -> { mode, names (list), set } | nil, msg, code; index_only:
 -- whether every column asked for is stored in the index
 local function columns(ix, ctg)
   if ctg == nil then return { mode = "RETURN_NONE" }, true end
   if type(ctg) ~= "table" then return invalid("columns_to_get must be a table { return_type, column_names }") end
+  local ok, km, kc = base.known(ctg, COLUMNS_KEYS, "columns_to_get")
+  if not ok then return nil, km, kc end
   local mode = ctg.return_type or "RETURN_NONE"
   if not RETURN[mode] then
     return invalid("columns_to_get.return_type must be RETURN_ALL, RETURN_SPECIFIED, RETURN_NONE or RETURN_ALL_FROM_INDEX")
   end
   local out = { mode = mode }
+  if mode ~= "RETURN_SPECIFIED" and ctg.column_names ~= nil
+    and (type(ctg.column_names) ~= "table" or next(ctg.column_names) ~= nil) then
+    return invalid("columns_to_get: column_names is for RETURN_SPECIFIED, not " .. mode)
+  end
   if mode == "RETURN_SPECIFIED" then
     local names = ctg.column_names
     if type(names) ~= "table" or #names == 0 then return invalid("RETURN_SPECIFIED needs column_names") end
+    local lok, lm, lc = base.list(names, "columns_to_get.column_names")
+    if not lok then return nil, lm, lc end
     out.set = {}
     local all_stored = true
     for _, n in ipairs(names) do
@@ -88,6 +97,8 @@ end
 local function routing(ctx, t, ix, rv)
   if rv == nil then return nil end
   if type(rv) ~= "table" then return invalid("routing_values must be a list of primary keys") end
+  local lok, lm, lc = base.list(rv, "routing_values")
+  if not lok then return nil, lm, lc end
   if #rv == 0 then return nil end
   if #ix.def.routing == 0 then return invalid("routing_values: the index has no routing_fields") end
   local lits = {}
@@ -201,7 +212,9 @@ local function do_search(self, req)
       if type(so) == "table" and so.score_sort then ctx.want_score = true end
     end
   end
+  ctx.hits = true -- the query's inner_hits are returned (otskit.store.search.inner), no other query's
   local cond, score, c2, from, fast = where(self, ctx, t, ix, req)
+  ctx.hits = nil
   if not cond then return nil, score, c2 end
   ctx.score = score
   local keys, used_score = sort.compile(ctx, sorters)
@@ -223,7 +236,10 @@ local function do_search(self, req)
     ckey, cm, cc = analytics.collapse(ctx, req.collapse)
     if not ckey then return nil, cm, cc end
   end
-  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end)
+  -- a query that is one value index's range (fast == "(1)": no other
+  -- clause, no TTL, no routing): the analytics may read that index alone
+  local leaf = fast == "(1)" and ctx.from or nil
+  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf)
   if aggs == nil and gbs then return nil, gbs, c3 end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
@@ -379,8 +395,8 @@ local function scan(self, req)
   if not is_count(limit, 1, L.scan_limit) then return invalid("limit must be in 1.." .. L.scan_limit) end
   local alive = req.alive_time or L.default_alive_time
   if not is_count(alive, 1, L.alive_time) then return invalid("alive_time must be in 1.." .. L.alive_time .. " seconds") end
-  local cols = columns(ix, req.columns_to_get)
-  if not cols then return invalid("bad columns_to_get") end
+  local cols, cm, cc = columns(ix, req.columns_to_get)
+  if not cols then return nil, cm, cc end
   local ctx = query.ctx(ix.def, ix.p)
   local full, score, c2, from, cond = where(self, ctx, t, ix, { query = req.query })
   if not full then return nil, score, c2 end

@@ -9,6 +9,7 @@
 -- enable_highlighting (TEXT) is kept and described; highlight queries are
 -- not supported. A field name's trailing spaces are
 -- trimmed ("col " is "col").
+local base = require "otskit.store.base"
 local analyzers = require "otskit.store.search.analyzers"
 
 local schema = {}
@@ -71,6 +72,8 @@ local function field(f, prefix, depth, out, parent)
   if f.date_formats ~= nil then
     if ty ~= "DATE" then return bad(("field %s: only DATE fields take date_formats"):format(path)) end
     if type(f.date_formats) ~= "table" then return bad("date_formats must be a list of strings") end
+    local lok, lm, lc = base.list(f.date_formats, "field " .. path .. ": date_formats")
+    if not lok then return nil, lm, lc end
     d.date_formats = {}
     for i, s in ipairs(f.date_formats) do
       if type(s) ~= "string" or s == "" then return bad("date_formats must be a list of strings") end
@@ -108,6 +111,8 @@ local function field(f, prefix, depth, out, parent)
     local kids = f.field_schemas
     if type(kids) ~= "table" or #kids == 0 then return bad(("field %s: a NESTED field needs field_schemas"):format(path)) end
     if #kids > L.nested_fields then return bad(("field %s: at most %d sub-fields"):format(path, L.nested_fields)) end
+    local lok, lm, lc = base.list(kids, "field " .. path .. ": field_schemas")
+    if not lok then return nil, lm, lc end
     d.kids = {}
     for i, k in ipairs(kids) do
       local ok, m, c = field(k, path, depth + 1, out, d)
@@ -122,12 +127,15 @@ end
 
 local ORDERS = { ASC = true, DESC = true }
 local MODES = { MIN = true, MAX = true, AVG = true }
+-- the keys of an index_sort sorter's body (another is refused, never ignored)
+local SORT_KEYS = { pk_sort = base.set{ "order" }, field_sort = base.set{ "field_name", "order", "mode" } }
 
---- schema.check(req_schema, t, ttl) -> def | nil, msg, code. t: the
--- base table (its primary key names the routing fields). def = { fields
+--- schema.check(req_schema, t, stored) -> def | nil, msg, code. t: the
+-- base table (its primary key names the routing fields); stored: the
+-- schema is a stored index's (read back, not a request). def = { fields
 -- = { {name, type, id, ...} }, byname, top (top-level fields in order),
 -- index_sort, routing, ttl, schema (the request's schema, normalised) }
-function schema.check(s, t)
+function schema.check(s, t, stored)
   if type(s) ~= "table" then return bad("schema must be a table { field_schemas, index_setting, index_sort }") end
   for k in pairs(s) do
     if k ~= "field_schemas" and k ~= "index_setting" and k ~= "index_sort" then
@@ -136,6 +144,8 @@ function schema.check(s, t)
   end
   local fs = s.field_schemas
   if type(fs) ~= "table" or #fs == 0 then return bad("schema.field_schemas must be a non-empty list") end
+  local lok, lm, lc = base.list(fs, "schema.field_schemas")
+  if not lok then return nil, lm, lc end
   local out = { fields = {}, byname = {}, n = 0, top = {} }
   local has_nested = false
   for i, f in ipairs(fs) do
@@ -160,6 +170,8 @@ function schema.check(s, t)
     if type(set.routing_fields) ~= "table" or #set.routing_fields > L.routing_fields then
       return bad("index_setting.routing_fields must be a list of at most " .. L.routing_fields .. " primary key columns")
     end
+    local lok, lm, lc = base.list(set.routing_fields, "index_setting.routing_fields")
+    if not lok then return nil, lm, lc end
     for i, name in ipairs(set.routing_fields) do
       local pos
       for j, c in ipairs(t.pk) do if c.name == name then pos = j end end
@@ -172,8 +184,21 @@ function schema.check(s, t)
   if sorters ~= nil then
     if has_nested then return bad("index_sort is not supported on an index with NESTED fields") end
     if type(sorters) ~= "table" then return bad("index_sort must be a list of sorters") end
+    if not stored then
+      local lok, lm, lc = base.list(sorters, "index_sort")
+      if not lok then return nil, lm, lc end
+    end
     for i, so in ipairs(sorters) do
       if type(so) ~= "table" then return bad("index_sort must be a list of sorters") end
+      if not stored then -- (an index made before these checks still opens)
+        local kind, b = next(so)
+        if not SORT_KEYS[kind] or next(so, kind) ~= nil then
+          return bad("index_sort: each sorter is one of pk_sort and field_sort (only these sort an index)")
+        end
+        if type(b) ~= "table" then return bad("index_sort: " .. kind .. " must be a table") end
+        local ok, km, kc = base.known(b, SORT_KEYS[kind], "index_sort " .. kind)
+        if not ok then return nil, km, kc end
+      end
       if so.pk_sort then
         local o = so.pk_sort.order or "ASC"
         if not ORDERS[o] then return bad("pk_sort.order must be ASC or DESC") end
@@ -187,6 +212,9 @@ function schema.check(s, t)
         local o = f.order or "ASC"
         if not ORDERS[o] then return bad("field_sort.order must be ASC or DESC") end
         if f.mode ~= nil and not MODES[f.mode] then return bad("field_sort.mode must be MIN, MAX or AVG") end
+        if f.mode == "AVG" and d.type == "KEYWORD" and not stored then
+          return bad(("index_sort: field_sort.mode AVG: field [%s] is KEYWORD (MIN or MAX)"):format(d.name))
+        end
         out.index_sort[i] = { field_sort = { field_name = d.name, order = o, mode = f.mode } }
       else
         return bad("index_sort supports only pk_sort and field_sort")
@@ -225,7 +253,7 @@ end
 
 --- schema.rebuild(req_schema, t) -> def: a stored definition read back
 function schema.rebuild(s, t)
-  local def, msg = schema.check(s, t)
+  local def, msg = schema.check(s, t, true)
   if not def then error("otskit.store.search: a stored index definition no longer checks: " .. tostring(msg)) end
   return def
 end

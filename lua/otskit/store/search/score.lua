@@ -23,6 +23,7 @@
 --     a month or a year has no fixed length: refused)
 --   GEO (GEO_POINT): { origin = "lat,lon", scale (metres, > 0), offset
 --     (metres) = 0 }: the distance on the sphere, as geo_distance
+local base = require "otskit.store.base"
 local query = require "otskit.store.search.query"
 local docs = require "otskit.store.search.docs"
 local dates = require "otskit.store.search.dates"
@@ -37,6 +38,22 @@ local MODIFIERS = { NONE = "%s", LOG = "log10(%s)", LOG1P = "log10(1 + %s)", LOG
 local MVM = { MIN = "min", MAX = "max", AVG = "avg", SUM = "total" }
 score.LIMITS = { functions = 5 }
 
+-- the keys of each part (a key outside them is refused, never ignored)
+query.body_keys("functions_score", { "query", "functions", "score_mode", "combine_mode", "min_score", "max_score" })
+local KEYS = {
+  ["functions_score.functions"] = base.set{ "weight", "filter", "field_value_factor", "decay", "random" },
+  ["functions_score.field_value_factor"] = base.set{ "field_name", "factor", "modifier", "missing" },
+  ["functions_score.decay"] = base.set{ "field_name", "math_function", "param_type", "param", "decay", "multi_value_mode" },
+  ["functions_score.decay.param"] = base.set{ "origin", "scale", "offset" },
+  ["functions_score.random"] = {},
+}
+
+-- v is a table holding only the keys of part `what` -> true | nil, msg, code
+local function known(v, what)
+  if type(v) ~= "table" then return bad(what .. " must be a table") end
+  return base.known(v, KEYS[what], what)
+end
+
 local function numeric_field(ctx, name, path, what)
   local d, m, c = ctx:field(name, path, what)
   if not d then return nil, m, c end
@@ -48,6 +65,8 @@ end
 
 local function fvf(ctx, b, a, path)
   local what = "functions_score.field_value_factor"
+  local ok, km, kc = known(b, what)
+  if not ok then return nil, km, kc end
   local d, m, c = numeric_field(ctx, b.field_name, path, what)
   if not d then return nil, m, c end
   local factor = b.factor == nil and 1 or b.factor
@@ -67,6 +86,8 @@ end
 local function decay_param(ctx, d, b, a, what)
   local p = b.param
   if type(p) ~= "table" then return bad(what .. ": param is missing") end
+  local ok, km, kc = known(p, what .. ".param")
+  if not ok then return nil, km, kc end
   local pt = b.param_type or (d.type == "DATE" and (type(p.scale) == "table" and "DATE" or "NUMERIC"))
     or (d.type == "GEO_POINT" and "GEO") or "NUMERIC"
   if pt == "GEO" then
@@ -118,6 +139,8 @@ end
 
 local function decay(ctx, b, a, path)
   local what = "functions_score.decay"
+  local ok, km, kc = known(b, what)
+  if not ok then return nil, km, kc end
   local d, m, c = ctx:field(b.field_name, path, what)
   if not d then return nil, m, c end
   local scale, off, dist_of = decay_param(ctx, d, b, a, what)
@@ -158,6 +181,8 @@ query.KINDS.functions_score = function(self, q, a, path, depth)
   if type(fs) ~= "table" or #fs == 0 or #fs > score.LIMITS.functions then
     return bad("functions_score: functions must list 1.." .. score.LIMITS.functions .. " functions")
   end
+  local lok, lm, lc = base.list(fs, "functions_score: functions")
+  if not lok then return nil, lm, lc end
   local smode, cmode = q.score_mode or "MULTIPLY", q.combine_mode or "MULTIPLY"
   if not MODES[smode] then return bad("functions_score: score_mode must be SUM, AVG, MAX, MIN, MULTIPLY or FIRST") end
   if not COMBINE[cmode] then return bad("functions_score: combine_mode must be MULTIPLY, SUM, AVG, MAX, MIN or REPLACE") end
@@ -171,6 +196,9 @@ query.KINDS.functions_score = function(self, q, a, path, depth)
   local vals = {}
   for i, f in ipairs(fs) do
     if type(f) ~= "table" then self.want_score = want; return bad("functions_score: each function is a table") end
+    local ok, km, kc = known(f, "functions_score.functions")
+    if ok and f.random ~= nil then ok, km, kc = known(f.random, "functions_score.random") end
+    if not ok then self.want_score = want; return nil, km, kc end
     local n, v, m2, c2 = 0, nil, nil, nil
     if f.field_value_factor ~= nil then n = n + 1; v, m2, c2 = fvf(self, f.field_value_factor, a, path) end
     if f.decay ~= nil then n = n + 1; v, m2, c2 = decay(self, f.decay, a, path) end

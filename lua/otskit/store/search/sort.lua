@@ -13,6 +13,7 @@
 -- the sort field sort last in either order (unless missing_value or
 -- missing_field gives them a value).
 local cjson = require("cjson").new()
+local base = require "otskit.store.base"
 local docs = require "otskit.store.search.docs"
 local wire = require("otskit.core").wire
 
@@ -45,6 +46,12 @@ local function bad(msg) return nil, msg, "OTSParameterInvalid" end
 
 local ORDERS = { ASC = true, DESC = true }
 local MODES = { MIN = "min", MAX = "max", AVG = "avg" }
+
+--- sort.KEYS[kind]: the keys of a sorter's body (another is refused, never
+-- ignored; field_sort.nested_filter is refused by name)
+sort.KEYS = { pk_sort = base.set{ "order" }, score_sort = base.set{ "order" },
+  field_sort = base.set{ "field_name", "order", "mode", "missing_value", "missing_field", "nested_filter" },
+  geo_distance_sort = base.set{ "field_name", "points", "order", "mode", "distance_type" } }
 
 -- a value for a sort on field d -> SQL literal bind | nil, msg, code
 local function sort_value(ctx, d, v, what)
@@ -85,6 +92,8 @@ end
 -- is d.pk), uses_score | nil, msg, code. ctx.score: the score expression.
 function sort.compile(ctx, sorters)
   if type(sorters) ~= "table" then return bad("sort must be a list of sorters") end
+  local lok, lm, lc = base.list(sorters, "sort")
+  if not lok then return nil, lm, lc end
   local keys, pk, score = {}, false, false
   for _, so in ipairs(sorters) do
     if type(so) ~= "table" then return bad("sort must be a list of sorters") end
@@ -92,6 +101,11 @@ function sort.compile(ctx, sorters)
     if kind == nil or next(so, kind) ~= nil or type(b) ~= "table" then
       return bad("a sorter names exactly one kind: field_sort, pk_sort, score_sort or geo_distance_sort")
     end
+    if not sort.KEYS[kind] then
+      return bad("unknown sorter: " .. tostring(kind) .. " (field_sort, pk_sort, score_sort, geo_distance_sort)")
+    end
+    local ok, km, kc = base.known(b, sort.KEYS[kind], kind)
+    if not ok then return nil, km, kc end
     local order = b.order or (kind == "score_sort" and "DESC" or "ASC")
     if not ORDERS[order] then return bad(kind .. ".order must be ASC or DESC") end
     local desc = order == "DESC"
@@ -109,6 +123,9 @@ function sort.compile(ctx, sorters)
       end
       if d.type == "GEO_POINT" then return bad(("field_sort: field [%s] is GEO_POINT: sort it with geo_distance_sort"):format(d.name)) end
       if b.mode ~= nil and not MODES[b.mode] then return bad("field_sort.mode must be MIN, MAX or AVG") end
+      if b.mode == "AVG" and d.type == "KEYWORD" then -- (SQLite's avg of text is 0: every row would tie)
+        return bad(("field_sort.mode AVG: field [%s] is KEYWORD (MIN or MAX)"):format(d.name))
+      end
       if b.nested_filter ~= nil then return bad("field_sort.nested_filter is not supported by otskit") end
       local agg = MODES[b.mode or (desc and "MAX" or "MIN")]
       local e = field_key(ctx, d, agg)
@@ -129,6 +146,8 @@ function sort.compile(ctx, sorters)
       if not d then return nil, m, c end
       if d.type ~= "GEO_POINT" then return bad(("geo_distance_sort: field [%s] is not GEO_POINT"):format(d.name)) end
       if type(b.points) ~= "table" or #b.points == 0 then return bad("geo_distance_sort: points must list at least one point") end
+      local pok, pm, pc = base.list(b.points, "geo_distance_sort: points")
+      if not pok then return nil, pm, pc end
       if b.mode ~= nil and not MODES[b.mode] then return bad("geo_distance_sort.mode must be MIN, MAX or AVG") end
       if b.distance_type ~= nil and b.distance_type ~= "ARC" and b.distance_type ~= "PLANE" then
         return bad("geo_distance_sort.distance_type must be ARC or PLANE")
