@@ -429,8 +429,10 @@ done:
 }
 
 /* serve_limit(path, table, mode, body, req_headers, resp_headers, secret,
- * n) -> us per request: what `otskit serve` does for one GetRow ("get") or
- * GetRange ("range", 100 rows of a table with an INTEGER key) between
+ * n) -> us per request: what `otskit serve` does for one GetRow ("get"),
+ * GetRange ("range", 100 rows of a table with an INTEGER key) or PutRow
+ * ("put": the row into its stored key and row, one write transaction, the
+ * row replaced) between
  * reading the body and sending the answer, in C alone: the body's MD5 and
  * the request signature checked, the protobuf request and its PlainBuffer
  * key decoded, one read transaction (schema cookie, generation row, the
@@ -445,7 +447,7 @@ static int l_serve_limit(lua_State *L) {
   const char *secret;
   sign_header *rq = headers_of(L, 5, &nreq), *rs = headers_of(L, 6, &nresp);
   int64_t n = otsk_checkint64(L, 8, "bench", "#8 (n)"), it;
-  int range = strcmp(mode, "range") == 0, found, failed = 0;
+  int range = strcmp(mode, "range") == 0, put = strcmp(mode, "put") == 0, found, failed = 0;
   char err[256], md5[25], sig[29];
   kv_db *db = NULL;
   kv_table *t, *meta;
@@ -466,8 +468,8 @@ static int l_serve_limit(lua_State *L) {
   o.lo = INT64_MIN; o.hi = INT64_MAX; o.maxv = 1; o.plain = 1;
   pb_writer_init(&w);
   tuple_buf_init(&k1); tuple_buf_init(&k2);
-  snprintf(head, sizeof head, "/%s\nPOST\n\n", range ? "GetRange" : "GetRow");
-  snprintf(tail, sizeof tail, "/%s", range ? "GetRange" : "GetRow");
+  snprintf(head, sizeof head, "/%s\nPOST\n\n", put ? "PutRow" : range ? "GetRange" : "GetRow");
+  snprintf(tail, sizeof tail, "/%s", put ? "PutRow" : range ? "GetRange" : "GetRow");
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
   for (it = 0; it < n && !failed; it++) {
     const void *v;
@@ -481,10 +483,37 @@ static int l_serve_limit(lua_State *L) {
     cu.has_read = 1; cu.read = 1; cu.has_write = 1; cu.write = 0;
     cc.capacity_unit = &cu;
     pb_writer_reset(&w);
-    if (kv_begin(db, 0) != KV_OK || kv_schema_version(db) < 0) { failed = 2; break; }
+    if (kv_begin(db, put) != KV_OK || kv_schema_version(db) < 0) { failed = 2; break; }
     if (kv_get(meta, "\0gen", 4, &v, &vl) == KV_ERR) { failed = 3; break; }
     kv_get_done(meta);
-    if (!range) {
+    if (put) {
+      /* PutRow: the row decoded into the stored key and row, one write
+       * transaction (schema cookie, generation row, the row replaced) */
+      Ots__PutRowRequest *m = ots__put_row_request__unpack(NULL, bl, (const uint8_t *)body);
+      Ots__PutRowResponse resp = OTS__PUT_ROW_RESPONSE__INIT;
+      rs_put_limits lim;
+      unsigned char *val = NULL;
+      size_t vlen = 0;
+      int any_ts = 0;
+      int64_t oldlen = 0;
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      lim.max_cols = 1024; lim.max_cell = 2097152; lim.max_pk_cell = 1024; lim.max_row = 4194304;
+      lim.now = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000; lim.dev = 86400000;
+      cu.read = 0; cu.write = 1;
+      if (m == NULL) { failed = 4; break; }
+      k1.len = 0;
+      if (rs_put_row(m->row.data, m->row.len, &o, &lim, &k1, &val, &vlen, &size, &any_ts, &why) != RS_PUT_OK) {
+        ots__put_row_request__free_unpacked(m, NULL); failed = 4; break;
+      }
+      ots__put_row_request__free_unpacked(m, NULL);
+      if (kv_swap(t, k1.p, k1.len, val, vlen, &oldlen) != KV_OK) { free(val); failed = 5; break; }
+      free(val);
+      resp.consumed = &cc;
+      plen = ots__put_row_response__get_packed_size(&resp);
+      if (plen > outcap) { free(out); outcap = plen * 2; out = malloc(outcap); }
+      ots__put_row_response__pack(&resp, out);
+    } else if (!range) {
       Ots__GetRowRequest *m = ots__get_row_request__unpack(NULL, bl, (const uint8_t *)body);
       Ots__GetRowResponse resp = OTS__GET_ROW_RESPONSE__INIT;
       if (m == NULL || !key_of(&m->primary_key, &k1)) { failed = 4; break; }

@@ -169,15 +169,20 @@ end
 
 -- the statements otskit runs for one search (docs.run), to replay them
 local sdocs = require "otskit.store.search.docs"
-local real_run, capture = sdocs.run, nil
-sdocs.run = function(hh, text, binds, n, ...)
-  if capture then
-    local b, nb = {}, n or (binds and #binds or 0)
-    for i = 1, nb do b[i] = binds[i] end
-    capture[#capture + 1] = { text, b, nb, ... }
+-- (and docs.keys, a page's keys decoded in C)
+local capture
+local function capturing(name, fn)
+  sdocs[name] = function(hh, text, binds, n, ...)
+    if capture then
+      local b, nb = {}, n or (binds and #binds or 0)
+      for i = 1, nb do b[i] = binds[i] end
+      capture[#capture + 1] = { fn = sql[name == "run" and "rows" or "keys"], text, b, nb, ... }
+    end
+    return fn(hh, text, binds, n, ...)
   end
-  return real_run(hh, text, binds, n, ...)
 end
+capturing("run", sdocs.run)
+capturing("keys", sdocs.keys)
 local kvh = db.h
 
 bench.table({ "query", "matches (mean)", "otskit p50 ms", "otskit p99 ms", "otskit SQL p50 ms", "SQLite p50 ms",
@@ -211,7 +216,7 @@ for _, spec in ipairs(QUERIES) do
       -- otskit's own statements, straight (inside a read transaction, as the search runs them)
       assert(kvh:begin(true))
       local a0 = clock()
-      for _, c in ipairs(stmts[q]) do assert(sql.rows(kvh, c[1], c[2], c[3], c[4], c[5], c[6])) end
+      for _, c in ipairs(stmts[q]) do assert(c.fn(kvh, c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8])) end
       st[q] = clock() - a0
       assert(kvh:commit())
       if round == 1 then

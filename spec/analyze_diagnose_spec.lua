@@ -8,7 +8,7 @@
 -- ts, seq), plain and hash-prefixed: few_partitions with split points,
 -- and pre-split at those points, no failure and no finding.
 local analyze = require "otskit.analyze"
-local retry = require "otskit.retry"
+local sim = require "otskit.analyze.sim"
 local hash = require "otskit.hash"
 local store = require "otskit.store"
 local json = require "otskit.analyze.json"
@@ -18,11 +18,8 @@ local QUICK = os.getenv("OTSKIT_QUICK") == "1"
 local T0 = 1767225600
 local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
 
-local function call(env, method, req, op)
-  local o = { op = op, idempotent = true }
-  for k, v in pairs(env.retry) do o[k] = v end
-  return retry.call(function() return env.store[method](env.store, req) end, o)
-end
+-- every store request retried as the patterns retry theirs (all idempotent here)
+local IDEMPOTENT = { idempotent = true }
 
 local function causes(findings)
   local out = {}
@@ -169,7 +166,8 @@ local function gen(r, n)
     write = function(st, it)
       local cols = { v = it.v }
       if it.bad then cols.k = "x" end
-      local ok, msg, code = call(st.env, "put_row", { table = "t", primary_key = { it.k, it.i }, columns = cols }, "PutRow")
+      local ok, msg, code = sim.call(st.env, "put_row", { table = "t", primary_key = { it.k, it.i }, columns = cols },
+        "PutRow", IDEMPOTENT)
       if ok then st.keys[#st.keys + 1] = { it.k, it.i } end
       return ok, msg, code
     end,
@@ -178,16 +176,17 @@ local function gen(r, n)
       if #st.keys == 0 then return {} end
       local pick = st.keys[(q * 7919) % #st.keys + 1]
       if qkind == "point" then
-        local res = call(env, "get_row", { table = "t", primary_key = pick }, "GetRow")
+        local res = sim.call(env, "get_row", { table = "t", primary_key = pick }, "GetRow", IDEMPOTENT)
         return res and { res.row }
       elseif qkind == "range" or qkind == "narrow" then
-        local page = call(env, "get_range", { table = "t", start = { pick[1], INF_MIN }, stop = { pick[1], INF_MAX },
-          limit = qkind == "narrow" and 2 or 50 }, "GetRange")
+        local page = sim.call(env, "get_range", { table = "t", start = { pick[1], INF_MIN }, stop = { pick[1], INF_MAX },
+          limit = qkind == "narrow" and 2 or 50 }, "GetRange", IDEMPOTENT)
         return page and page.rows
       elseif qkind == "scan" then
         local out, start = {}, { INF_MIN, INF_MIN }
         repeat
-          local page = call(env, "get_range", { table = "t", start = start, stop = { INF_MAX, INF_MAX }, limit = 100 }, "GetRange")
+          local page = sim.call(env, "get_range", { table = "t", start = start, stop = { INF_MAX, INF_MAX }, limit = 100 },
+            "GetRange", IDEMPOTENT)
           if not page then return nil end
           for _, row in ipairs(page.rows) do if row.columns.v % M == 0 then out[#out + 1] = row end end
           start = page.next_start_primary_key
@@ -197,8 +196,8 @@ local function gen(r, n)
         local out = {}
         for b = 1, B do
           local k = st.keys[(q * 104729 + b * 7907) % #st.keys + 1][1]
-          local page = call(env, "get_range", { table = "t", start = { k, INF_MAX }, stop = { k, INF_MIN },
-            direction = "BACKWARD", limit = 10 }, "GetRange")
+          local page = sim.call(env, "get_range", { table = "t", start = { k, INF_MAX }, stop = { k, INF_MIN },
+            direction = "BACKWARD", limit = 10 }, "GetRange", IDEMPOTENT)
           if not page then return nil end
           for _, row in ipairs(page.rows) do out[#out + 1] = row end
         end
@@ -282,13 +281,13 @@ local function chat_design(name, hashed, splits)
       return env
     end,
     write = function(env, it)
-      return call(env, "put_row", { table = "chat", primary_key = { room_key(hashed, it.room), it.ts, it.seq },
-        columns = { text = "hello" } }, "PutRow")
+      return sim.call(env, "put_row", { table = "chat", primary_key = { room_key(hashed, it.room), it.ts, it.seq },
+        columns = { text = "hello" } }, "PutRow", IDEMPOTENT)
     end,
     query = function(env, room)
       local k = room_key(hashed, room)
-      local page = call(env, "get_range", { table = "chat", start = { k, INF_MAX, INF_MAX },
-        stop = { k, INF_MIN, INF_MIN }, direction = "BACKWARD", limit = 50 }, "GetRange")
+      local page = sim.call(env, "get_range", { table = "chat", start = { k, INF_MAX, INF_MAX },
+        stop = { k, INF_MIN, INF_MIN }, direction = "BACKWARD", limit = 50 }, "GetRange", IDEMPOTENT)
       return page and page.rows
     end }
 end

@@ -14,7 +14,7 @@
 --     the unused ones, the used one with the query kind that read it).
 local analyze = require "otskit.analyze"
 local diagnose = require "otskit.analyze.diagnose"
-local retry = require "otskit.retry"
+local sim = require "otskit.analyze.sim"
 local store = require "otskit.store"
 local json = require "otskit.analyze.json"
 local cjson = require "cjson"
@@ -23,11 +23,8 @@ local QUICK = os.getenv("OTSKIT_QUICK") == "1"
 local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
 local COLS = { "a", "b", "c" }
 
-local function call(env, method, req, op)
-  local o = { op = op, idempotent = true }
-  for k, v in pairs(env.retry) do o[k] = v end
-  return retry.call(function() return env.store[method](env.store, req) end, o)
-end
+-- every store request retried as the patterns retry theirs (all idempotent here)
+local IDEMPOTENT = { idempotent = true }
 
 local function causes(findings)
   local out = {}
@@ -63,7 +60,8 @@ local function scan(env, col, value, how)
   local found, start = {}, { INF_MIN }
   local filter = how == "filter" and { column = col, comparator = "EQUAL", value = value } or nil
   repeat
-    local page = call(env, "get_range", { table = "t", start = start, stop = { INF_MAX }, filter = filter }, "GetRange")
+    local page = sim.call(env, "get_range", { table = "t", start = start, stop = { INF_MAX }, filter = filter },
+      "GetRange", IDEMPOTENT)
     if not page then return nil end
     for _, row in ipairs(page.rows) do if row.columns[col] == value then found[#found + 1] = row end end
     start = page.next_start_primary_key
@@ -72,8 +70,8 @@ local function scan(env, col, value, how)
 end
 
 local function via_index(env, col, value)
-  local page = call(env, "get_range", { table = "t_by_" .. col, start = { value, INF_MIN }, stop = { value, INF_MAX } },
-    "GetRange")
+  local page = sim.call(env, "get_range", { table = "t_by_" .. col, start = { value, INF_MIN }, stop = { value, INF_MAX } },
+    "GetRange", IDEMPOTENT)
   return page and page.rows
 end
 
@@ -115,12 +113,12 @@ local function gen(r, n)
   local design = { name = shape, label = shape,
     setup = function(env) make_table(env, indexed, delay, shape == "filter" and how == "sql"); return { env = env } end,
     write = function(st, it)
-      return call(st.env, "put_row", { table = "t", primary_key = { it.id }, columns = { a = it.a, b = it.b, c = it.c } },
-        "PutRow")
+      return sim.call(st.env, "put_row", { table = "t", primary_key = { it.id }, columns = { a = it.a, b = it.b, c = it.c } },
+        "PutRow", IDEMPOTENT)
     end,
     query = function(st, q)
       if q.col == "id" then
-        local res = call(st.env, "get_row", { table = "t", primary_key = { q.value } }, "GetRow")
+        local res = sim.call(st.env, "get_row", { table = "t", primary_key = { q.value } }, "GetRow", IDEMPOTENT)
         return res and (res.row and { res.row } or {})
       end
       if shape == "filter" then return scan(st.env, q.col, q.value, how) end

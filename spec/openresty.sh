@@ -11,7 +11,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 B=${OTSKIT_BUILD:-build}
-prefix=$(mktemp -d /tmp/otskit-openresty.XXXXXX)
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/otskit-openresty.XXXXXX") # (spec/run.sh: under TMPDIR)
 status=1
 cleanup() {
   sh examples/openresty/run.sh stop "$prefix"

@@ -47,10 +47,35 @@ kill_tree() {
   for c in $(env -u LD_PRELOAD pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
   kill -TERM "$1" 2>/dev/null
 }
+# $1 and every process under it, one a line
+tree_of() {
+  echo "$1"
+  for c in $(env -u LD_PRELOAD pgrep -P "$1" 2>/dev/null); do tree_of "$c"; done
+}
+# Stops what a run left running outside its process tree: servers a spec
+# started in a session of their own (setsid: otskit serve, its nginx, a
+# daemonized nginx), which neither timeout's signal to its process group
+# nor kill_tree reaches. Each holds its prefix under the run's TMPDIR, so
+# the path of the run's scratch directory ($1) is in its command line:
+# those processes and every process under them (nginx workers) get TERM,
+# then KILL after 5 s. Says what it stopped.
+reap() {
+  left=$(for p in $(env -u LD_PRELOAD pgrep -f -- "$1/" 2>/dev/null); do tree_of "$p"; done | sort -un)
+  [ -n "$left" ] || return 0
+  echo "== stopped what the run left running: $(echo $left)"
+  kill -TERM $left 2>/dev/null
+  k=0
+  while [ $k -lt 50 ]; do
+    alive=""; for p in $left; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+    [ -z "$alive" ] && return 0
+    sleep 0.1; k=$((k + 1))
+  done
+  kill -KILL $alive 2>/dev/null
+}
 stop_jobs() {
   i=1
   while [ "$i" -le "$nj" ]; do
-    [ -f "$work/j$i.done" ] || kill_tree "$(cat "$work/j$i.pid")"
+    [ -f "$work/j$i.done" ] || { kill_tree "$(cat "$work/j$i.pid")"; reap "$work/s$i"; }
     i=$((i + 1))
   done
 }
@@ -134,6 +159,7 @@ job() {
   nj=$((nj + 1))
   ( i=$nj; enter_scratch "$work/s$i"; pass=0; fail=0
     "$@" >"$work/j$i.out" 2>&1
+    reap "$work/s$i" >>"$work/j$i.out" 2>&1
     echo "$pass $fail" >"$work/j$i.count"; : >"$work/j$i.done" ) &
   echo $! >"$work/j$nj.pid"
 }

@@ -340,15 +340,20 @@ describe("search analytics vs a brute-force model", function()
         all[#all + 1] = d
       end
       local query, docs = nil, all
+      local r1 = math.random(-10, 10)
       if round % 3 == 2 then -- a leaf on another field: the value columns of its documents
         query, docs = { term = { field_name = "k", term = "k1" } }, {}
         for _, d in ipairs(all) do if d.k == "k1" then docs[#docs + 1] = d end end
       elseif round % 3 == 1 then
         local lo, hi = math.random(-30, 10), math.random(-10, 30)
-        query, docs = { range = { field_name = "x", from = lo, to = hi, include_lower = true } }, {}
-        for _, d in ipairs(all) do if d.x and d.x >= lo and d.x < hi then docs[#docs + 1] = d end end
+        local il, iu = math.random() < 0.5, math.random() < 0.5
+        if math.random() < 0.3 then lo = r1 end -- (a bound the range group-by shares)
+        query, docs = { range = { field_name = "x", from = lo, to = hi, include_lower = il, include_upper = iu } }, {}
+        for _, d in ipairs(all) do
+          if d.x and (d.x > lo or il and d.x == lo) and (d.x < hi or iu and d.x == hi) then docs[#docs + 1] = d end
+        end
       end
-      local r1, olat, olon = math.random(-10, 10), math.random(-60, 60), math.random(-150, 150)
+      local olat, olon = math.random(-60, 60), math.random(-150, 150)
       local d1, d2 = math.random(1, 5000) * 1000, math.random(5000, 15000) * 1000
       local p = math.random(1, 3)
       local desc = math.random() < 0.5

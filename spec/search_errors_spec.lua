@@ -131,6 +131,11 @@ describe("otskit.store search index: bad input", function()
     end
     assert.equal(10, count(nil, { routing_values = { { { "r", "r1" } } } }))
     assert.equal(20, count(nil, { routing_values = { { { "r", "r1" } }, { { "r", "r2" } } } }))
+    -- a key, a primary key or a cell with more than it takes is refused, never ignored
+    for _, rv in ipairs({ { { { "r", "r1" } }, x = 1 }, { { { "r", "r1" }, x = 1 } }, { { { "r", "r1", "r2" } } },
+      { { { "r", "r1", x = 1 } } } }) do
+      fails("OTSParameterInvalid", "routing_values", db:search{ table = "t", index = "ix", routing_values = rv })
+    end
     -- a range drives the search; the routing and the index TTL are the document's
     local res = assert(db:search{ table = "t", index = "ix", query = { range = { field_name = "l", from = 5, to = 20 } },
       routing_values = { { { "r", "r1" } } }, get_total_count = true, limit = 3 })

@@ -593,6 +593,20 @@ describe("otskit.store search: a key a part does not take is refused", function(
     end
   end)
 
+  it("a token's page takes the token's sort, or the same sort again, never another", function()
+    local s = { { field_sort = { field_name = "l", order = "DESC", missing_value = 7 } }, { pk_sort = {} } }
+    local p1 = assert(db:search{ table = "t", index = "ix", limit = 5, sort = s })
+    local p2 = assert(db:search{ table = "t", index = "ix", limit = 5, token = p1.next_token })
+    local again = assert(db:search{ table = "t", index = "ix", limit = 5, token = p1.next_token,
+      sort = { { field_sort = { field_name = "l", order = "DESC", missing_value = 7 } }, { pk_sort = {} } } })
+    assert.same(ids(p2), ids(again))
+    local res, msg, code = db:search{ table = "t", index = "ix", limit = 5, token = p1.next_token,
+      sort = { { field_sort = { field_name = "l", order = "ASC" } } } }
+    refused("another sort with a token", nil, res, msg, code)
+    res, msg, code = db:search{ table = "t", index = "ix", limit = 5, token = p1.next_token, sort = {} }
+    refused("an empty sort with a token", nil, res, msg, code)
+  end)
+
   it("an index schema's parts refuse a key they do not take", function()
     local function no(schema, key)
       local res, msg, code = db:create_search_index{ table = "t", index = "ix2", schema = schema }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # spec/serve.sh -- part of `make test`: starts `otskit serve --data DIR
-# --workers 2` (a temporary directory, a free 127.0.0.1 port), runs
+# --workers 2 --jit-log FILE` (a temporary directory, a free 127.0.0.1 port), runs
 # spec/serve/*_test.lua against it with otskit's own codec (busted under
 # LuaJIT, luasocket), and always stops it and removes the directory. The
 # last tests check error.log and that SIGTERM stops every process. Prints
@@ -15,7 +15,7 @@ B=${OTSKIT_BUILD:-build}
 # The same Lua and C code runs under ASan in the specs and the gateway test.
 case $B in *asan*) B=build; echo "serve: plain build (ASan build not loadable here)";; esac
 unset LD_PRELOAD
-tmp=$(mktemp -d /tmp/otskit-serve-spec.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/otskit-serve-spec.XXXXXX") # (spec/run.sh: under TMPDIR)
 pid=""
 cleanup() {
   if [ -n "$pid" ]; then
@@ -33,7 +33,7 @@ chmod 711 "$tmp"
 OTSKIT_ADMIN_TOKEN=$(luajit -e 'local f = io.open("/dev/urandom", "rb"); print((f:read(16):gsub(".", function(c) return ("%02x"):format(c:byte()) end)))')
 export OTSKIT_ADMIN_TOKEN
 OTSKIT_BUILD="$B" bin/otskit serve --listen "127.0.0.1:$port" --data "$tmp/data" --workers 2 --prefix "$tmp/ng" \
-  --instance spec --access-key-id spec-ak --access-key-secret spec-sk >"$tmp/serve.log" 2>&1 &
+  --instance spec --access-key-id spec-ak --access-key-secret spec-sk --jit-log "$tmp/jit.log" >"$tmp/serve.log" 2>&1 &
 pid=$!
 i=0
 until curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$port/_otskit/health"; do
@@ -43,6 +43,6 @@ until curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$port/_otskit/health"
   fi
   sleep 0.1
 done
-OTSKIT_SERVE_PORT=$port OTSKIT_SERVE_PREFIX="$tmp/ng" OTSKIT_SERVE_PID=$pid \
+OTSKIT_SERVE_PORT=$port OTSKIT_SERVE_PREFIX="$tmp/ng" OTSKIT_SERVE_PID=$pid OTSKIT_SERVE_JITLOG="$tmp/jit.log" \
   LUA_PATH="lua/?.lua;lua/?/init.lua;./?.lua;spec/?.lua;;" LUA_CPATH="$B/jit/?.so;;" \
   luajit /usr/bin/busted -o utfTerminal --pattern=_test spec/serve

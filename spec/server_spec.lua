@@ -176,6 +176,18 @@ describe("otskit.server.auth", function()
   end)
 end)
 
+describe("otskit serve --jit-log on a lua module without LuaJIT", function()
+  it("refuses to start, saying why", function()
+    local server = require "otskit.server"
+    local saved = rawget(_G, "jit")
+    _G.jit = nil
+    local ok, err = pcall(server.init, { faults = "", jit_log = "/tmp/x.log" })
+    _G.jit = saved
+    assert.is_false(ok)
+    assert.matches("--jit-log needs nginx's lua module built on LuaJIT", err, 1, true)
+  end)
+end)
+
 describe("otskit serve (command line)", function()
   -- refusals happen before anything starts: exit status 2 and a reason
   local function serve(args)
@@ -189,6 +201,9 @@ describe("otskit serve (command line)", function()
       ["--listen 8800"] = "HOST:PORT", ["--listen localhost:8800"] = "numeric",
       ["--workers 0"] = "1 to 64", ["--faults rate=3"] = "faults:",
       ["--access-key-secret 'a b'"] = "letters",
+      ["--jit-log ''"] = "--jit-log takes a file name",
+      ["--jit-log /nonexistent-otskit-dir/jit.log"] = "--jit-log: cannot write",
+      ["--jit-log /tmp"] = "--jit-log: cannot write",
     } do
       local rc, out = serve(args)
       assert.equal("2", rc, args); assert.truthy(out:find(why, 1, true), args .. ": " .. out)

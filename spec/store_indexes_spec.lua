@@ -395,4 +395,61 @@ describe("otskit.store secondary indexes", function()
     c:close()
     os.remove(path)
   end)
+  it("a create_index whose back-fill fails leaves no trace (injected, and on a damaged row)", function()
+    local path = os.tmpname()
+    os.remove(path)
+    local db = assert(store.open{ path = path })
+    assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } }, defined_columns = { { "v", "STRING" } } })
+    for i = 1, 1200 do assert(db:put_row{ table = "t", primary_key = { i }, columns = { v = ("val%04d"):format(i) } }) end
+    local meta = { name = "ix", primary_key = { "v" } }
+    local function no_trace(d)
+      assert.is_nil(d.tables.ix)
+      assert.equal(0, #d.tables.t.ext.indexes)
+      assert.is_nil(d.tables.t.indexes)
+      assert.same({}, assert(d:describe_table{ table = "t" }).index_metas)
+      assert.same({ "t" }, assert(d:list_table()).table_names)
+      local r, _, code = d:describe_table{ table = "ix" }
+      assert.is_nil(r)
+      assert.equal("OTSObjectNotExist", code)
+      r, _, code = d:get_range{ table = "ix", start = { INF_MIN, INF_MIN }, stop = { INF_MAX, INF_MAX } }
+      assert.is_nil(r)
+      assert.equal("OTSObjectNotExist", code)
+    end
+    -- a fault configuration that does not name create_index leaves it alone
+    db:inject{ rate = 1, ops = { "put_row" } }
+    assert.equal(0, #all_rows(db, "t", 1) - 1200)
+    db:inject{ rate = 1, ops = { "create_index" } }
+    -- without include_base_data nothing is back-filled: nothing fails
+    assert(db:create_index{ table = "t", index_meta = { name = "empty", primary_key = { "v" } } })
+    assert(db:drop_index{ table = "t", index_name = "empty" })
+    local r, msg, code = db:create_index{ table = "t", include_base_data = true, index_meta = meta }
+    assert.is_nil(r)
+    assert.equal("OTSServerBusy", code, msg)
+    assert.equal(1, db:fault_stats().failed)
+    no_trace(db)
+    -- the table's writes go on without the index
+    db:inject(nil)
+    assert(db:put_row{ table = "t", primary_key = { 1201 }, columns = { v = "val1201" } })
+    no_trace(db)
+    db:close()
+    db = assert(store.open{ path = path })
+    no_trace(db)
+    -- the same request, no fault: every row indexed
+    assert(db:create_index{ table = "t", include_base_data = true, index_meta = meta })
+    assert.equal(1201, #all_rows(db, "ix", 2))
+    assert(db:drop_index{ table = "t", index_name = "ix" })
+    db:close()
+    -- a damaged row fails the back-fill the same way
+    local f = assert(io.open(path, "rb")); local bytes = f:read("*a"); f:close()
+    local at = assert(bytes:find("val0013", 1, true))
+    f = assert(io.open(path, "wb")); f:write(bytes:sub(1, at - 1) .. "vbl0013" .. bytes:sub(at + 7)); f:close()
+    db = assert(store.open{ path = path, partitions = false })
+    r, msg, code = db:create_index{ table = "t", include_base_data = true, index_meta = meta }
+    assert.is_nil(r)
+    assert.equal("OTSInternalServerError", code)
+    assert.matches("damaged", msg, 1, true)
+    no_trace(db)
+    db:close()
+    for _, sfx in ipairs({ "", "-wal", "-shm" }) do os.remove(path .. sfx) end
+  end)
 end)

@@ -7,11 +7,15 @@
 -- lazy cells) and the rows the decoder builds eagerly
 -- (core.decode_rows(bytes, 0, false, true)), before and after row.cells is
 -- read, in random order, and after the bytes were dropped by the caller
--- and collected.
+-- and collected. On LuaJIT wire.decode_rows builds them in compiled Lua
+-- (otskit.wire.rows_ffi): those rows also equal the Lua C API decoder's
+-- lazy rows (core.decode_rows(bytes)), and both refuse a corrupt buffer
+-- with the same message and code.
 local wire = require "otskit.wire"
 local core = require("otskit.core").wire
 local pb = require "otskit.wire.plainbuffer"
 local helper = require "helper"
+local rows_ffi = require "otskit.wire.rows_ffi"
 
 local LUA54 = math.type ~= nil
 local N = helper.trials(200)
@@ -189,6 +193,7 @@ describe("otskit.wire lazy row cells (property)", function()
       if r.int(0, 3) == 0 then bytes = bytes .. ("\0"):rep(r.int(1, 8)) end -- padding accepted
       local lazy = assert(wire.decode_rows(bytes))
       local eager = assert(core.decode_rows(bytes, 0, false, true))
+      local clazy = assert(core.decode_rows(bytes)) -- the Lua C API's lazy rows
       local ref = reference(bytes)
       assert.equal(#ref, #eager)
       assert.equal(#eager, #lazy)
@@ -217,6 +222,48 @@ describe("otskit.wire lazy row cells (property)", function()
         assert.is_nil(getmetatable(l))
         same(e, l, where)
         same(ref[i], l, where .. " (reference)")
+        same(e.cells, clazy[i].cells, where .. " (C API lazy cells)")
+        same(e, clazy[i], where .. " (C API lazy rows)")
+      end
+    end
+  end)
+
+  it("LuaJIT: wire.decode_rows builds rows in compiled Lua (FFI) unless OTSKIT_NO_FFI", function()
+    if LUA54 then assert.is_nil(rows_ffi.decode_rows); return end
+    local F = require "otskit.ffi"
+    assert.equal(F.lib ~= nil, rows_ffi.decode_rows ~= nil)
+    if not rows_ffi.decode_rows then return end
+    local b = assert(wire.encode_put({ { "k", 1 } }, { { "c", "v", 5 } }))
+    local row = wire.decode_rows(b)[1]
+    assert.equal(debug.getinfo(getmetatable(row).__index, "S").what, "Lua")
+  end)
+
+  it("LuaJIT: a corrupt or truncated buffer is refused as the C API decoder refuses it (property)", function()
+    if not rows_ffi.decode_rows then return end
+    local r = helper.rng(3003)
+    for _ = 1, N do
+      local parts = {}
+      for i = 1, r.int(1, 4) do
+        local b = random_row(r)
+        parts[i] = i == 1 and b or b:sub(5)
+      end
+      local bytes = table.concat(parts)
+      local k = r.int(1, 3)
+      if k == 1 then bytes = bytes:sub(1, r.int(0, #bytes - 1))
+      elseif k == 2 then
+        local at = r.int(1, #bytes)
+        bytes = bytes:sub(1, at - 1) .. string.char(r.int(0, 255)) .. bytes:sub(at + 1)
+      end
+      for _, max in ipairs({ 0, 1 }) do
+        local a = { rows_ffi.decode_rows(bytes, max) }
+        local c = { core.decode_rows(bytes, max) }
+        assert.equal(c[1] == nil, a[1] == nil)
+        if a[1] == nil then
+          assert.same({ c[2], c[3] }, { a[2], a[3] })
+        else
+          assert.equal(#c[1], #a[1])
+          for i = 1, #a[1] do same(setmetatable(c[1][i], nil), setmetatable(a[1][i], nil), "row " .. i) end
+        end
       end
     end
   end)

@@ -13,6 +13,24 @@ int64_t bucket_floor_div(double a, double b, int *ok) {
   return (int64_t)q;
 }
 
+int64_t bucket_floor_div_off(int64_t a, int64_t b, int64_t off, int *ok) {
+  /* a = qa*b + ra, off = qo*b + ro (0 <= ra, ro < b): (a - off) / b is
+   * qa - qo + (ra - ro) / b, the last term in (-1, 1) */
+  int64_t qa = a / b, ra = a % b, qo = off / b, ro = off % b, q;
+  *ok = 0;
+  if (b <= 0) return 0;
+  if (ra < 0) { ra += b; qa--; }
+  if (ro < 0) { ro += b; qo--; }
+  if ((qo > 0 && qa < INT64_MIN + qo) || (qo < 0 && qa > INT64_MAX + qo)) return 0;
+  q = qa - qo;
+  if (ra < ro) {
+    if (q == INT64_MIN) return 0;
+    q--;
+  }
+  *ok = 1;
+  return q;
+}
+
 int64_t bucket_ym_index(const char *s, int len, int *ok) {
   int i = 0, neg = 0, m;
   int64_t y = 0;
@@ -43,6 +61,25 @@ static void f_floor_div(sqlite3_context *c, int argc, sqlite3_value **v) {
   b = sqlite3_value_double(v[1]);
   if (b == 0) { sqlite3_result_null(c); return; }
   q = bucket_floor_div(sqlite3_value_double(v[0]), b, &ok);
+  if (ok) sqlite3_result_int64(c, q);
+  else sqlite3_result_null(c);
+}
+
+static void f_floor_div_off(sqlite3_context *c, int argc, sqlite3_value **v) {
+  int ok, i;
+  int64_t q;
+  double b;
+  (void)argc;
+  for (i = 0; i < 3; i++)
+    if (sqlite3_value_type(v[i]) == SQLITE_NULL) { sqlite3_result_null(c); return; }
+  if (sqlite3_value_type(v[0]) == SQLITE_INTEGER && sqlite3_value_type(v[1]) == SQLITE_INTEGER &&
+      sqlite3_value_type(v[2]) == SQLITE_INTEGER && sqlite3_value_int64(v[1]) > 0) {
+    q = bucket_floor_div_off(sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]), sqlite3_value_int64(v[2]), &ok);
+  } else {
+    b = sqlite3_value_double(v[1]);
+    if (b == 0) { sqlite3_result_null(c); return; }
+    q = bucket_floor_div(sqlite3_value_double(v[0]) - sqlite3_value_double(v[2]), b, &ok);
+  }
   if (ok) sqlite3_result_int64(c, q);
   else sqlite3_result_null(c);
 }
@@ -93,6 +130,8 @@ static void f_geohash(sqlite3_context *c, int argc, sqlite3_value **v) {
 
 int bucket_register(sqlite3 *db) {
   int rc = sqlite3_create_function(db, "floor_div", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_floor_div, NULL, NULL);
+  if (rc != SQLITE_OK) return rc;
+  rc = sqlite3_create_function(db, "floor_div", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_floor_div_off, NULL, NULL);
   if (rc != SQLITE_OK) return rc;
   rc = sqlite3_create_function(db, "geohash", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_geohash, NULL, NULL);
   if (rc != SQLITE_OK) return rc;

@@ -3,6 +3,10 @@
  *   floor_div(a, b)  -> floor(a / b) in double as an integer (saturated
  *                       to the int64 range); NULL when a or b is NULL, b
  *                       is 0 or the quotient is NaN
+ *   floor_div(a, b, off) -> floor((a - off) / b): exact when all three
+ *                       are integers (b > 0: a LONG histogram's bucket
+ *                       number, also near +-2^63), else as floor_div(a -
+ *                       off, b) in double
  *   ym_index(s)      -> Y * 12 + M - 1 of strftime('%Y%m', ...)'s text
  *                       s (the year: all but the last two characters,
  *                       the month: those two); NULL for NULL or a text
@@ -19,6 +23,10 @@
 
 /* floor(a / b) saturated to int64; 0 and *ok = 0 when it is NaN. */
 int64_t bucket_floor_div(double a, double b, int *ok);
+
+/* floor((a - off) / b) exactly, for b > 0; 0 and *ok = 0 when it is
+ * past int64. */
+int64_t bucket_floor_div_off(int64_t a, int64_t b, int64_t off, int *ok);
 
 /* Y * 12 + M - 1 of "<year><MM>" (len bytes); 0 and *ok = 0 when s is
  * not a (signed) year followed by a month 01..12. */

@@ -135,3 +135,129 @@ int rs_row(pb_writer *w, const rs_opts *o, const void *key, size_t klen, const v
   pb_row_end(w, 0);
   return RS_ROW;
 }
+
+/* ---- a PutRow's PlainBuffer row as a stored row ---- */
+
+/* the service's rule for names: 1..255 bytes of [A-Za-z0-9_], not
+ * starting with a digit (otskit.names) */
+static int valid_name(const char *s, size_t n) {
+  size_t i;
+  if (n < 1 || n > 255) return 0;
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    int alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (!alpha && (i == 0 || c < '0' || c > '9')) return 0;
+  }
+  return 1;
+}
+
+/* cells in (name, sent without a timestamp first, timestamp) order, to
+ * find two with the same name and timestamp (or both without one) */
+static int dup_cmp(const void *pa, const void *pb) {
+  const pb_cell *a = *(const pb_cell *const *)pa, *b = *(const pb_cell *const *)pb;
+  int c = row_name_cmp(a->name, a->name_len, b->name, b->name_len);
+  if (c != 0) return c;
+  if (a->has_ts != b->has_ts) return a->has_ts ? 1 : -1;
+  if (!a->has_ts || a->ts == b->ts) return 0;
+  return a->ts < b->ts ? -1 : 1;
+}
+
+#define PUT_OTHER(w) do { *why = (w); rc = RS_PUT_OTHER; goto done; } while (0)
+
+int rs_put_row(const void *buf, size_t n, const rs_opts *o, const rs_put_limits *lim,
+               tuple_buf *key, unsigned char **val, size_t *vlen, int64_t *size, int *any_ts,
+               const char **why) {
+  pb_reader r;
+  pb_row row, extra;
+  row_cell small[16], *cells = small;
+  const pb_cell *dsmall[16], **dup = dsmall;
+  size_t i, j, na, total = 0, off = 0;
+  int rc = RS_PUT_OK;
+  unsigned char *out = NULL;
+  memset(&row, 0, sizeof row);
+  memset(&extra, 0, sizeof extra);
+  *val = NULL; *vlen = 0; *size = 0; *any_ts = 0; *why = NULL;
+  if (!pb_reader_init(&r, buf, n)) PUT_OTHER("not PlainBuffer");
+  if (pb_read_row(&r, &row) != 1) PUT_OTHER("no row");
+  if (pb_read_row(&r, &extra) != 0) PUT_OTHER("more than one row");
+  if (row.deleted) PUT_OTHER("the delete marker");
+  if (row.npk != o->npk) PUT_OTHER("key size");
+  for (i = 0; i < row.npk; i++) {
+    const pb_cell *c = &row.cells[i];
+    int t = o->pk_type[i];
+    if (c->name_len != o->pk_name[i].n || memcmp(c->name, o->pk_name[i].s, c->name_len) != 0) PUT_OTHER("key name");
+    if (c->op != PB_OP_NONE || c->has_ts) PUT_OTHER("key cell op or timestamp");
+    if (t == RS_PK_INTEGER) {
+      if (c->v.vt != PB_VT_INTEGER) PUT_OTHER("key type");
+      if (tuple_put_int(key, c->v.i) != 0) { rc = RS_PUT_OOM; goto done; }
+      *size += (int64_t)c->name_len + 8;
+    } else {
+      if (!(c->v.vt == PB_VT_STRING || (t == RS_PK_BINARY && c->v.vt == PB_VT_BLOB))) PUT_OTHER("key type");
+      if (c->v.n > lim->max_pk_cell) PUT_OTHER("key value too long");
+      if (t == RS_PK_STRING && !row_utf8_valid(c->v.s, c->v.n)) PUT_OTHER("key not UTF-8");
+      if (tuple_put_bytes(key, c->v.s, c->v.n) != 0) { rc = RS_PUT_OOM; goto done; }
+      *size += (int64_t)(c->name_len + c->v.n);
+    }
+  }
+  na = row.ncells - row.npk;
+  if (na > lim->max_cols) PUT_OTHER("too many cells");
+  if (na > sizeof small / sizeof small[0]) {
+    cells = (row_cell *)malloc(na * sizeof *cells);
+    dup = (const pb_cell **)malloc(na * sizeof *dup);
+    if (cells == NULL || dup == NULL) { rc = RS_PUT_OOM; goto done; }
+  }
+  for (i = 0; i < na; i++) {
+    const pb_cell *c = &row.cells[row.npk + i];
+    row_cell *rc_ = &cells[i];
+    if (c->op != PB_OP_NONE) PUT_OTHER("an update op");
+    if (!valid_name(c->name, c->name_len)) PUT_OTHER("bad name");
+    for (j = 0; j < o->npk; j++)
+      if (c->name_len == o->pk_name[j].n && memcmp(c->name, o->pk_name[j].s, c->name_len) == 0) PUT_OTHER("a key name");
+    memset(rc_, 0, sizeof *rc_);
+    rc_->name = c->name;
+    rc_->name_len = c->name_len;
+    switch (c->v.vt) {
+    case PB_VT_INTEGER: rc_->type = ROW_INTEGER; rc_->i = c->v.i; *size += 8; break;
+    case PB_VT_DOUBLE:
+      if (c->v.d != c->v.d || c->v.d > 1.7976931348623157e308 || c->v.d < -1.7976931348623157e308) PUT_OTHER("NaN or infinite");
+      rc_->type = ROW_DOUBLE; rc_->d = c->v.d; *size += 8; break;
+    case PB_VT_BOOLEAN: rc_->type = c->v.i ? ROW_TRUE : ROW_FALSE; *size += 1; break;
+    case PB_VT_STRING: case PB_VT_BLOB:
+      if (c->v.n > lim->max_cell) PUT_OTHER("value too long");
+      if (c->v.vt == PB_VT_STRING && !row_utf8_valid(c->v.s, c->v.n)) PUT_OTHER("not UTF-8");
+      rc_->type = c->v.vt == PB_VT_STRING ? ROW_STRING : ROW_BINARY;
+      rc_->s = c->v.s; rc_->s_len = c->v.n; *size += (int64_t)c->v.n;
+      break;
+    default: PUT_OTHER("value type");
+    }
+    *size += (int64_t)c->name_len;
+    rc_->has_ts = 1;
+    if (c->has_ts) {
+      if (c->ts < 0 || c->ts < lim->now - lim->dev || c->ts > lim->now + lim->dev) PUT_OTHER("timestamp");
+      rc_->ts = c->ts;
+      *any_ts = 1;
+    } else {
+      rc_->ts = lim->now;
+    }
+    dup[i] = c;
+  }
+  if (*size > lim->max_row) PUT_OTHER("row too large");
+  qsort(dup, na, sizeof *dup, dup_cmp);
+  for (i = 1; i < na; i++)
+    if (dup_cmp(&dup[i - 1], &dup[i]) == 0) PUT_OTHER("a duplicate cell");
+  row_sort(cells, na);
+  for (i = 0; i < na; i++) total += row_cell_size(&cells[i]);
+  out = (unsigned char *)malloc(total ? total : 1);
+  if (out == NULL) { rc = RS_PUT_OOM; goto done; }
+  for (i = 0; i < na; i++) off += row_put_cell(out + off, &cells[i]);
+  *val = out;
+  *vlen = off;
+  out = NULL;
+done:
+  free(out);
+  if (cells != small) free(cells);
+  if (dup != dsmall) free((void *)dup);
+  pb_row_free(&row);
+  pb_row_free(&extra);
+  return rc;
+}

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "plainbuffer.h"
+#include "tuple.h"
 
 enum { RS_PK_INTEGER = 1, RS_PK_STRING = 2, RS_PK_BINARY = 3 };
 enum { RS_MAX_PK = 4 };
@@ -51,5 +52,38 @@ int rs_name_cmp(const rs_name *a, const rs_name *b);
  * On out of memory w->oom is set. */
 int rs_row(pb_writer *w, const rs_opts *o, const void *key, size_t klen, const void *val, size_t vlen,
            int64_t *size, const char **err);
+
+/* ---- a PutRow's PlainBuffer row as a stored row ---- */
+
+/* The limits a PutRow's row is checked against, and its clock. */
+typedef struct {
+  size_t max_cols;      /* attribute cells per row */
+  size_t max_cell;      /* bytes of a STRING / BINARY attribute value */
+  size_t max_pk_cell;   /* bytes of a STRING / BINARY key value */
+  int64_t max_row;      /* the row's Tablestore size */
+  int64_t now;          /* ms: the timestamp of cells sent without one */
+  int64_t dev;          /* ms: a sent timestamp lies within now +- dev */
+} rs_put_limits;
+
+/* What rs_put_row did. */
+enum { RS_PUT_OK = 1, RS_PUT_OTHER = 0, RS_PUT_OOM = -1 };
+
+/* The PlainBuffer buffer buf[0..n) of a PutRow request (a header and
+ * exactly one row) as the store keeps it: the key tuple (tuple.h) of its
+ * primary key cells, which must be o's columns in o's order and types
+ * (INTEGER; STRING as a UTF-8 string; BINARY as a blob or a string), into
+ * key (appended), and its attribute cells as the stored value (row.h,
+ * every cell with its timestamp: the sent one or lim->now, sorted) in
+ * *val (malloc'ed, *vlen bytes; the caller frees it). *size: the row's
+ * Tablestore size; *any_ts: a cell was sent with its own timestamp.
+ * RS_PUT_OK; RS_PUT_OTHER (with *why, static text) for anything else the
+ * request may be -- bytes that are not exactly one valid row, a key that
+ * does not match, AUTO_INCREMENT / INF values, an update op or the delete
+ * marker, a bad name or value, a duplicate cell, a limit passed, a
+ * timestamp out of range: the caller's general path decides and answers
+ * those; RS_PUT_OOM. Only o's npk, pk_name and pk_type are used. */
+int rs_put_row(const void *buf, size_t n, const rs_opts *o, const rs_put_limits *lim,
+               tuple_buf *key, unsigned char **val, size_t *vlen, int64_t *size, int *any_ts,
+               const char **why);
 
 #endif

@@ -1,6 +1,7 @@
 /* sqlvt.c -- see sqlvt.h. */
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -527,16 +528,150 @@ static sqlite3_module MODULE = {
   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 
+/* MySQL's DIV and MOD (sqlvt.h). An operand that is not an integer is
+ * the exact decimal its shortest round-trip text spells (7.5 is 75e-1),
+ * as MySQL's DECIMAL arithmetic sees a literal: m * 10^e. */
+typedef struct { int64_t m; int e; } sqldec;
+
+/* d as a decimal of at most 17 digits; 0 if d is not finite */
+static int dec_of_double(double d, sqldec *out) {
+  char buf[48], *p, *ep;
+  int prec, e;
+  int64_t m = 0;
+  if (!isfinite(d)) return 0;
+  for (prec = 15; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+    if (strtod(buf, NULL) == d) break;
+  }
+  ep = strchr(buf, 'e');
+  if (ep == NULL) return 0;
+  e = atoi(ep + 1);
+  for (p = buf; p < ep; p++)
+    if (*p >= '0' && *p <= '9') m = m * 10 + (*p - '0');
+  e -= prec > 17 ? 16 : prec - 1;
+  if (buf[0] == '-') m = -m;
+  while (m != 0 && m % 10 == 0) { m /= 10; e++; }
+  out->m = m, out->e = m == 0 ? 0 : e;
+  return 1;
+}
+
+/* x * 10^k (k >= 0) into *x; 0 if it leaves int64 */
+static int dec_scale(int64_t *x, int k) {
+  for (; k > 0 && *x != 0; k--) {
+    if (*x > INT64_MAX / 10 || *x < -(INT64_MAX / 10)) return 0;
+    *x *= 10;
+  }
+  return 1;
+}
+
+/* a and b brought to one exponent: *a, *b, *e; 0 if that leaves int64 */
+static int dec_align(sqldec a, sqldec b, int64_t *ia, int64_t *ib, int *e) {
+  *ia = a.m, *ib = b.m;
+  if (a.e > b.e) {
+    *e = b.e;
+    return a.e - b.e <= 19 ? dec_scale(ia, a.e - b.e) : a.m == 0;
+  }
+  *e = a.e;
+  return b.e - a.e <= 19 ? dec_scale(ib, b.e - a.e) : b.m == 0;
+}
+
+/* an argument of div or mod: t 'i' (an integer: i) or 'd' (a real: d,
+ * and dec if it has one: hasdec) */
+typedef struct { int t, hasdec; int64_t i; double d; sqldec dec; } sqlarg;
+
+static void arith_arg(sqlite3_value *v, sqlarg *a) {
+  if (sqlite3_value_numeric_type(v) == SQLITE_INTEGER) {
+    a->t = 'i';
+    a->i = (int64_t)sqlite3_value_int64(v);
+    a->d = (double)a->i;
+    a->dec.m = a->i, a->dec.e = 0, a->hasdec = 1;
+  } else { /* a real; text or a blob that is no number: MySQL reads its numeric prefix */
+    a->t = 'd';
+    a->d = sqlite3_value_double(v);
+    a->hasdec = dec_of_double(a->d, &a->dec);
+  }
+}
+
+/* both arguments of div or mod into a, b: 0 once NULL is the answer
+ * (either is NULL), 'i' when both are integers, 'e' when both have
+ * decimals at one exponent (x, y; *e), else 'd' (reals: a->d, b->d) */
+static int arith_args(sqlite3_context *ctx, sqlite3_value **argv, sqlarg *a, sqlarg *b, int64_t *x, int64_t *y,
+                      int *e) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return 0;
+  }
+  arith_arg(argv[0], a);
+  arith_arg(argv[1], b);
+  if (a->t == 'i' && b->t == 'i') return 'i';
+  if (a->hasdec && b->hasdec && dec_align(a->dec, b->dec, x, y, e)) return 'e';
+  return 'd';
+}
+
+/* div(a, b): MySQL's a DIV b -- the quotient truncated toward zero, a
+ * BIGINT; NULL if either is NULL or b is 0; an error past BIGINT */
+static void f_div(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  sqlarg a, b;
+  int64_t x = 0, y = 0;
+  int e = 0, how = arith_args(ctx, argv, &a, &b, &x, &y, &e);
+  double q;
+  (void)argc;
+  if (how == 'i') x = a.i, y = b.i;
+  if (how == 'i' || how == 'e') {
+    if (y == 0) { sqlite3_result_null(ctx); return; }
+    if (x == INT64_MIN && y == -1) goto range;
+    sqlite3_result_int64(ctx, (sqlite3_int64)(x / y));
+    return;
+  }
+  if (how == 0) return;
+  if (b.d == 0) { sqlite3_result_null(ctx); return; }
+  q = trunc(a.d / b.d);
+  if (!(q >= -9223372036854775808.0 && q < 9223372036854775808.0)) goto range;
+  sqlite3_result_int64(ctx, (sqlite3_int64)q);
+  return;
+range:
+  sqlite3_result_error(ctx, "BIGINT value is out of range in DIV", -1);
+}
+
+/* mod(a, b): MySQL's MOD(a, b), a MOD b, a % b -- the remainder with a's
+ * sign, an integer when both are; NULL if either is NULL or b is 0 */
+static void f_mod(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  sqlarg a, b;
+  int64_t x = 0, y = 0;
+  int e = 0, how = arith_args(ctx, argv, &a, &b, &x, &y, &e);
+  char buf[48];
+  (void)argc;
+  if (how == 0) return;
+  if (how == 'i') {
+    if (b.i == 0) sqlite3_result_null(ctx);
+    else sqlite3_result_int64(ctx, b.i == -1 ? 0 : (sqlite3_int64)(a.i % b.i));
+  } else if (how == 'e') {
+    if (y == 0) { sqlite3_result_null(ctx); return; }
+    snprintf(buf, sizeof buf, "%llde%d", (long long)(y == -1 ? 0 : x % y), e);
+    sqlite3_result_double(ctx, strtod(buf, NULL));
+  } else if (b.d == 0) {
+    sqlite3_result_null(ctx);
+  } else {
+    sqlite3_result_double(ctx, fmod(a.d, b.d));
+  }
+}
+
 int sqlvt_register(kv_db *db, sqlvt_state *st) {
+  sqlite3 *sq = (sqlite3 *)kv_sqlite(db);
+  int rc;
   st->db = db;
-  return sqlite3_create_module_v2((sqlite3 *)kv_sqlite(db), "otskit_map", &MODULE, st, NULL);
+  rc = sqlite3_create_function(sq, "div", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_div, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(sq, "mod", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_mod, NULL, NULL);
+  if (rc != SQLITE_OK) return rc;
+  return sqlite3_create_module_v2(sq, "otskit_map", &MODULE, st, NULL);
 }
 
 static const char *const FUNCS[] = {
   "count", "sum", "total", "avg", "min", "max", "group_concat", "abs", "lower", "upper", "length",
   "substr", "substring", "coalesce", "ifnull", "nullif", "iif", "round", "trim", "ltrim", "rtrim",
   "replace", "instr", "like", "glob", "hex", "typeof", "char", "unicode", "printf", "format",
-  "sign", "ceil", "ceiling", "floor", "trunc", "sqrt", "pow", "power", "mod", "ln", "log", "log10",
+  "sign", "ceil", "ceiling", "floor", "trunc", "sqrt", "pow", "power", "mod", "div", "ln", "log", "log10",
   "log2", "exp", "pi", "quote", NULL
 };
 

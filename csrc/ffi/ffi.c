@@ -10,6 +10,7 @@
 #include "merge.h"
 #include "num.h"
 #include "otskit_ffi.h"
+#include "plainbuffer.h"
 #include "tuple.h"
 
 struct otskit_tuple { tuple_buf b; };
@@ -137,3 +138,114 @@ uint64_t otskit_merge_bound(const otskit_merge *m) {
 }
 
 void otskit_merge_prefetch(const char **keys, size_t n) { merge_prefetch(keys, n); }
+
+/* ------------------------------------------------------------ PlainBuffer rows */
+
+struct otskit_pb_dec {
+  pb_reader r;
+  pb_row row;
+  otskit_pb_cell *cells;
+  size_t cap;
+};
+
+#define TWO53 9007199254740992LL
+
+otskit_pb_dec *otskit_pb_new(void) { return (otskit_pb_dec *)calloc(1, sizeof(otskit_pb_dec)); }
+
+void otskit_pb_free(otskit_pb_dec *d) {
+  if (d == NULL) return;
+  pb_row_free(&d->row);
+  free(d->cells);
+  free(d);
+}
+
+int otskit_pb_open(otskit_pb_dec *d, const char *buf, size_t n) { return pb_reader_init(&d->r, buf, n); }
+
+/* d->row as otskit_pb_cells into d->cells and *out: 1, or -1 out of memory */
+static int pb_fill(otskit_pb_dec *d, const otskit_pb_names *nm, otskit_pb_row *out) {
+  const pb_row *row = &d->row;
+  const pb_cell *prev = NULL;
+  size_t i;
+  if (row->ncells > d->cap) {
+    size_t cap = d->cap ? d->cap : 16;
+    otskit_pb_cell *c;
+    while (cap < row->ncells) cap *= 2;
+    c = (otskit_pb_cell *)realloc(d->cells, cap * sizeof *c);
+    if (c == NULL) return -1;
+    d->cells = c;
+    d->cap = cap;
+  }
+  for (i = 0; i < row->ncells; i++) {
+    const pb_cell *c = &row->cells[i];
+    otskit_pb_cell *o = &d->cells[i];
+    int attr = i >= row->npk;
+    size_t pos = attr ? i - row->npk : i;
+    memset(o, 0, sizeof *o);
+    o->name = c->name;
+    o->name_len = c->name_len;
+    o->vt = c->v.vt;
+    o->op = c->op;
+    o->i = c->v.i;
+    switch (c->v.vt) {
+    case PB_VT_INTEGER:
+      if (c->v.i > TWO53 || c->v.i < -TWO53) o->big = 1;
+      else o->num = (double)c->v.i;
+      break;
+    case PB_VT_DOUBLE: o->num = c->v.d; break;
+    case PB_VT_BOOLEAN: o->num = c->v.i ? 1 : 0; break;
+    case PB_VT_STRING: case PB_VT_BLOB: o->s = c->v.s; o->n = c->v.n; break;
+    default: break;
+    }
+    if (c->has_ts) {
+      o->ts64 = c->ts;
+      if (c->ts > TWO53 || c->ts < -TWO53) o->has_ts = 2;
+      else { o->has_ts = 1; o->ts = (double)c->ts; }
+    }
+    if (pos < 16) {
+      int slot = (attr ? 16 : 0) + (int)pos;
+      o->slot = slot;
+      o->fresh = !(nm->s[slot] && nm->n[slot] == c->name_len && memcmp(nm->s[slot], c->name, c->name_len) == 0);
+    } else {
+      o->slot = -1;
+      o->fresh = 1;
+    }
+    /* the first cell of a name (not an update op) is its newest version */
+    if (attr && !c->op && (!prev || prev->name_len != c->name_len || memcmp(prev->name, c->name, c->name_len) != 0)) {
+      o->newest = 1;
+      prev = c;
+    }
+  }
+  out->cells = d->cells;
+  out->npk = (int32_t)row->npk;
+  out->ncells = (int32_t)row->ncells;
+  out->deleted = row->deleted ? 1 : 0;
+  return 1;
+}
+
+int otskit_pb_next(otskit_pb_dec *d, const otskit_pb_names *nm, otskit_pb_row *out) {
+  int rc = pb_read_row(&d->r, &d->row);
+  const pb_row *pr = &d->row;
+  if (rc != 1) return rc;
+  /* the attribute cells start 6 bytes before the first one's name */
+  out->attr_at = pr->ncells > pr->npk ? (size_t)((const unsigned char *)pr->cells[pr->npk].name - 6 - d->r.start)
+                                      : (size_t)(d->r.p - d->r.start);
+  return pb_fill(d, nm, out);
+}
+
+int otskit_pb_cells(otskit_pb_dec *d, const char *buf, size_t n, size_t off, const otskit_pb_names *nm,
+                    otskit_pb_row *out) {
+  if (off > n) return -1;
+  d->r.start = (const unsigned char *)buf;
+  d->r.p = d->r.start + off;
+  d->r.end = d->r.start + n;
+  d->r.err = NULL;
+  d->r.err_at = 0;
+  d->r.trusted = 1; /* checked by otskit_pb_next */
+  if (pb_read_cells(&d->r, &d->row) != 1) return -1;
+  out->attr_at = off;
+  return pb_fill(d, nm, out);
+}
+
+int otskit_pb_is(const otskit_pb_cell *c, const char *s, size_t n) {
+  return (c->vt == PB_VT_STRING || c->vt == PB_VT_BLOB) && c->n == n && (n == 0 || memcmp(c->s, s, n) == 0);
+}

@@ -1,5 +1,5 @@
 /* otskit_ffi.h -- the one C ABI of core.so for LuaJIT's FFI: keys, hashes
- * and the merge. core.so is built with -fvisibility=hidden; only
+ * the merge and PlainBuffer rows. core.so is built with -fvisibility=hidden; only
  * luaopen_otskit_core and the otskit_* functions below are exported.
  * lua/otskit/ffi.lua declares exactly what stands between the CDEF markers
  * below (spec/key_ffi_spec.lua checks it, and that no other Lua file has a
@@ -19,7 +19,7 @@
 #define OTSKIT_API
 #endif
 
-#define OTSKIT_FFI_ABI 2
+#define OTSKIT_FFI_ABI 3
 
 /* The output of the splice encoder (splice.h's splice_out). */
 typedef splice_out otskit_splice_out;
@@ -100,6 +100,56 @@ OTSKIT_API int otskit_merge_need(const otskit_merge *m);
 OTSKIT_API int otskit_merge_state(const otskit_merge *m, int src);
 OTSKIT_API uint64_t otskit_merge_bound(const otskit_merge *m);
 OTSKIT_API void otskit_merge_prefetch(const char **keys, size_t n);
+/* PlainBuffer rows for lua/otskit/wire/rows_ffi.lua (LuaJIT builds a
+ * response's rows in JIT-compiled Lua from these cells rather than
+ * through the Lua C API). A reader d reads a buffer the caller keeps
+ * alive and unchanged; every pointer below points into that buffer. */
+typedef struct otskit_pb_dec otskit_pb_dec;
+/* One cell, numbers as LuaJIT reads them without boxing: */
+typedef struct otskit_pb_cell {
+  const char *name;
+  size_t name_len;
+  const char *s;        /* STRING / BINARY bytes */
+  size_t n;
+  double num;           /* INTEGER (when big is 0), DOUBLE, BOOLEAN (0 / 1) */
+  double ts;            /* the timestamp when has_ts is 1 */
+  int64_t i;            /* INTEGER, exactly */
+  int64_t ts64;         /* the timestamp, exactly */
+  int32_t vt;           /* plainbuffer.h's PB_VT_* (-1: no value) */
+  int32_t op;           /* PB_OP_* (0: none) */
+  int32_t has_ts;       /* 0 none, 1 within 2^53 (ts), 2 beyond (ts64 only) */
+  int32_t big;          /* an INTEGER beyond 2^53 (i only) */
+  int32_t slot;         /* the name's slot in otskit_pb_names, or -1 */
+  int32_t fresh;        /* the slot holds another name (or none): read name */
+  int32_t newest;       /* an attribute cell that is its name's newest version */
+  int32_t pad;
+} otskit_pb_cell;
+/* Names by their position in a row (slots 0-15 key cells, 16-31 attribute
+ * cells), pointers into the buffer; all zero at first. The reader only
+ * reads them; the caller records a name it read from a fresh cell. */
+typedef struct otskit_pb_names { const char *s[32]; size_t n[32]; } otskit_pb_names;
+/* A row read: its key cells, then its attribute cells (valid until the
+ * next call on the reader); attr_at: the offset of its attribute cells in
+ * the buffer (the row's end when it has none), for otskit_pb_cells. */
+typedef struct otskit_pb_row {
+  const otskit_pb_cell *cells;
+  int32_t npk, ncells, deleted, pad;
+  size_t attr_at;
+} otskit_pb_row;
+/* A reader (NULL when out of memory), freed by otskit_pb_free. */
+OTSKIT_API otskit_pb_dec *otskit_pb_new(void);
+OTSKIT_API void otskit_pb_free(otskit_pb_dec *d);
+/* Starts reading buf[0..n) (empty: no rows): 1, or 0 when it has no header. */
+OTSKIT_API int otskit_pb_open(otskit_pb_dec *d, const char *buf, size_t n);
+/* The next row into *out, checksums checked: 1 a row, 0 the end, -1 corrupt
+ * or out of memory (the Lua C API decoder says which). */
+OTSKIT_API int otskit_pb_next(otskit_pb_dec *d, const otskit_pb_names *nm, otskit_pb_row *out);
+/* The attribute cells at buf + off (a row's attr_at, read before by
+ * otskit_pb_next: checksums not checked again) into *out (npk 0): 1, or -1. */
+OTSKIT_API int otskit_pb_cells(otskit_pb_dec *d, const char *buf, size_t n, size_t off,
+                               const otskit_pb_names *nm, otskit_pb_row *out);
+/* 1 when the STRING / BINARY value of c is the n bytes at s, else 0. */
+OTSKIT_API int otskit_pb_is(const otskit_pb_cell *c, const char *s, size_t n);
 /* END CDEF */
 
 #endif

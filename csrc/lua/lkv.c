@@ -251,6 +251,40 @@ static int l_scan(lua_State *L) {
   return 1;
 }
 
+/* One cursor userdata per Lua state, reused (lkv.h) */
+#define SCRATCH_CUR "otskit.kv.scratch_cursor"
+kv_cursor *otsk_kv_scratchcursor(lua_State *L) {
+  lcur *u;
+  lua_getfield(L, LUA_REGISTRYINDEX, SCRATCH_CUR);
+  u = (lcur *)lua_touserdata(L, -1);
+  if (u == NULL) {
+    lua_pop(L, 1);
+    u = (lcur *)lua_newuserdatauv(L, sizeof *u, 1);
+    memset(u, 0, sizeof *u);
+    luaL_getmetatable(L, CUR_MT);
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, SCRATCH_CUR);
+  } else {
+    kv_cursor_close(&u->c); /* left open by an error raised past its last use */
+    memset(u, 0, sizeof *u);
+  }
+  set_dbref(L, lua_gettop(L), 1);
+  return &u->c;
+}
+
+void otsk_kv_scratchcursor_done(lua_State *L, int idx) {
+  lcur *u = (lcur *)lua_touserdata(L, idx);
+  kv_cursor_close(&u->c);
+#if OTSKIT_LUA51
+  lua_newtable(L);
+  lua_setfenv(L, idx);
+#else
+  lua_pushnil(L);
+  lua_setiuservalue(L, idx, 1);
+#endif
+}
+
 kv_cursor *otsk_kv_pushcursor(lua_State *L) {
   lcur *u = (lcur *)lua_newuserdatauv(L, sizeof *u, 1);
   memset(u, 0, sizeof *u);

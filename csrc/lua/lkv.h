@@ -19,5 +19,12 @@ kv_cursor *otsk_kv_pushcursor(lua_State *L);
 /* db:get_pb / db:range_pb (lrowstream.c) */
 int otsk_kv_get_pb(lua_State *L);
 int otsk_kv_range_pb(lua_State *L);
+/* The cursor userdata of this Lua state that db:range_pb reuses (no
+ * object with a finalizer per call), pushed, closed if an error left it
+ * open, tied to the db at argument 1; _done closes it and unties it. */
+kv_cursor *otsk_kv_scratchcursor(lua_State *L);
+void otsk_kv_scratchcursor_done(lua_State *L, int idx);
+/* row.from_put_pb (lrowstream.c) */
+int otsk_row_from_put_pb(lua_State *L);
 
 #endif

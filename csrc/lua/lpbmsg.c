@@ -135,28 +135,32 @@ static const ProtobufCMessageDescriptor *find_message(lua_State *L, int idx) {
 }
 
 /* ------------------------------------------------------------ arena:
- * every allocation of one encode, freed at once (also by __gc when an
- * error unwinds past it) */
-#define ARENA_MT "otskit.wire.arena"
-typedef struct block { struct block *next; } block;
-typedef struct { block *head; } arena;
+ * every allocation of one encode or decode is a userdata without a
+ * metatable, anchored in a plain table on the stack (anchor): the GC frees
+ * them, also when an error unwinds past the call. No object with a
+ * finalizer per call: a finalizer run by the GC while LuaJIT records a
+ * trace aborts that trace ("hook called during recording"). */
+typedef struct { lua_State *L; int anchor; lua_Integer n; } arena;
 
+/* NULL when n is too large; raises on out of memory */
 static void *arena_alloc(arena *a, size_t n) {
-  block *b = malloc(sizeof(block) + n + 16);
-  if (!b) return NULL;
-  b->next = a->head;
-  a->head = b;
-  return (char *)b + ((sizeof(block) + 15) & ~(size_t)15);
+  void *p;
+  if (n > (size_t)1 << 40) return NULL;
+  p = lua_newuserdata(a->L, n ? n : 1);
+  lua_rawseti(a->L, a->anchor, ++a->n);
+  return p;
 }
 
-static void arena_free(arena *a) {
-  while (a->head) { block *n = a->head->next; free(a->head); a->head = n; }
+static void arena_init(arena *a, lua_State *L) {
+  lua_newtable(L);
+  a->L = L;
+  a->anchor = lua_gettop(L);
+  a->n = 0;
 }
 
-static int arena_gc(lua_State *L) {
-  arena_free(luaL_checkudata(L, 1, ARENA_MT));
-  return 0;
-}
+/* protobuf-c's allocator over an arena (unpacked messages) */
+static void *pa_alloc(void *data, size_t size) { return arena_alloc((arena *)data, size); }
+static void pa_free(void *data, void *p) { (void)data; (void)p; }
 
 /* ------------------------------------------------------------ encode */
 
@@ -333,40 +337,25 @@ static int fill(penc *e, int idx, const ProtobufCMessageDescriptor *d, ProtobufC
 /* proto_encode(message_name, t) -> bytes | nil, msg, "OTSParameterInvalid" */
 static int l_proto_encode(lua_State *L) {
   const ProtobufCMessageDescriptor *d = find_message(L, 1);
-  arena *a;
+  arena ar, *a = &ar;
   penc e;
   ProtobufCMessage *m;
   size_t n;
   uint8_t *buf;
   luaL_checktype(L, 2, LUA_TTABLE);
-  a = lua_newuserdata(L, sizeof *a);
-  a->head = NULL;
-  luaL_getmetatable(L, ARENA_MT);
-  lua_setmetatable(L, -2);
+  arena_init(a, L);
   e.L = L; e.a = a; e.err[0] = 0;
   if (!(m = arena_alloc(a, d->sizeof_message))) return luaL_error(L, "otskit.wire: out of memory");
   d->message_init(m);
-  if (!fill(&e, 2, d, m)) {
-    arena_free(a);
-    return otsk_fail(L, "OTSParameterInvalid", "%s", e.err);
-  }
+  if (!fill(&e, 2, d, m)) return otsk_fail(L, "OTSParameterInvalid", "%s", e.err);
   n = protobuf_c_message_get_packed_size(m);
   if (!(buf = arena_alloc(a, n))) return luaL_error(L, "otskit.wire: out of memory");
   protobuf_c_message_pack(m, buf);
   lua_pushlstring(L, (const char *)buf, n);
-  arena_free(a);
   return 1;
 }
 
 /* ------------------------------------------------------------ decode */
-
-#define MSG_MT "otskit.wire.msg"
-static int msg_gc(lua_State *L) {
-  ProtobufCMessage **m = luaL_checkudata(L, 1, MSG_MT);
-  if (*m) protobuf_c_message_free_unpacked(*m, NULL);
-  *m = NULL;
-  return 0;
-}
 
 static void push_msg(lua_State *L, const ProtobufCMessage *m, unsigned *unknown);
 
@@ -437,16 +426,18 @@ static int l_proto_decode(lua_State *L) {
   const ProtobufCMessageDescriptor *d = find_message(L, 1);
   size_t n;
   const char *s = luaL_checklstring(L, 2, &n);
-  ProtobufCMessage **box = lua_newuserdata(L, sizeof *box);
   unsigned unknown = 0;
-  *box = NULL;
-  luaL_getmetatable(L, MSG_MT);
-  lua_setmetatable(L, -2);
-  *box = protobuf_c_message_unpack(d, NULL, n, (const uint8_t *)s);
-  if (!*box) return otsk_fail(L, "CorruptMessage", "%s: malformed protobuf or a required field missing", d->short_name);
-  push_msg(L, *box, &unknown);
-  protobuf_c_message_free_unpacked(*box, NULL);
-  *box = NULL;
+  arena a;
+  ProtobufCAllocator alloc;
+  ProtobufCMessage *m;
+  arena_init(&a, L);
+  alloc.alloc = pa_alloc;
+  alloc.free = pa_free;
+  alloc.allocator_data = &a;
+  /* the message's memory is the arena's: the GC frees it */
+  m = protobuf_c_message_unpack(d, &alloc, n, (const uint8_t *)s);
+  if (!m) return otsk_fail(L, "CorruptMessage", "%s: malformed protobuf or a required field missing", d->short_name);
+  push_msg(L, m, &unknown);
   if (unknown) { lua_pushinteger(L, (lua_Integer)unknown); return 2; }
   return 1;
 }
@@ -459,14 +450,6 @@ static const luaL_Reg funcs[] = {
 
 /* adds proto_encode / proto_decode to the table on top of the stack */
 int otsk_wire_proto_register(lua_State *L) {
-  luaL_newmetatable(L, ARENA_MT);
-  lua_pushcfunction(L, arena_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pop(L, 1);
-  luaL_newmetatable(L, MSG_MT);
-  lua_pushcfunction(L, msg_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pop(L, 1);
   otsk_setfuncs(L, funcs);
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "compat.h"
 #include "laux.h"
+#include "lkv.h"
 #include "parts.h"
 #include "row.h"
 
@@ -227,7 +228,8 @@ static int l_now(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  {"encode", l_encode_row}, {"decode", l_decode_row}, {"utf8", l_utf8}, {"now", l_now}, {NULL, NULL}
+  {"encode", l_encode_row}, {"decode", l_decode_row}, {"utf8", l_utf8}, {"now", l_now}, {"from_put_pb", otsk_row_from_put_pb},
+  {NULL, NULL}
 };
 
 int otsk_open_row(lua_State *L) {

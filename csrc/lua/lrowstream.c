@@ -187,7 +187,7 @@ int otsk_kv_range_pb(lua_State *L) {
   next_idx = lua_gettop(L);
   if (want_keys) lua_createtable(L, 64, 0); else lua_pushnil(L); /* 14 */
   keys_idx = lua_gettop(L);
-  cur = otsk_kv_pushcursor(L); /* 15 */
+  cur = otsk_kv_scratchcursor(L); /* 15 */
   cur_idx = lua_gettop(L);
   w = scratch_writer(L);
   if (kv_scan(t, cur, lo, lol, hi, hil, reverse, page_rows + 1) != KV_OK) return otsk_kv_fail(L, db);
@@ -207,7 +207,7 @@ int otsk_kv_range_pb(lua_State *L) {
     mark = w->len;
     if (n == 0) pb_write_header(w); /* taken back below when no row is returned */
     r = rs_row(w, &o, k, kl, v, vl, &size, &err);
-    if (r < 0) { kv_cursor_close(cur); return damaged(L, r, err); }
+    if (r < 0) { otsk_kv_scratchcursor_done(L, cur_idx); return damaged(L, r, err); }
     if (scanned > 0 && bytes + size > page_bytes) {
       w->len = mark;
       lua_pushlstring(L, (const char *)k, kl);
@@ -223,10 +223,9 @@ int otsk_kv_range_pb(lua_State *L) {
       lua_rawseti(L, keys_idx, (int)scanned);
     }
   }
-  if (rc == KV_ERR) { int nr = otsk_kv_fail(L, db); kv_cursor_close(cur); return nr; }
-  kv_cursor_close(cur);
+  if (rc == KV_ERR) { int nr = otsk_kv_fail(L, db); otsk_kv_scratchcursor_done(L, cur_idx); return nr; }
+  otsk_kv_scratchcursor_done(L, cur_idx);
   if (w->oom) return luaL_error(L, "otskit.kv: out of memory");
-  (void)cur_idx;
   lua_pushlstring(L, (const char *)w->p, n ? w->len : 0);
   otsk_pushint64(L, n);
   otsk_pushint64(L, scanned);
@@ -235,4 +234,69 @@ int otsk_kv_range_pb(lua_State *L) {
   lua_pushvalue(L, first_idx);
   lua_pushvalue(L, keys_idx);
   return 7;
+}
+
+/* row.from_put_pb(bytes, pk, now, dev, max_cols, max_cell, max_pk_cell,
+ * max_row) -> key, value, size, any_ts | false, why.
+ * bytes: the row field of a PutRow request; pk: the table's key schema
+ * ({{name =, type =}, ...}); now, dev: the store's clock and the table's
+ * max_time_deviation (ms); the limits of otskit.store.base.LIMITS. key and
+ * value: what the store keeps for the row (rs_put_row); size its
+ * Tablestore size; any_ts: a cell was sent with a timestamp. false: the
+ * request is not one this answers (why: a short reason) -- the store's
+ * general path decides. */
+int otsk_row_from_put_pb(lua_State *L) {
+  size_t n, i, np, vlen = 0;
+  const char *bytes = luaL_checklstring(L, 1, &n);
+  rs_opts o;
+  rs_put_limits lim;
+  tuple_buf key;
+  unsigned char *val = NULL;
+  int64_t size = 0, v;
+  const char *why = NULL;
+  int any_ts = 0, rc;
+  memset(&o, 0, sizeof o);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  np = (size_t)lua_rawlen(L, 2);
+  if (np < 1 || np > RS_MAX_PK) return otsk_error(L, "row", "from_put_pb: pk must have 1 to 4 columns");
+  o.npk = np;
+  for (i = 0; i < np; i++) {
+    const char *ty;
+    lua_rawgeti(L, 2, (lua_Integer)(i + 1));
+    if (lua_type(L, -1) != LUA_TTABLE) return otsk_error(L, "row", "from_put_pb: pk entries must be tables");
+    lua_getfield(L, -1, "name");
+    lua_getfield(L, -2, "type");
+    o.pk_name[i].s = lua_tolstring(L, -2, &o.pk_name[i].n); /* anchored by pk */
+    ty = lua_tostring(L, -1);
+    if (o.pk_name[i].s == NULL || ty == NULL) return otsk_error(L, "row", "from_put_pb: pk entries need name and type");
+    o.pk_type[i] = strcmp(ty, "INTEGER") == 0 ? RS_PK_INTEGER : strcmp(ty, "STRING") == 0 ? RS_PK_STRING
+                 : strcmp(ty, "BINARY") == 0 ? RS_PK_BINARY : 0;
+    if (o.pk_type[i] == 0) return otsk_error(L, "row", "from_put_pb: bad key type %s", ty);
+    lua_pop(L, 3);
+  }
+  lim.now = otsk_checkint64(L, 3, "row", "#3 (now)");
+  lim.dev = otsk_checkint64(L, 4, "row", "#4 (dev)");
+  v = otsk_checkint64(L, 5, "row", "#5 (max_cols)"); lim.max_cols = v < 0 ? 0 : (size_t)v;
+  v = otsk_checkint64(L, 6, "row", "#6 (max_cell)"); lim.max_cell = v < 0 ? 0 : (size_t)v;
+  v = otsk_checkint64(L, 7, "row", "#7 (max_pk_cell)"); lim.max_pk_cell = v < 0 ? 0 : (size_t)v;
+  lim.max_row = otsk_checkint64(L, 8, "row", "#8 (max_row)");
+  tuple_buf_init(&key);
+  rc = rs_put_row(bytes, n, &o, &lim, &key, &val, &vlen, &size, &any_ts, &why);
+  if (rc == RS_PUT_OK) {
+    /* out of memory in a push raises: copy first, free, then push */
+    lua_pushlstring(L, key.len ? (const char *)key.p : "", key.len);
+    tuple_buf_free(&key);
+    /* (a raise here would leak val: lua_pushlstring only raises on OOM) */
+    lua_pushlstring(L, vlen ? (const char *)val : "", vlen);
+    free(val);
+    otsk_pushint64(L, size);
+    lua_pushboolean(L, any_ts);
+    return 4;
+  }
+  tuple_buf_free(&key);
+  free(val);
+  if (rc == RS_PUT_OOM) return luaL_error(L, "otskit.row: out of memory");
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, why);
+  return 2;
 }

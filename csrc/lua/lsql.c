@@ -20,6 +20,18 @@
  *   sql.build(db, table, plan) -> documents, next doc id, next point id
  *       | nil, msg, code: a search index's build in C over the rows of kv
  *       table `table` (sbuild.h; plan: see l_build below).
+ *   sql.keys(db, text, binds, nbinds, max, skip, count, types [, mark])
+ *       -> vals, n, total, markkey | nil, msg, code
+ *     sql.rows for a statement whose first result column is a row key (a
+ *     packed tuple, otskit.key) of #types elements, types one letter per
+ *     key column: "i" an INTEGER (an integer element), "s" or "b" a
+ *     STRING or BINARY (a byte-string element). vals: the keys' elements
+ *     decoded, flat (row r's element j at (r-1)*#types+j; INTEGER as
+ *     otskit pushes int64s, the others strings): one table for the page,
+ *     none per row. total: the rows the statement produced (with count
+ *     every row; else those skipped and kept before it stopped); markkey: the
+ *     raw first column of kept row mark (nil without one). A key that is
+ *     not such a tuple fails with code "KVCorrupt".
  *   sql.NULL: the NULL parameter.
  * Failure codes are the kv ones: "KVBusy", "KVCorrupt", "KVFull",
  * "KVError". */
@@ -34,6 +46,7 @@
 #include "parts.h"
 #include "row.h"
 #include "sbuild.h"
+#include "tuple.h"
 
 static kv_db *checkdb(lua_State *L) {
   kv_db **u = (kv_db **)luaL_checkudata(L, 1, "otskit.kv.db");
@@ -70,21 +83,25 @@ static void push_col(lua_State *L, sqlite3_stmt *st, int i) {
   }
 }
 
-static int l_rows(lua_State *L) {
-  kv_db *db = checkdb(L);
+/* Prepares text (argument 2) and binds argument 3's values (nbinds at
+ * argument 4); the statement, or NULL with the failure pushed (*ret: the
+ * count of values it returns). */
+static sqlite3_stmt *prepare_bound(lua_State *L, kv_db *db, int *ret) {
   size_t len;
   const char *text = luaL_checklstring(L, 2, &len);
   sqlite3_stmt *st;
-  int nb, i, rc = SQLITE_DONE, ncol, n = 0;
-  lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
-  int count = lua_toboolean(L, 7);
+  int nb, i;
   if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
   nb = lua_isnoneornil(L, 3) ? 0 : (lua_isnoneornil(L, 4) ? (int)lua_rawlen(L, 3) : (int)luaL_checkinteger(L, 4));
   st = kvsql_prepare(db, text, len);
-  if (st == NULL) return fail(L, db, sqlite3_errcode((sqlite3 *)kv_sqlite(db)));
+  if (st == NULL) {
+    *ret = fail(L, db, sqlite3_errcode((sqlite3 *)kv_sqlite(db)));
+    return NULL;
+  }
   if (nb > sqlite3_bind_parameter_count(st)) {
     sqlite3_reset(st);
-    return otsk_error(L, "sql", "%d values for %d parameters", nb, sqlite3_bind_parameter_count(st));
+    *ret = otsk_error(L, "sql", "%d values for %d parameters", nb, sqlite3_bind_parameter_count(st));
+    return NULL;
   }
   for (i = 1; i <= nb; i++) {
     lua_rawgeti(L, 3, i);
@@ -110,10 +127,22 @@ static int l_rows(lua_State *L) {
     case LUA_TLIGHTUSERDATA: case LUA_TNIL: sqlite3_bind_null(st, i); break;
     default:
       sqlite3_reset(st);
-      return otsk_error(L, "sql", "parameter %d: cannot bind a %s", i, luaL_typename(L, -1));
+      *ret = otsk_error(L, "sql", "parameter %d: cannot bind a %s", i, luaL_typename(L, -1));
+      return NULL;
     }
     lua_pop(L, 1);
   }
+  return st;
+}
+
+static int l_rows(lua_State *L) {
+  kv_db *db = checkdb(L);
+  sqlite3_stmt *st;
+  int i, rc = SQLITE_DONE, ncol, n = 0, ret = 0;
+  lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
+  int count = lua_toboolean(L, 7);
+  st = prepare_bound(L, db, &ret);
+  if (st == NULL) return ret;
   ncol = sqlite3_column_count(st);
   lua_newtable(L);
   while ((count || maxrows < 0 || n < maxrows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -245,10 +274,99 @@ static int l_build(lua_State *L) {
   return 3;
 }
 
+/* Pushes element it of a key column of type t ('i', 's', 'b'); 0, or -1
+ * with *why set when the element is not of that type. */
+static int push_elem(lua_State *L, const tuple_item *it, char t, const char **why) {
+  if (t == 'i') {
+    if (it->type != TUPLE_INT) { *why = "an INTEGER column is not an integer"; return -1; }
+    otsk_pushint64(L, it->i);
+    return 0;
+  }
+  if (it->type != TUPLE_BYTES) { *why = "a STRING or BINARY column is not a byte string"; return -1; }
+  if (it->len == it->rawlen) {
+    lua_pushlstring(L, (const char *)it->raw, it->len);
+  } else {
+    unsigned char small[256], *p = it->len <= sizeof small ? small : (unsigned char *)malloc(it->len);
+    if (p == NULL) { *why = "out of memory"; return -1; }
+    tuple_item_copy(it, p);
+    lua_pushlstring(L, (const char *)p, it->len);
+    if (p != small) free(p);
+  }
+  return 0;
+}
+
+/* Sets the elements of key k[0..kn) of the key types types[0..nt) at
+ * list[at+1..at+nt] (list: a stack index); 0, or -1 when k is not such a
+ * key (*why set). */
+static int put_key(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int list, int at,
+                   const char **why) {
+  tuple_reader r;
+  tuple_item it;
+  size_t j;
+  int rc;
+  tuple_reader_init(&r, k, kn, 0);
+  for (j = 0; j < nt; j++) {
+    rc = tuple_read(&r, &it);
+    if (rc != 1) { *why = rc < 0 ? r.err : "fewer elements than the table's primary key"; return -1; }
+    if (push_elem(L, &it, types[j], why)) return -1;
+    lua_rawseti(L, list, at + (int)j + 1);
+  }
+  rc = tuple_read(&r, &it);
+  if (rc != 0) { *why = rc < 0 ? r.err : "more elements than the table's primary key"; return -1; }
+  return 0;
+}
+
+static int l_keys(lua_State *L) {
+  kv_db *db = checkdb(L);
+  sqlite3_stmt *st;
+  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list;
+  lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
+  lua_Integer mark = luaL_optinteger(L, 9, 0);
+  int count = lua_toboolean(L, 7);
+  size_t nt;
+  const char *types = luaL_checklstring(L, 8, &nt), *why = NULL;
+  if (nt == 0 || strspn(types, "isb") != nt) return luaL_argerror(L, 8, "key types: one of i, s, b per column");
+  lua_settop(L, 9);
+  st = prepare_bound(L, db, &ret);
+  if (st == NULL) return ret;
+  lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)nt) : 0, 0);
+  list = lua_gettop(L);
+  lua_pushnil(L); /* the mark row's key */
+  while ((count || maxrows < 0 || n < maxrows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const unsigned char *k;
+    size_t kn;
+    total++;
+    if (skip > 0) { skip--; continue; }
+    if (maxrows >= 0 && n >= maxrows) continue; /* counting only */
+    k = (const unsigned char *)sqlite3_column_blob(st, 0);
+    kn = (size_t)sqlite3_column_bytes(st, 0);
+    if (k == NULL || sqlite3_column_type(st, 0) != SQLITE_BLOB) { why = "not a key"; break; }
+    n++;
+    if (n == mark) {
+      lua_pushlstring(L, (const char *)k, kn);
+      lua_replace(L, list + 1);
+    }
+    if (put_key(L, k, kn, types, nt, list, at, &why)) break;
+    at += (int)nt;
+  }
+  if (why != NULL) {
+    sqlite3_reset(st);
+    return otsk_fail(L, "KVCorrupt", "a stored row key is damaged: %s", why);
+  }
+  if (!count && maxrows >= 0 && n >= maxrows) rc = SQLITE_DONE;
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return fail(L, db, rc);
+  lua_pushvalue(L, list);
+  lua_pushinteger(L, n);
+  lua_pushinteger(L, total);
+  lua_pushvalue(L, list + 1);
+  return 4;
+}
+
 static const char null_marker = 0;
 
 int otsk_open_sql(lua_State *L) {
-  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"build", l_build}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {"build", l_build}, {NULL, NULL}};
   lua_newtable(L);
   otsk_setfuncs(L, fns);
   lua_pushlightuserdata(L, (void *)&null_marker);

@@ -712,6 +712,30 @@ static scratch_row *new_scratch(lua_State *L) {
   return s;
 }
 
+/* The scratch row decode_rows reads into: one per Lua state, reused (no
+ * object with a finalizer per decode: a finalizer the GC runs while
+ * LuaJIT records a trace aborts it), pushed; a new one when it is busy (a
+ * decode inside a decode, or one an error left busy). *cached: it is the
+ * reused one (release it with busy = 0, its memory kept). */
+#define SCRATCH_KEY "otskit.wire.scratch_row"
+static scratch_row *get_scratch(lua_State *L, int *cached) {
+  scratch_row *s;
+  lua_getfield(L, LUA_REGISTRYINDEX, SCRATCH_KEY);
+  s = (scratch_row *)lua_touserdata(L, -1);
+  if (s != NULL && !s->busy) { s->busy = 1; *cached = 1; return s; }
+  lua_pop(L, 1);
+  *cached = 0;
+  if (s == NULL) {
+    s = new_scratch(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, SCRATCH_KEY);
+    s->busy = 1;
+    *cached = 1;
+    return s;
+  }
+  return new_scratch(L);
+}
+
 /* __index of the untyped rows of one decode whose cells were not read yet
  * (row, key) -> row.cells | nil. The closure's upvalues: decode's
  * constants, the bytes (checked when first decoded), the offsets {row =
@@ -772,7 +796,7 @@ static int l_decode_rows(lua_State *L) {
   pb_reader r;
   scratch_row *sc, *lsc = NULL;
   dec d;
-  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k;
+  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k, cached = 0;
   name_cache pkc, atc;
   max = (size_t)luaL_optinteger(L, 2, 0);
   typed = lua_toboolean(L, 3);
@@ -785,11 +809,14 @@ static int l_decode_rows(lua_State *L) {
   for (k = 0; k < 2 * NAMES; k++) lua_pushnil(L);
   d.pkc = &pkc; d.atc = &atc;
   d.pk_base = lua_gettop(L) - 2 * NAMES + 1; d.at_base = d.pk_base + NAMES;
-  sc = new_scratch(L);
+  sc = get_scratch(L, &cached);
   /* presize: rows are rarely under ~16 bytes */
   lua_createtable(L, (int)(n / 64 < 4096 ? n / 64 : 4096), 0);
   out = lua_gettop(L);
-  if (!pb_reader_init(&r, s, n)) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
+  if (!pb_reader_init(&r, s, n)) {
+    if (cached) sc->busy = 0;
+    return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
+  }
   if (!typed && !eager && n) {
     /* the rows' metatable {__index = lazy_cells with its upvalues} */
     lua_createtable(L, 0, 1);
@@ -811,7 +838,10 @@ static int l_decode_rows(lua_State *L) {
   }
   for (;;) {
     if ((rc = pb_read_row(&r, &sc->row)) != 1) break;
-    if (max && nrows == max) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
+    if (max && nrows == max) {
+      if (cached) sc->busy = 0;
+      return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
+    }
     push_row(L, &d, &sc->row, mt);
     if (mt) { /* where its attribute cells start (6 bytes before the first name), else the row's end */
       const pb_row *pr = &sc->row;
@@ -822,8 +852,9 @@ static int l_decode_rows(lua_State *L) {
     }
     lua_rawseti(L, out, (lua_Integer)++nrows);
   }
+  if (cached) sc->busy = 0; /* (its cells' memory kept for the next decode) */
   if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
-  pb_row_free(&sc->row);
+  if (!cached) pb_row_free(&sc->row);
   if (fn) { /* the last row's attribute names for lazy_cells */
     for (k = 0; k < NAMES; k++) {
       if (!atc.s[k]) continue;
@@ -952,6 +983,29 @@ static int l_unknown_key(lua_State *L) {
   return 1;
 }
 
+/* list_key(t, prefix) -> the first string key of t (in next's order)
+ * that starts with prefix and whose value is not a string (a header
+ * nginx gives as a list: sent twice), or nil. The loop in C: a Lua loop
+ * that every request runs is where LuaJIT aborts a trace. */
+static int l_list_key(lua_State *L) {
+  size_t pl;
+  const char *prefix;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  prefix = luaL_checklstring(L, 2, &pl);
+  lua_settop(L, 2);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -2) == LUA_TSTRING) {
+      size_t kl;
+      const char *k = lua_tolstring(L, -2, &kl);
+      if (kl >= pl && memcmp(k, prefix, pl) == 0) { lua_pop(L, 1); return 1; }
+    }
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
 /* init(typed_mt, INF_MIN, INF_MAX, AUTO_INCREMENT): the store's objects */
 static int l_init(lua_State *L) {
   int ctx = lua_upvalueindex(1), i;
@@ -980,6 +1034,7 @@ static const luaL_Reg funcs[] = {
   {"sign_headers", l_sign_headers},
   {"equal", l_equal},
   {"unknown_key", l_unknown_key},
+  {"list_key", l_list_key},
   {NULL, NULL}
 };
 

@@ -55,8 +55,40 @@ int otskit_merge_need(const otskit_merge *m);
 int otskit_merge_state(const otskit_merge *m, int src);
 uint64_t otskit_merge_bound(const otskit_merge *m);
 void otskit_merge_prefetch(const char **keys, size_t n);
+typedef struct otskit_pb_dec otskit_pb_dec;
+typedef struct otskit_pb_cell {
+  const char *name;
+  size_t name_len;
+  const char *s;
+  size_t n;
+  double num;
+  double ts;
+  int64_t i;
+  int64_t ts64;
+  int32_t vt;
+  int32_t op;
+  int32_t has_ts;
+  int32_t big;
+  int32_t slot;
+  int32_t fresh;
+  int32_t newest;
+  int32_t pad;
+} otskit_pb_cell;
+typedef struct otskit_pb_names { const char *s[32]; size_t n[32]; } otskit_pb_names;
+typedef struct otskit_pb_row {
+  const otskit_pb_cell *cells;
+  int32_t npk, ncells, deleted, pad;
+  size_t attr_at;
+} otskit_pb_row;
+otskit_pb_dec *otskit_pb_new(void);
+void otskit_pb_free(otskit_pb_dec *d);
+int otskit_pb_open(otskit_pb_dec *d, const char *buf, size_t n);
+int otskit_pb_next(otskit_pb_dec *d, const otskit_pb_names *nm, otskit_pb_row *out);
+int otskit_pb_cells(otskit_pb_dec *d, const char *buf, size_t n, size_t off,
+                               const otskit_pb_names *nm, otskit_pb_row *out);
+int otskit_pb_is(const otskit_pb_cell *c, const char *s, size_t n);
 ]]
-M.abi = 2
+M.abi = 3
 
 local function load()
   if not jit then return nil, "not LuaJIT" end

@@ -322,6 +322,26 @@ describe("otskit serve", function()
     end
   end)
 
+  it("writes LuaJIT's trace events of every worker to --jit-log, as -jv prints them", function()
+    local path = assert(os.getenv("OTSKIT_SERVE_JITLOG"), "run through spec/serve.sh")
+    assert(call("CreateTable", { name = "jl", primary_key = { { "id", "INTEGER" } } }))
+    for i = 1, 300 do
+      assert(call("PutRow", { table = "jl", primary_key = { { "id", i } }, columns = { { "v", "x" } } }))
+      assert(call("GetRow", { table = "jl", primary_key = { { "id", i } } }))
+    end
+    assert(call("DeleteTable", { name = "jl" }))
+    local f = assert(io.open(path))
+    local text = f:read("*a"); f:close()
+    local workers, traces = 0, 0
+    for line in text:gmatch("[^\n]+") do
+      if line:match("^# worker %d+: ") then workers = workers + 1
+      elseif line:match("^%[TRACE +%d+ .-[%w_]+%.lua:%d+.*%]$") then traces = traces + 1
+      else assert.truthy(line:match("^%[TRACE .*%]$"), line) end
+    end
+    assert.equal(2, workers, text:sub(1, 2000))
+    assert.is_true(traces > 0, text:sub(1, 2000))
+  end)
+
   it("left no Lua error or crashed worker in error.log", function()
     local f = assert(io.open(PREFIX .. "/logs/error.log"))
     local text = f:read("*a"); f:close()

@@ -9,7 +9,7 @@ local sh = serve.sh
 function M.start(upstream)
   local root = sh("pwd")
   local port = serve.free_port()
-  local prefix = sh("mktemp -d /tmp/otskit-client-nginx.XXXXXX")
+  local prefix = sh("mktemp -d \"${TMPDIR:-/tmp}/otskit-client-nginx.XXXXXX\"") -- (spec/run.sh: under TMPDIR)
   os.execute("mkdir -p " .. prefix .. "/logs " .. prefix .. "/conf")
   local f = assert(io.open("spec/support/nginx/client.conf.in"))
   local conf = f:read("a"); f:close()

@@ -37,7 +37,9 @@ serve.PGREP = "env -u LD_PRELOAD timeout 10 pgrep"
 function serve.start(o)
   o = o or {}
   local port = serve.free_port()
-  local tmp = sh("mktemp -d /tmp/otskit-client-serve.XXXXXX")
+  -- under TMPDIR: spec/run.sh stops what a run left running by the path
+  -- of its scratch directory (which holds TMPDIR) in the command line
+  local tmp = sh("mktemp -d \"${TMPDIR:-/tmp}/otskit-client-serve.XXXXXX\"")
   -- started as root, the workers run as nobody: --data must be reachable
   os.execute("chmod 711 " .. tmp)
   local args = { "bin/otskit", "serve", "--listen", "127.0.0.1:" .. port, "--prefix", tmp .. "/ng",

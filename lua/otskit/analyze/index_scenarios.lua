@@ -11,6 +11,27 @@ local INF_MIN, INF_MAX = store.INF_MIN, store.INF_MAX
 -- one store request of a design, retried as the patterns retry theirs
 local call = require("otskit.analyze.sim").call
 
+-- every row (those keep(row) keeps, if given) of a read page by page:
+-- read(cursor) -> a page (rows; in page[field] the next page's cursor, nil
+-- after the last) or nil; first: the first page's cursor
+local function paged(read, field, first, keep)
+  local out, cursor = {}, first
+  repeat
+    local page = read(cursor)
+    if not page then return nil end
+    for _, row in ipairs(page.rows) do if not keep or keep(row) then out[#out + 1] = row end end
+    cursor = page[field]
+  until cursor == nil
+  return out
+end
+
+-- every row of [start, stop) of a table or index, page by page
+local function range_all(env, name, start, stop, keep)
+  return paged(function(s)
+    return call(env, "get_range", { table = name, start = s, stop = stop }, "GetRange")
+  end, "next_start_primary_key", start, keep)
+end
+
 -- The service's indexes follow a write with a delay: a global index
 -- within milliseconds, a search index within seconds. The embedded store
 -- models them with these delays (scenario fields index_delay_ms and
@@ -92,14 +113,7 @@ local function files_scenario(N)
       files_design("filter", "no index: scan the table, keep the matching row",
         function(env) base_table(env); return { env = env } end,
         function(state, q)
-          local env, found, start = state.env, {}, { INF_MIN }
-          repeat
-            local page = call(env, "get_range", { table = "files", start = start, stop = { INF_MAX } }, "GetRange")
-            if not page then return nil end
-            for _, row in ipairs(page.rows) do if row.columns[q.by] == q.value then found[#found + 1] = row end end
-            start = page.next_start_primary_key
-          until start == nil
-          return found
+          return range_all(state.env, "files", { INF_MIN }, { INF_MAX }, function(row) return row.columns[q.by] == q.value end)
         end),
       files_design("global", "a global index per digest, covering size",
         function(env)
@@ -171,18 +185,6 @@ local DEFINED = { { "seller", "STRING" }, { "type", "STRING" }, { "price", "INTE
 local function write_order(env, it)
   return call(env, "put_row", { table = "orders", primary_key = { it.id },
     columns = { seller = it.seller, type = it.type, price = it.price } }, "PutRow", { idempotent = true })
-end
-
--- every row of [start, stop) of a table or index, page by page
-local function range_all(env, name, start, stop, keep)
-  local out = {}
-  repeat
-    local page = call(env, "get_range", { table = name, start = start, stop = stop }, "GetRange")
-    if not page then return nil end
-    for _, row in ipairs(page.rows) do if not keep or keep(row) then out[#out + 1] = row end end
-    start = page.next_start_primary_key
-  until start == nil
-  return out
 end
 
 -- does a row (columns, or the index key) match the query?
@@ -296,15 +298,10 @@ local function combos_scenario(N)
           if q.lo then
             must[#must + 1] = { range = { field_name = "price", from = q.lo, to = q.hi, include_lower = true, include_upper = true } }
           end
-          local rows, token = {}, nil
-          repeat
-            local res = call(state.env, "search", { table = "orders", index = "orders_search", limit = 1000, token = token,
+          return paged(function(token)
+            return call(state.env, "search", { table = "orders", index = "orders_search", limit = 1000, token = token,
               query = { bool = { filter = must } }, columns_to_get = { return_type = "RETURN_ALL_FROM_INDEX" } }, "Search")
-            if not res then return nil end
-            for _, row in ipairs(res.rows) do rows[#rows + 1] = row end
-            token = res.next_token
-          until not token
-          return rows
+          end, "next_token")
         end),
     },
   }

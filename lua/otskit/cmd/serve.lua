@@ -17,6 +17,8 @@ function serve.configure(p)
   p:option("--access-key-secret", "Access key secret the clients must use.", "otskit-secret")
   p:option("--workers", "nginx worker processes (more than 1 needs --data).", "1")
   p:option("--faults", "Faults to inject, e.g. rate=0.1,code=OTSServerBusy,latency=5-20,drop=0.01.")
+  p:option("--jit-log", "Write LuaJIT's trace events (as `luajit -jv` prints them: traces compiled, "
+    .. "linked, aborted and why) from every worker to FILE (appended); needs nginx's lua module on LuaJIT."):argname("<file>")
   p:option("--prefix", "nginx prefix (config, logs); default: a temporary directory, removed at exit.")
   p:option("--admin-token", "Token /_otskit/faults requires (header x-otskit-admin-token); "
     .. "default $OTSKIT_ADMIN_TOKEN, else a random one in PREFIX/admin-token.")
@@ -135,6 +137,14 @@ function serve.run(args)
     return fail("--listen " .. args.listen .. " is reachable from other hosts: the default access key id and "
       .. "secret are public; pass --access-key-id and --access-key-secret of your own")
   end
+  local jit_log = args.jit_log
+  if jit_log ~= nil then
+    if jit_log == "" or jit_log:find("\0", 1, true) or jit_log:find("[\n\r]") then return fail("--jit-log takes a file name") end
+    if jit_log:sub(1, 1) ~= "/" then jit_log = (run("pwd") or ".") .. "/" .. jit_log end
+    local jf, jerr = io.open(jit_log, "a")
+    if not jf then return fail("--jit-log: cannot write " .. jit_log .. ": " .. tostring(jerr)) end
+    jf:close()
+  end
   local token = args.admin_token or os.getenv("OTSKIT_ADMIN_TOKEN")
   if token ~= nil and (#token < 16 or #token > 256 or not token:match("^[%w%-_%.]+$")) then
     return fail("--admin-token must be 16 to 256 letters, digits and -_.")
@@ -154,6 +164,7 @@ function serve.run(args)
     if not wuser:match("^[%w_][%w%._%-]*$") then return fail("--user: not a user name: " .. wuser) end
     if run("id -u " .. sh_quote(wuser) .. " 2>/dev/null") == nil then return fail("--user: no such user " .. wuser) end
     if run("id -u " .. sh_quote(wuser)) == "0" then return fail("--user: the workers never run as root") end
+    if jit_log then os.execute(("chown %s %s"):format(sh_quote(wuser), sh_quote(jit_log))) end
   elseif args.user then
     return fail("--user is for a server started as root (the workers run as you)")
   end
@@ -195,6 +206,7 @@ function serve.run(args)
   local text = conf.render{ listen = args.listen, workers = workers, lua = lua_dir, cpath = cpath, user = user,
     config = { access_key_id = args.access_key_id, secret = args.access_key_secret, instance = args.instance,
                path = path, workers = workers, faults = args.faults or "", admin_token = token,
+               jit_log = jit_log or "",
                -- OTSKIT_SERVE_WRITE_LOCK=0: leave concurrent writes to SQLite's
                -- busy timeout instead (for bench/serve_bench.sh's comparison)
                write_lock = os.getenv("OTSKIT_SERVE_WRITE_LOCK") ~= "0" } }

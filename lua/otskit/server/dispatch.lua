@@ -75,6 +75,18 @@ local function empty_page(db, req)
   return { rows = {}, next_start_primary_key = res.rows[1].primary_key, consumed = res.consumed }
 end
 
+-- a store failure as the service answers it
+local function failed(msg, code)
+  code = code or "OTSInternalServerError"
+  return nil, service_message(code, msg), code
+end
+
+local function encode(api, res)
+  local out, emsg = wire.encode_response(api, res)
+  if out == nil then return errors.fail("OTSInternalServerError", "cannot encode the answer: " .. tostring(emsg)) end
+  return out
+end
+
 -- the reads answered as PlainBuffer bytes by the store itself
 local STREAM = { GetRow = "get_row_pb", GetRange = "get_range_pb" }
 
@@ -85,9 +97,18 @@ local STREAM = { GetRow = "get_row_pb", GetRange = "get_range_pb" }
 -- GetRange is answered with the empty-page fault (otskit.server.faults).
 function dispatch.call(db, api, body, empty)
   local spec = dispatch.APIS[api]
-  local req, msg, code = wire.decode_request(api, body)
+  local res, msg, code
+  if api == "PutRow" and db.put_row_pb then
+    -- the row straight from its PlainBuffer into the store (otskit.store.write);
+    -- false: a request it does not answer, decoded and answered below
+    local m = wire.decode_message(api, body)
+    if m then res, msg, code = db:put_row_pb(m) end
+    if res then return encode(api, res) end
+    if res == nil and m then return failed(msg, code) end
+  end
+  local req
+  req, msg, code = wire.decode_request(api, body)
   if req == nil then return nil, msg, code or "OTSParameterInvalid" end
-  local res
   if empty and api == "GetRange" then
     res, msg, code = empty_page(db, req)
   elseif STREAM[api] and db[STREAM[api]] then
@@ -100,14 +121,9 @@ function dispatch.call(db, api, body, empty)
   else
     return errors.fail("OTSParameterInvalid", "Unsupported operation: '" .. api .. "'.")
   end
-  if res == nil then
-    code = code or "OTSInternalServerError"
-    return nil, service_message(code, msg), code
-  end
+  if res == nil then return failed(msg, code) end
   if api == "BatchWriteRow" or api == "BatchGetRow" then service_messages(res) end
-  local out, emsg = wire.encode_response(api, res)
-  if out == nil then return errors.fail("OTSInternalServerError", "cannot encode the answer: " .. tostring(emsg)) end
-  return out
+  return encode(api, res)
 end
 
 return dispatch

@@ -20,6 +20,7 @@ local dispatch = require "otskit.server.dispatch"
 local faults = require "otskit.server.faults"
 local respond = require "otskit.server.respond"
 local admin = require "otskit.server.admin"
+local clock = require("otskit.core").row.now -- (not ngx.now: see otskit.server.respond)
 
 local server = {}
 
@@ -28,11 +29,17 @@ local state = { cfg = nil, dict = nil, db = nil, gen = nil, faults = false, faul
 local DICT = "otskit_serve"
 
 --- server.init(cfg) in init_by_lua: cfg = { access_key_id, secret,
--- instance, path (":memory:" or the SQLite file), workers, faults (spec) }.
--- Raises on a bad faults spec (nginx then refuses to start).
+-- instance, path (":memory:" or the SQLite file), workers, faults (spec),
+-- jit_log (a file for otskit.server.jitlog, or "") }. Raises on a bad
+-- faults spec, or a jit_log on a lua module without LuaJIT (nginx then
+-- refuses to start).
 function server.init(cfg)
   local f, err = faults.parse(cfg.faults)
   if f == nil then error("otskit serve: " .. err) end
+  if cfg.jit_log and cfg.jit_log ~= "" and type(jit) ~= "table" then
+    error("otskit serve: --jit-log needs nginx's lua module built on LuaJIT; this nginx runs " .. _VERSION
+      .. " (no jit module): start without --jit-log")
+  end
   state.cfg = cfg
   local dict = ngx.shared[DICT]
   dict:set("faults", cfg.faults or "")
@@ -66,6 +73,11 @@ end
 function server.init_worker()
   state.dict = ngx.shared[DICT]
   exit_with_master()
+  local jl = state.cfg.jit_log
+  if jl and jl ~= "" then
+    local ok, err = require("otskit.server.jitlog").start(jl)
+    if not ok then ngx.log(ngx.ERR, "otskit serve: ", err) end
+  end
   local seed = ngx.worker.pid() * 1000003 + math.floor(ngx.now() * 1000)
   local fh = io.open("/dev/urandom", "rb")
   if fh then
@@ -104,7 +116,7 @@ end
 -- LOCK_TTL seconds, so a worker killed while holding it cannot wedge the
 -- others; the store's own transactions still keep the data consistent.
 local LOCK_TTL = 10
-local function with_write_lock(fn, ...)
+local function with_write_lock(fn, db, api, body)
   local dict, token = state.dict, ngx.worker.pid() .. ":" .. ngx.now() .. ":" .. math.random()
   local waited = 0
   while not dict:add("write_lock", token, LOCK_TTL) do
@@ -113,7 +125,9 @@ local function with_write_lock(fn, ...)
     ngx.sleep(d)
     waited = waited + (d == 0 and 0.0001 or d)
   end
-  local ok, a, b, c = pcall(fn, ...)
+  local ok, a, b, c = pcall(fn, db, api, body)
+  -- a raise: its transaction rolled back before the lock is let go
+  if not ok and db._recover then db:_recover() end
   if dict:get("write_lock") == token then dict:delete("write_lock") end
   if not ok then error(a, 0) end
   return a, b, c
@@ -145,7 +159,7 @@ local function serve(api)
   if herr == "truncated" then
     return respond.error(cfg, api, "OTSParameterInvalid", "Too many headers.")
   end
-  local ok, msg, code = auth.verify(cfg, api, headers, body, ngx.now() * 1000)
+  local ok, msg, code = auth.verify(cfg, api, headers, body, clock() * 1000)
   if not ok then return respond.error(cfg, api, code, msg) end
 
   local dict = state.dict
@@ -171,6 +185,7 @@ local function serve(api)
   local idelay = (state.faults and state.faults.index_delay or 0) / 1000
   if db.index_delay ~= idelay and (idelay > 0 or db.index_pending) then db:set_index_delay(idelay) end
   local out, emsg, ecode
+  state.running = db -- (server.handle rolls back what a raise leaves open)
   if state.cfg.workers > 1 and dispatch.APIS[api].write and state.cfg.write_lock ~= false then
     out, emsg, ecode = with_write_lock(dispatch.call, db, api, body)
   else
@@ -198,6 +213,11 @@ function server.handle()
   end
   local ok, err = pcall(serve, api)
   if not ok then
+    -- the transaction a raise left open (the store's hot paths run theirs
+    -- without a pcall of their own: otskit.store.txn, DB:_txn_open)
+    for _, db in ipairs({ state.running or false, state.db or false }) do
+      if db and db._recover then pcall(db._recover, db) end
+    end
     ngx.log(ngx.ERR, "otskit serve: internal error on ", api, ": ", tostring(err))
     if ngx.headers_sent then return ngx.exit(ngx.ERROR) end
     return respond.error(cfg, api, "OTSInternalServerError")

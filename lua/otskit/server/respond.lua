@@ -9,6 +9,10 @@
 -- are never compressed and nothing follows them.
 local wire = require "otskit.wire"
 local errors = require "otskit.errors"
+-- the wall clock in C (seconds): not resty.core's ngx.now(), whose FFI
+-- call aborts LuaJIT traces on the request path ("leaving loop in root
+-- trace" in its time.lua)
+local clock = require("otskit.core").row.now
 
 local respond = {}
 
@@ -19,17 +23,29 @@ function respond.status(code)
   return errors.status(code) or 500
 end
 
--- 8-4-4-4-12 hex like the service's ids, from nginx's per-request id
+-- 8-4-4-4-12 hex like the service's ids: this worker's random prefix
+-- (from nginx's random $request_id, read once) and a counter of its
+-- answers, so a request reads no nginx variable and formats nothing for
+-- it (both abort LuaJIT traces on the request path: resty.core's ngx.var,
+-- string.format of five pieces)
+local tohex = bit and bit.tohex or function(n, w) return ("%0" .. w .. "x"):format(n) end
+local rid_prefix, rid_n = nil, 0
 local function request_id()
-  local h = ngx.var.request_id or ("%032x"):format(math.random(0, 2 ^ 31))
-  return ("%s-%s-%s-%s-%s"):format(h:sub(1, 8), h:sub(9, 12), h:sub(13, 16), h:sub(17, 20), h:sub(21, 32))
+  if rid_prefix == nil then
+    local h = ngx.var.request_id or ("%08x%08x%08x"):format(math.random(0, 2 ^ 31), math.random(0, 2 ^ 31),
+      math.random(0, 2 ^ 31))
+    rid_prefix = h:sub(1, 8) .. "-" .. h:sub(9, 12) .. "-" .. h:sub(13, 16) .. "-" .. h:sub(17, 20) .. "-"
+      .. h:sub(21, 24)
+  end
+  rid_n = rid_n < 4294967295 and rid_n + 1 or 0
+  return rid_prefix .. tohex(rid_n, 8)
 end
 
 --- respond.send(cfg, api, status, body): sets the x-ots-* headers and the
 -- response signature (made with cfg.secret over the x-ots-* headers and
 -- "/" .. api) and sends body. api may be nil (an unknown path): signed as "".
 function respond.send(cfg, api, status, body)
-  local md5, rid, date = wire.content_md5(body), request_id(), wire.date(math.floor(ngx.now() * 1000))
+  local md5, rid, date = wire.content_md5(body), request_id(), wire.date(math.floor(clock() * 1000))
   local h = {
     ["x-ots-contentmd5"] = md5,
     ["x-ots-requestid"] = rid,
@@ -46,8 +62,11 @@ function respond.send(cfg, api, status, body)
   out["x-ots-contenttype"] = "protocol buffer"
   out["authorization"] = "OTS " .. cfg.access_key_id .. ":" .. sig
   out["content-length"] = #body
-  ngx.print(body)
-  return ngx.exit(ngx.OK)
+  -- the content handler returns and nginx finishes the request: no
+  -- ngx.exit (its coroutine yield aborts the trace recording through
+  -- here), and a tail call: no Lua code left to trace back into the
+  -- caller's pcall (otskit.server.handle)
+  return ngx.print(body)
 end
 
 --- respond.error(cfg, api, code [, message [, status]]): an Error{code,

@@ -23,6 +23,8 @@ local OPS = {
   put_row = true, get_row = true, update_row = true, delete_row = true,
   batch_write_row = true, batch_get_row = true, get_range = true,
 }
+-- operations only a config that names them in `ops` affects
+local NAMED = { create_index = true }
 
 local function bad(msg) error("otskit.store: faults: " .. msg, 3) end
 
@@ -35,7 +37,10 @@ local function bad(msg) error("otskit.store: faults: " .. msg, 3) end
 --             failure (a timed-out write that did land)
 --   latency   seconds added to every call: a number, {min, max} (uniform),
 --             or function(op) -> seconds
---   ops       list of operation names to affect (default: all)
+--   ops       list of operation names to affect (default: all the row
+--             operations); "create_index" only when named: the
+--             include_base_data back-fill fails after each batch of rows
+--             it indexed (the create_index is then undone)
 --   seed      PRNG seed (default 1): the same seed fails the same calls
 --   sleep     function(seconds) called with each call's latency
 local CFG = { rate = "number", row_rate = "number", code = "string", applied = "boolean",
@@ -69,7 +74,7 @@ function faults.new(cfg)
   if cfg.ops then
     self.ops = {}
     for _, op in ipairs(cfg.ops) do
-      if not OPS[op] then bad("unknown operation " .. tostring(op)) end
+      if not OPS[op] and not NAMED[op] then bad("unknown operation " .. tostring(op)) end
       self.ops[op] = true
     end
   end
@@ -84,7 +89,10 @@ function F:random()
   return (self.s - 1) / 2147483646
 end
 
-function F:applies(op) return self.ops == nil or self.ops[op] == true end
+function F:applies(op)
+  if NAMED[op] then return self.ops ~= nil and self.ops[op] == true end
+  return self.ops == nil or self.ops[op] == true
+end
 
 --- injector:call(op) -> latency (seconds), failing (boolean) for one call
 function F:call(op)

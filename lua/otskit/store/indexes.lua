@@ -358,14 +358,23 @@ function DB:create_index(req)
   if ok2 then ok2, err, ecode = h:create("t_" .. ix.name) end
   if not ok2 then return dberr(err, ecode) end
   local ext = t.ext
+  local meta, gen = t.meta, self.gen
   ext.indexes[#ext.indexes + 1] = ix
   local sok, sm, sc = save(self, t)
-  if not sok then table.remove(ext.indexes); return nil, sm, sc end
+  if not sok then table.remove(ext.indexes); t.meta, self.gen = meta, gen; return nil, sm, sc end
   indexes.attach(self, t, ext)
   if req.include_base_data then
     local o = self.tables[ix.name]
     local bok, bm, bc = maintain.backfill(self, t, o)
-    if not bok then return nil, bm, bc end
+    if not bok then
+      -- the transaction takes back the file's part; this, the memory's:
+      -- no trace of the index
+      table.remove(ext.indexes)
+      self.tables[ix.name] = nil
+      indexes.attach(self, t, ext)
+      t.meta, self.gen = meta, gen
+      return nil, bm, bc
+    end
   end
   return {}
 end

@@ -177,6 +177,8 @@ function maintain.backfill(db, t, o)
         if not ok then cur:close(); return dberr(e2, c2) end
       end
     end
+    local _, fail = db:_fault("create_index") -- (an injected failure part way)
+    if fail then cur:close(); return nil, db.faults:message(), db.faults.code end
   end
   cur:close()
   return true

@@ -233,6 +233,54 @@ function DB:_txn(write, fn, req)
   return r1, r2
 end
 
+--- db:_txn_open(write, fn, req): DB:_txn without its pcall, for a
+-- server's hot paths (db:get_row_pb, db:get_range_pb, db:put_row_pb).
+-- LuaJIT cannot compile a trace that returns through pcall into a frame
+-- below the one it started in ("NYI: return to lower frame"), and under
+-- DB:_txn every trace that starts after a C call inside fn does: each
+-- request's tail ran interpreted after a few aborted attempts. Here an
+-- error raised out of fn leaves the transaction open, marked
+-- (self._open): db:_recover() rolls it back -- otskit serve calls it when
+-- a request raises, before anything else runs on this db -- and so does
+-- the next db:_txn_open. Returns as DB:_txn.
+function DB:_txn_open(write, fn, req)
+  local h = self.h
+  if h == nil then error("otskit.store: db is closed", 3) end
+  if self._open then self:_recover() end
+  if h:in_txn() then return fn(self, req) end
+  local ok, err, code = h:begin(not write)
+  if not ok then return dberr(err, code) end
+  self._open = true
+  ok, err, code = self:_sync()
+  local r1, r2, r3, r4
+  if ok then
+    r1, r2, r3, r4 = fn(self, req)
+  else
+    r1, r2, r3 = nil, err, code
+  end
+  self._open = nil
+  if r1 == nil and r4 ~= "commit" then
+    h:rollback()
+    return nil, r2, r3
+  end
+  ok, err, code = h:commit()
+  if not ok then
+    h:rollback()
+    return dberr(err, code)
+  end
+  if r1 == nil then return nil, r2, r3 end
+  return r1, r2
+end
+
+--- db:_recover(): rolls back the transaction an error raised out of
+-- db:_txn_open left open (nothing when there is none).
+function DB:_recover()
+  if not self._open then return end
+  self._open = nil
+  local h = self.h
+  if h and h:in_txn() then h:rollback() end
+end
+
 --- db:check() -> true | nil, msg, code: SQLite's integrity check of the
 -- whole file, then every stored row against its checksum, its table's
 -- key schema and the row codec. Damage is OTSInternalServerError naming

@@ -441,5 +441,69 @@ function DB:update_row(req) return self:_write("update_row", "UPDATE", req) end
 --- db:delete_row{ table, primary_key, condition } (IGNORE or EXPECT_EXIST)
 function DB:delete_row(req) return self:_write("delete_row", "DELETE", req) end
 
+----------------------------------------------------------------------
+-- PutRow straight from its PlainBuffer row (for a server)
+
+local from_put_pb = require("otskit.core").row.from_put_pb
+local IGNORE = { exist = "IGNORE" }
+
+-- inside the write transaction: false when this request is not one
+-- put_pb answers (the general path decides and answers it)
+local function put_pb(self, m)
+  local t = self.tables[m.table_name]
+  -- index tables, indexed tables and the local-transaction copy: their
+  -- plans have more checks (maintain.lua, localtxn.lua)
+  if t == nil or t.base or t.indexes or t.indexed or t.shadow or self._shadow then return false end
+  local now = now_ms(self)
+  local k, blob, size, any_ts = from_put_pb(m.row, t.pk, now, t.dev_ms, L.columns_per_row, L.cell, L.pk_cell,
+    L.row_bytes)
+  if not k then return false end
+  if any_ts then
+    -- as DB:_plan_put: versions the table's settings hide are not stored
+    local trimmed = purge.trim(blob, t.maxv, t.ttl_ms and now - t.ttl_ms or nil)
+    if trimmed then blob = trimmed end
+  end
+  local plan = { kind = "PUT", cond = IGNORE, size = size, blob = blob, ret = m.ret, key = k }
+  local acct, m2, c2 = self:_apply(t, plan)
+  if not acct then return nil, m2, c2 end
+  self:_account(t, acct)
+  local res = { consumed = consumed(0, ceil_cu(size)), latency = 0 }
+  if plan.ret then res.row = write.ret_row(t, plan) end
+  return res
+end
+
+--- db:put_row_pb(m) -> what db:put_row answers | false: m is a decoded
+-- PutRowRequest message (otskit.wire.decode_message): its PlainBuffer row
+-- goes into the stored key and row in C (core.row.from_put_pb) without a
+-- Lua table per cell. Answers exactly what db:put_row answers for the same
+-- request (spec/store_put_pb_spec.lua); false for what it does not
+-- answer -- a condition other than IGNORE, a column condition, return_type
+-- RT_AFTER_MODIFY or return column names, a transaction, injected faults,
+-- indexed or index tables, and any row the C conversion does not take
+-- (AUTO_INCREMENT, a bad or duplicate cell, a limit passed...): call
+-- db:put_row with the decoded request instead. An error raised out of it
+-- leaves its transaction open until db:_recover() (DB:_txn_open).
+function DB:put_row_pb(m)
+  if type(m) ~= "table" or type(m.table_name) ~= "string" or type(m.row) ~= "string" or self.faults
+      or m.transaction_id ~= nil then
+    return false
+  end
+  local c = m.condition
+  if type(c) ~= "table" or (c.row_existence ~= "IGNORE" or c.column_condition ~= nil) then return false end
+  local rc, ret = m.return_content, false
+  if rc ~= nil then
+    if rc.return_column_names ~= nil or (rc.return_type ~= nil and rc.return_type ~= "RT_NONE"
+        and rc.return_type ~= "RT_PK") then
+      return false
+    end
+    if rc.return_type == "RT_PK" then ret = "RT_PK" end
+  end
+  local t = self.tables[m.table_name]
+  if t ~= nil and (t.base or t.indexes or t.indexed) then return false end -- (before the transaction)
+  if self.h == nil then error("otskit.store: db is closed", 2) end
+  -- no pcall (DB:_txn_open): a raise leaves the write open for db:_recover
+  return self:_txn_open(true, put_pb, { table_name = m.table_name, row = m.row, ret = ret })
+end
+
 write.PLAN, write.HUGE_VERSIONS = PLAN, HUGE_VERSIONS
 return write

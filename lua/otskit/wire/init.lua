@@ -94,6 +94,19 @@ function wire.decode_request(api, body)
   return req
 end
 
+--- wire.decode_message(api, body) -> m | nil: the request's protobuf
+-- message as a table (bytes fields as strings, nothing more decoded); nil
+-- when it does not decode or has a field otskit does not know (then
+-- wire.decode_request says why). For a server's paths that take the
+-- message itself (otskit.store's db:put_row_pb).
+function wire.decode_message(api, body)
+  op_of(api)
+  if type(body) ~= "string" then error("otskit.wire: decode_message takes the body string", 2) end
+  local m, unknown = core.proto_decode(api .. "Request", body)
+  if not m or unknown then return nil end
+  return m
+end
+
 --- wire.encode_response(api, res) -> body | nil, msg, code. res is what the
 -- store method returned.
 function wire.encode_response(api, res)

@@ -17,6 +17,8 @@ pb.INF_MIN, pb.INF_MAX, pb.AUTO_INCREMENT = values.INF_MIN, values.INF_MAX, valu
 pb.binary, pb.integer, pb.double = values.binary, values.integer, values.double
 
 core.init(getmetatable(values.binary("")), values.INF_MIN, values.INF_MAX, values.AUTO_INCREMENT)
+-- LuaJIT: a response's rows built by compiled Lua (otskit.wire.rows_ffi)
+local ffi_rows = require("otskit.wire.rows_ffi").decode_rows
 
 --- pb.encode_pk(pk) -> bytes: a primary key {{name, value}, ...};
 -- values INTEGER, STRING, BINARY, or INF_MIN / INF_MAX.
@@ -94,7 +96,9 @@ end
 -- what the store's writes take. Trailing zero bytes after the last row
 -- are accepted.
 function pb.decode_rows(bytes, opts)
-  return core.decode_rows(bytes, 0, opts ~= nil and opts.typed)
+  local typed = opts ~= nil and opts.typed
+  if ffi_rows and not typed then return ffi_rows(bytes, 0) end
+  return core.decode_rows(bytes, 0, typed)
 end
 
 --- pb.decode_row(bytes [, typed]) -> row | nil (no row: nil or "") | false
@@ -102,7 +106,9 @@ end
 -- typed for a request (the store's input).
 function pb.decode_row(bytes, typed)
   if bytes == nil or bytes == "" then return nil end
-  local rows, msg, code = core.decode_rows(bytes, 1, typed)
+  local rows, msg, code
+  if ffi_rows and not typed then rows, msg, code = ffi_rows(bytes, 1)
+  else rows, msg, code = core.decode_rows(bytes, 1, typed) end
   if not rows then return nil, msg, code end
   if rows[1] == nil then return false end
   return rows[1]

@@ -320,7 +320,7 @@ OPS.Search = {
       if not q then return nil, m1, c1 end
       req.query = q
     end
-    if s.sort and s.sort.sorter and #s.sort.sorter > 0 and not req.token then
+    if s.sort and s.sort.sorter and #s.sort.sorter > 0 then -- (with a token too: the store refuses one other than the token's)
       local so, m2, c2 = sq.decode_sort(s.sort)
       if not so then return nil, m2, c2 end
       req.sort = so

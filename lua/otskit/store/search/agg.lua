@@ -91,6 +91,14 @@ function agg.missing(d, v, what)
     if not ms then return bad(what .. ": missing does not parse as a date of field " .. d.name) end
     return ms
   end
+  -- a typed INTEGER (store.integer; LuaJIT: one beyond 2^53 is decimal
+  -- text, bound as an INTEGER by the callers that take one)
+  local x = docs.as_long(v)
+  if type(x) == "string" then
+    if ty == "LONG" or ty == "DATE" then return x end
+    return tonumber(x)
+  end
+  if type(v) == "table" and x ~= nil then v = x end
   if type(v) ~= "number" then return bad(what .. ": missing must be a number for field " .. (d and d.name or "?")) end
   return v
 end
@@ -170,11 +178,14 @@ end
 --- agg.narrow(env, scope) -> the scope, with env.leaf's condition on its
 -- value column instead of its value index when scope is the leaf's (for
 -- a scope joined with another condition that drives the scan: the leaf
--- is then a test on each row that condition finds, not a second set)
+-- is then a test on each row that condition finds, not a second set).
+-- The column is NULL in a document without a value, which the leaf never
+-- matches (its condition may be "1": an exists, an unbounded range)
 function agg.narrow(env, scope)
   local lf = env.leaf
   if lf and scope == lf.scope and lf.d.col then
-    return ("d.parent IS NULL AND (%s)"):format((lf.vcond:gsub("%f[%w_]v%f[^%w_]", "d." .. lf.d.col)))
+    return ("d.parent IS NULL AND d.%s IS NOT NULL AND (%s)"):format(lf.d.col,
+      (lf.vcond:gsub("%f[%w_]v%f[^%w_]", "d." .. lf.d.col)))
   end
   return scope
 end
@@ -380,14 +391,19 @@ function RUN.top_rows(env, a, scope, what)
     return bad(what .. ": limit must be an integer in 1.." .. L.top_rows)
   end
   local sorters = a.sort or env.ix.def.index_sort
+  -- (compiled first: a sort sort.compile refuses never takes the path below)
+  local keys, used = sort.compile(env.ctx, sorters)
+  if not keys then return nil, used, "OTSParameterInvalid" end
   -- one field_sort on a single-valued top-level field over every document
   -- (or the leaf's own field): its value index, walked in order
   local fs = type(sorters) == "table" and #sorters == 1 and type(sorters[1]) == "table" and sorters[1].field_sort
-  if type(fs) == "table" and next(sorters[1], "field_sort") == nil and fs.missing_value == nil and fs.missing_field == nil
+  if type(fs) == "table" and next(sorters[1]) == "field_sort" and next(sorters[1], "field_sort") == nil
+    and base.list(sorters, "top_rows")
+    and base.known(fs, sort.KEYS.field_sort, "top_rows") and fs.missing_value == nil and fs.missing_field == nil
     and fs.nested_filter == nil and (fs.order == nil or fs.order == "ASC" or fs.order == "DESC")
     and (fs.mode == nil or fs.mode == "MIN" or fs.mode == "MAX" or fs.mode == "AVG") then
     local d = type(fs.field_name) == "string" and env.ctx.def.byname[fs.field_name]
-    local own = d and d.col and d.sort and agg.own(env, d, scope)
+    local own = d and d.col and d.sort and not (fs.mode == "AVG" and d.type == "KEYWORD") and agg.own(env, d, scope)
     if own then
       local rows = agg.query(env, ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(tbl(env, d), own,
         fs.order or "ASC", env.ctx:bind(limit)))
@@ -398,8 +414,6 @@ function RUN.top_rows(env, a, scope, what)
       end
     end
   end
-  local keys, used = sort.compile(env.ctx, sorters)
-  if not keys then return nil, used, "OTSParameterInvalid" end
   local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s LIMIT %s"):format(sort.select(keys), env.ctx.p, scope,
     sort.order_by(keys), env.ctx:bind(limit))
   local rows = {}

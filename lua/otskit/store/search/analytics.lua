@@ -23,7 +23,7 @@ function analytics.run(self, t, ix, ctx, cond, req, row_of, leaf)
     sign = function(p) return sort.token(secret, scope, p) end,
     open = function(tok) return sort.open(secret, scope, tok) end }
   if leaf and leaf.d and not leaf.d.array and not leaf.d.parent then
-    env.leaf = { scope = cond, d = leaf.d, tbl = leaf.tbl, cond = leaf.cond, vcond = leaf.vcond }
+    env.leaf = { scope = cond, d = leaf.d, tbl = leaf.tbl, cond = leaf.cond, vcond = leaf.vcond, bounds = leaf.bounds }
   end
   local aggs, m, c
   if req.aggs ~= nil then

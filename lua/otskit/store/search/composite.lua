@@ -86,20 +86,23 @@ return function(gb, K, children)
           return num_string(v)
         end
       elseif s.type == "histogram" then
-        local iv, off = s.interval, s.offset or 0
-        if type(iv) ~= "number" or not (iv > 0) or type(off) ~= "number" then
-          return bad(what .. ": a histogram source needs interval > 0 and a numeric offset")
+        local iv, off = gb.interval_of(s)
+        if iv == nil then return bad(what .. ": a histogram source needs interval > 0 and a numeric offset") end
+        if d.type ~= "DOUBLE" and gb.integral(iv) and gb.integral(off) then
+          -- an int64 histogram: the key itself in SQLite's integers (exact
+          -- near +-2^63 too), ordered as the bucket numbers are
+          local bi, bo = gb.bind_int(ctx, iv), gb.bind_int(ctx, off)
+          keys[i] = ("floor_div(%s, %s, %s) * %s + %s"):format(x, bi, bo, bi, bo)
+          fmt[i] = num_string
+        else
+          iv, off = tonumber(iv), tonumber(off)
+          keys[i] = ("floor_div((%s) - %s, %s)"):format(x, ctx:bind(off), ctx:bind(iv))
+          fmt[i] = function(b) return num_string(b * iv + off) end
         end
-        keys[i] = ("floor_div((%s) - %s, %s)"):format(x, ctx:bind(off), ctx:bind(iv))
-        fmt[i] = function(b) return num_string(b * iv + off) end
       else
         if d.type ~= "DATE" and d.id ~= -1 then return bad(what .. ": a date_histogram source needs a DATE field") end
-        local iv, m1, c1 = dates.interval(s.interval, what .. ".interval")
-        if not iv then return nil, m1, c1 end
-        local off, m2, c2 = dates.interval(s.offset, what .. ".offset", true)
-        if not off then return nil, m2, c2 end
-        local tz, m3, c3 = dates.zone(s.time_zone, what)
-        if not tz then return nil, m3, c3 end
+        local iv, off, tz = dates.params(s, what)
+        if not iv then return nil, off, tz end
         keys[i] = dates.bucket_sql(ctx, x, iv, off, tz)
         fmt[i] = function(b) return num_string(dates.bucket_start(b, iv, off, tz)) end
       end

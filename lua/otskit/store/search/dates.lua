@@ -87,4 +87,16 @@ function dates.bucket_start(b, iv, off, tz)
   return math.tointeger and math.tointeger(v) or v
 end
 
+--- dates.params(g, what) -> interval, offset, time zone of a
+-- date_histogram (group-by or composite source) g | nil, msg, code
+function dates.params(g, what)
+  local iv, m, c = dates.interval(g.interval, what .. ".interval")
+  if not iv then return nil, m, c end
+  local off, m1, c1 = dates.interval(g.offset, what .. ".offset", true)
+  if not off then return nil, m1, c1 end
+  local tz, m2, c2 = dates.zone(g.time_zone, what)
+  if not tz then return nil, m2, c2 end
+  return iv, off, tz
+end
+
 return dates

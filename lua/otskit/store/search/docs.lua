@@ -101,7 +101,9 @@ end
 local INT_MAX = 9223372036854775807
 
 local is_typed = require("otskit.values").is_typed
+local jsonint = require "otskit.store.search.jsonint"
 local LUA54 = math.type ~= nil
+
 
 -- an int64 cell value -> itself (5.4: an integer; LuaJIT: a number, or the
 -- decimal text of one beyond 2^53, which the sink binds as an INTEGER) |
@@ -227,7 +229,7 @@ end
 local function values_of(d, v)
   if d.array then
     local list = v
-    if type(v) == "string" then list = cjson.decode(v) end
+    if type(v) == "string" then list = jsonint.decode(v) end
     if type(list) ~= "table" then return {} end
     local out = {}
     for _, x in ipairs(list) do
@@ -250,6 +252,16 @@ local function run(h, text, binds, n, max, skip, count)
 end
 docs.FAIL = {}
 docs.run = run
+
+--- docs.keys(h, text, binds, n, max, skip, count, types, mark) -> vals,
+-- n, total, markkey: a statement whose first column is a row key, its
+-- keys decoded flat in C (otskit.core.sql.keys); raises docs.FAIL when
+-- SQLite fails or a key is damaged
+function docs.keys(h, text, binds, n, max, skip, count, types, mark)
+  local vals, nr, total, mk = sql.keys(h, text, binds, n, max, skip, count, types, mark)
+  if not vals then error(setmetatable({ msg = nr, code = total }, docs.FAIL), 0) end
+  return vals, nr, total, mk
+end
 
 --- docs.guarded(fn, ...) -> fn's results, a docs.FAIL raise turned into
 -- nil, msg, code (other errors re-raised)
@@ -432,7 +444,7 @@ local function index_fields(sink, def, id, pk, fields, get, fts)
       local ty = d.type
       if ty == "NESTED" then
         local list = raw
-        if type(raw) == "string" then list = cjson.decode(raw) end
+        if type(raw) == "string" then list = jsonint.decode(raw) end
         if type(list) == "table" and list[1] == nil and next(list) ~= nil then list = { list } end
         if type(list) == "table" then
           local any = false

@@ -18,7 +18,6 @@ local base = require "otskit.store.base"
 local agg = require "otskit.store.search.agg"
 local sort = require "otskit.store.search.sort"
 local geohash = require "otskit.store.search.geohash"
-local dates = require "otskit.store.search.dates"
 local query = require "otskit.store.search.query"
 
 local gb = {}
@@ -293,9 +292,19 @@ function K.range(env, g, scope, depth, what)
   local own = d and not agg.multi(d) and agg.own(env, d, scope)
   if own then -- every document, or the leaf's own field: its value index, a range each
     counts = {}
+    local lb = scope ~= agg.ALL and env.leaf.bounds
     for i, r in ipairs(rs) do
-      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v >= %s AND v < %s"):format(ctx.p, own,
-        ctx:bind(r.from or -math.huge), ctx:bind(r.to or math.huge)))[1][1]
+      local lo, lo_op, hi, hi_op = r.from or -math.huge, ">=", r.to or math.huge, "<"
+      local cond = own
+      if lb and (lb.lo == nil or type(lb.lo) == "number") and (lb.hi == nil or type(lb.hi) == "number") then
+        -- the leaf's range and this one as one pair of bounds (SQLite
+        -- seeks on one pair; a second is a test of every entry between)
+        cond = "f = " .. ctx:bind(d.id)
+        if lb.lo ~= nil and (lb.lo > lo or lb.lo == lo and not lb.lo_incl) then lo, lo_op = lb.lo, lb.lo_incl and ">=" or ">" end
+        if lb.hi ~= nil and lb.hi < hi then hi, hi_op = lb.hi, lb.hi_incl and "<=" or "<" end
+      end
+      counts[i] = agg.query(env, ("SELECT count(*) FROM %snum WHERE %s AND v %s %s AND v %s %s"):format(ctx.p, cond,
+        lo_op, ctx:bind(lo), hi_op, ctx:bind(hi)))[1][1]
     end
   elseif d and d.col then -- the value column of the scope's documents, every range in one pass
     local sums = {}
@@ -381,173 +390,13 @@ function K.filter(env, g, scope, depth, what)
   return { items = items }
 end
 
--- histogram and date_histogram share this: keyexpr(x) -> SQL bucket number
--- of value x; back(b) -> the bucket's key; nextb(b) -> the following bucket
-local function bucketed(env, g, scope, depth, what, d, miss, lo, hi, keyexpr, key_of, bucket_cond, mdc)
-  local ctx = env.ctx
-  local items = {}
-  if d or miss ~= nil then
-    local x = d and (miss ~= nil and ("coalesce(n.v, %s)"):format(ctx:bind(miss)) or "n.v") or ctx:bind(miss)
-    local from = d and ("%sdoc d LEFT JOIN %s n ON n.doc = d.id AND n.f = %s"):format(ctx.p, agg.vt(env, d, "num"), ctx:bind(d.id))
-      or ctx.p .. "doc d"
-    local conds = { scope, x .. " IS NOT NULL" }
-    if lo ~= nil then conds[#conds + 1] = x .. " >= " .. ctx:bind(lo) end
-    if hi ~= nil then conds[#conds + 1] = x .. " < " .. ctx:bind(hi) end
-    local rows
-    -- over every document without a missing value the value table is
-    -- read alone (narrower than p.."doc"); else the value column
-    local cx = not (miss == nil and agg.own(env, d, scope)) and agg.col(env, d, miss)
-    if cx then -- from the value column: one value per document
-      x, from = cx, ctx.p .. "doc d"
-      local vc = { scope, x .. " IS NOT NULL" }
-      if lo ~= nil then vc[#vc + 1] = x .. " >= " .. ctx:bind(lo) end
-      if hi ~= nil then vc[#vc + 1] = x .. " < " .. ctx:bind(hi) end
-      rows = agg.query(env, ("SELECT %s AS b, count(*) FROM %sdoc d WHERE %s GROUP BY b ORDER BY b")
-        :format(keyexpr(x), ctx.p, table.concat(vc, " AND ")))
-    elseif d and miss == nil then -- from the values alone
-      local vc = {}
-      if lo ~= nil then vc[#vc + 1] = " AND n.v >= " .. ctx:bind(lo) end
-      if hi ~= nil then vc[#vc + 1] = " AND n.v < " .. ctx:bind(hi) end
-      -- a single-valued field has one value per document: no DISTINCT
-      rows = agg.query(env, ("SELECT b, %s FROM (SELECT %s AS b, n.doc AS doc %s%s) GROUP BY b ORDER BY b")
-        :format(d.col and "count(*)" or "count(DISTINCT doc)", keyexpr("n.v"), agg.values_of(env, d, scope), table.concat(vc)))
-    else
-      rows = agg.query(env, ("SELECT b, count(DISTINCT id) FROM (SELECT %s AS b, d.id AS id FROM %s WHERE %s) GROUP BY b ORDER BY b")
-        :format(keyexpr(x), from, table.concat(conds, " AND ")))
-    end
-    if #rows > L.buckets then return bad(("%s: more than %d buckets"):format(what, L.buckets)) end
-    for _, r in ipairs(rows) do
-      if r[2] >= math.max(mdc, 1) then items[#items + 1] = { b = r[1], row_count = r[2] } end
-    end
-    if mdc == 0 and #rows > 0 then -- the empty buckets between the first and the last
-      local all, i = {}, 1
-      for b = rows[1][1], rows[#rows][1] do
-        if i <= #rows and rows[i][1] == b then all[#all + 1] = { b = b, row_count = rows[i][2] }; i = i + 1
-        else all[#all + 1] = { b = b, row_count = 0 } end
-        if #all > L.buckets then return bad(("%s: more than %d buckets"):format(what, L.buckets)) end
-      end
-      items = all
-    end
-    for _, it in ipairs(items) do
-      key_of(it)
-      local s = scope .. " AND " .. bucket_cond(it.b, x, from)
-      local ok, m, c = children(env, g, it, s, depth, what)
-      if not ok then return nil, m, c end
-    end
-  end
-  local r, m, c = sort_items(env, g, items, function(it) return it.b end, { { group_key_sort = { order = "ASC" } } }, what)
-  if not r then return nil, m, c end
-  for _, it in ipairs(items) do it.b = nil end
-  return { items = items }
-end
+-- histogram and date_histogram (otskit.store.search.histogram)
+require("otskit.store.search.histogram")(gb, K, { children = children, sort_items = sort_items, min_docs = min_docs,
+  ordered = ordered, NUMERIC = NUMERIC, FIELD_RANGE_KEYS = FIELD_RANGE_KEYS })
 
-function K.histogram(env, g, scope, depth, what)
-  local iv = g.interval
-  if type(iv) ~= "number" or not (iv > 0) or iv == math.huge then return bad(what .. ": interval must be a number > 0") end
-  local off = g.offset or 0
-  if type(off) ~= "number" then return bad(what .. ": offset must be a number") end
-  local mdc, m, c = min_docs(g, what, 0)
-  if not mdc then return nil, m, c end
-  local d, m2, c2 = agg.field(env, g.field_name, what, NUMERIC)
-  if d == nil then return nil, m2, c2 end
-  local miss, m3, c3 = agg.missing(d or { type = "DOUBLE", name = g.field_name }, g.missing, what)
-  if m3 then return nil, m3, c3 end
-  local fr = g.field_range
-  local lo, hi
-  if fr ~= nil then
-    if type(fr) ~= "table" or type(fr.min) ~= "number" or type(fr.max) ~= "number" or fr.min > fr.max then
-      return bad(what .. ": field_range must be { min, max } numbers, min <= max")
-    end
-    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range"); if not ok then return nil, km, kc end
-    lo, hi = fr.min, fr.max
-  end
-  local ctx = env.ctx
-  local integral = (not d or d.type ~= "DOUBLE") and iv == math.floor(iv) and off == math.floor(off)
-  local bi, bo = ctx:bind(iv), ctx:bind(off)
-  return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
-    function(x) return ("floor_div((%s) - %s, %s)"):format(x, bo, bi) end, -- floor in C (csrc/core/bucket.c)
-    function(it)
-      local k = it.b * iv + off
-      if integral then k = math.tointeger and math.tointeger(k) or k else k = k + 0.0 end
-      it.key = k
-    end,
-    function(b, x, from)
-      return ("d.id IN (SELECT d.id FROM %s WHERE %s >= %s AND %s < %s)"):format(from, x, ctx:bind(b * iv + off), x,
-        ctx:bind((b + 1) * iv + off))
-    end, mdc)
-end
-
-function K.date_histogram(env, g, scope, depth, what)
-  local iv, m, c = dates.interval(g.interval, what .. ".interval")
-  if not iv then return nil, m, c end
-  local off, m1, c1 = dates.interval(g.offset, what .. ".offset", true)
-  if not off then return nil, m1, c1 end
-  local tz, m2, c2 = dates.zone(g.time_zone, what)
-  if not tz then return nil, m2, c2 end
-  local mdc, m3, c3 = min_docs(g, what, 0)
-  if not mdc then return nil, m3, c3 end
-  local d, m4, c4 = agg.field(env, g.field_name, what, { DATE = true })
-  if d == nil then return nil, m4, c4 end
-  local fake = d or { type = "DATE", name = g.field_name, date_formats = dates.FORMATS }
-  local miss, m5, c5 = agg.missing(fake, g.missing, what)
-  if m5 then return nil, m5, c5 end
-  local lo, hi
-  if g.field_range ~= nil then
-    local fr = g.field_range
-    if type(fr) ~= "table" then return bad(what .. ": field_range must be { min, max }") end
-    local ok, km, kc = base.known(fr, FIELD_RANGE_KEYS, what .. ": field_range"); if not ok then return nil, km, kc end
-    local a, m6, c6 = agg.missing(fake, fr.min, what .. ".field_range")
-    if m6 then return nil, m6, c6 end
-    local b, m7, c7 = agg.missing(fake, fr.max, what .. ".field_range")
-    if m7 then return nil, m7, c7 end
-    if a == nil or b == nil or a > b then return bad(what .. ": field_range needs min <= max") end
-    lo, hi = a, b
-  end
-  local ctx = env.ctx
-  return bucketed(env, g, scope, depth, what, d, miss, lo, hi,
-    function(x) return dates.bucket_sql(ctx, x, iv, off, tz) end,
-    function(it) it.timestamp = dates.bucket_start(it.b, iv, off, tz) end,
-    function(b, x, from)
-      return ("d.id IN (SELECT d.id FROM %s WHERE %s >= %s AND %s < %s)"):format(from, x,
-        ctx:bind(dates.bucket_start(b, iv, off, tz)), x, ctx:bind(dates.bucket_start(b + 1, iv, off, tz)))
-    end, mdc)
-end
-
+-- geo_grid: otskit.store.search.geohash.group_by
 function K.geo_grid(env, g, scope, depth, what)
-  local p = g.precision
-  if type(p) ~= "number" or p ~= math.floor(p) or p < 1 or p > 12 then return bad(what .. ": precision must be 1..12") end
-  local size, m, c = size_of(g, what)
-  if not size then return nil, m, c end
-  local d, m2, c2 = agg.field(env, g.field_name, what, { GEO_POINT = true })
-  if d == nil then return nil, m2, c2 end
-  local items = {}
-  if d then
-    local ctx = env.ctx
-    local f = ctx:bind(d.id)
-    -- the cells numbered in SQL (geohash(), csrc/core/bucket.c); SQL
-    -- picks the top `size` under the default sort
-    local n = agg.multi(d) and "count(DISTINCT g.doc)" or "count(*)"
-    local gt = agg.vt(env, d, "gpt")
-    local src = scope == agg.ALL and ("FROM %s g WHERE g.f = %s"):format(gt, f)
-      or ("FROM %sdoc d JOIN %s g ON g.doc = d.id AND g.f = %s WHERE %s"):format(ctx.p, gt, f, scope)
-    local tail = g.sort == nil and (" ORDER BY 2 DESC, 1 ASC LIMIT " .. ctx:bind(size)) or ""
-    for _, r in ipairs(agg.query(env, ("SELECT geohash(g.lat, g.lon, %s) AS h, %s %s GROUP BY h%s"):format(ctx:bind(p), n, src, tail))) do
-      items[#items + 1] = { key = r[1], row_count = r[2] }
-    end
-    local r, m3, c3 = sort_items(env, g, items, function(it) return it.key end,
-      { { row_count_sort = { order = "DESC" } }, { group_key_sort = { order = "ASC" } } }, what)
-    if not r then return nil, m3, c3 end
-    for i = size + 1, #items do items[i] = nil end
-    for _, it in ipairs(items) do
-      local lat0, lat1, lon0, lon1 = geohash.box(it.key)
-      it.top_left, it.bottom_right = { lat = lat1, lon = lon0 }, { lat = lat0, lon = lon1 }
-      local s = ("%s AND d.id IN (SELECT doc FROM %s WHERE f = %s AND lat >= %s AND lat < %s AND lon >= %s AND lon < %s)")
-        :format(scope, agg.vt(env, d, "gpt"), f, ctx:bind(lat0), ctx:bind(lat1), ctx:bind(lon0), ctx:bind(lon1))
-      local ok, m4, c4 = children(env, g, it, s, depth, what)
-      if not ok then return nil, m4, c4 end
-    end
-  end
-  return { items = items }
+  return geohash.group_by(env, g, scope, depth, what, { agg = agg, size_of = size_of, sort_items = sort_items, children = children })
 end
 
 K.composite = require("otskit.store.search.composite")(gb, K, children)

@@ -159,16 +159,30 @@ function query.with_driver(cond) return (cond:gsub("[\1\2]", "")) end
 --- query.without_driver(cond) -> cond with the driving leaf as "1"
 function query.without_driver(cond) return (cond:gsub("\1[^\2]*\2", "1")) end
 
--- the documents whose values of d (num or kw) meet cond
-function Ctx:values(a, d, cond)
+-- the documents whose values of d (num or kw) meet cond, a condition on
+-- the value "v" (a word of its own in cond: the rest of it is operators
+-- and ?N parameters)
+function Ctx:values(a, d, cond, bounds)
   local tbl = d.type == "KEYWORD" and "kw" or "num"
+  if not self.drive and a == "d" and d.col and not d.parent then
+    -- a test on a top-level document, not the scan's driver: the field's
+    -- value column of p.."doc" (docs.lua: def.colfields) holds the one
+    -- value the document has, so no value-table probe is needed. NULL
+    -- (no value) meets no condition: coalesce keeps NOT and sums exact.
+    -- ctx.cols lists the columns the search's driver subquery must carry.
+    self.cols = self.cols or {}
+    self.cols[d.col] = true
+    if cond == "1" then return ("d.%s IS NOT NULL"):format(d.col) end
+    return ("coalesce(%s, 0)"):format((cond:gsub("%f[%w_]v%f[^%w_]", "d." .. d.col)))
+  end
   if self.drive then
     local f = self:bind(d.id)
     local e = ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, f, cond)
     if self.top and not self.from and a == "d" and not d.parent and not d.array and self.def.keyed then
       -- (d and cond: the field and the condition on its value v, for
       -- the analytics of a search that is this leaf alone)
-      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond), d = d, vcond = cond }
+      -- (bounds: a range's { lo, lo_incl, hi, hi_incl })
+      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond), d = d, vcond = cond, bounds = bounds }
       return "\1" .. e .. "\2"
     end
     return e
@@ -314,17 +328,18 @@ K.range = function(self, q, a, path)
   for _, k in ipairs({ "include_lower", "include_upper" }) do
     if q[k] ~= nil and type(q[k]) ~= "boolean" then return bad("range: " .. k .. " must be a boolean") end
   end
-  local conds = {}
-  for _, side in ipairs({ { "from", "include_lower", ">" }, { "to", "include_upper", "<" } }) do
+  local conds, bounds = {}, {}
+  for _, side in ipairs({ { "from", "include_lower", ">", "lo" }, { "to", "include_upper", "<", "hi" } }) do
     local v = q[side[1]]
     if v ~= nil then
       local x, m2, c2 = convert(d, v, "range")
       if x == nil then return nil, m2, c2 end
       conds[#conds + 1] = "v " .. side[3] .. (q[side[2]] and "=" or "") .. " " .. self:bindv(d, x)
+      bounds[side[4]], bounds[side[4] .. "_incl"] = x, q[side[2]] and true or false
     end
   end
   if #conds == 0 then conds[1] = "1" end
-  return self:values(a, d, table.concat(conds, " AND ")), "1"
+  return self:values(a, d, table.concat(conds, " AND "), bounds), "1"
 end
 
 -- the smallest string greater than every string starting with s, or nil

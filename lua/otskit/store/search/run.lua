@@ -22,13 +22,19 @@ local pk_out = schema.pk_out
 local run = {}
 
 -- the number of parameters text uses: the highest ?N in it (a compiled
--- query may bind values only a part it left out refers to)
+-- query may bind values only a part it left out refers to); remembered
+-- for the texts last seen (a search's statements repeat with its shape)
+local NPARAMS, nseen = {}, 0
 local function nparams(text)
-  local n = 0
+  local n = NPARAMS[text]
+  if n then return n end
+  n = 0
   for d in text:gmatch("%?(%d+)") do
     local v = tonumber(d)
     if v > n then n = v end
   end
+  if nseen >= 512 then NPARAMS, nseen = {}, 0 end
+  NPARAMS[text], nseen = n, nseen + 1
   return n
 end
 
@@ -92,6 +98,42 @@ local function row_of(self, t, k, cols)
   return row
 end
 
+-- the key types of table t as otskit.core.sql.keys takes them (one
+-- letter a column)
+local KTYPES = setmetatable({}, { __mode = "k" })
+local KT = { INTEGER = "i", STRING = "s", BINARY = "b" }
+local function key_types(t)
+  local s = KTYPES[t]
+  if not s then
+    local c = {}
+    for i = 1, t.npk do c[i] = KT[t.pk[i].type] end
+    s = table.concat(c)
+    KTYPES[t] = s
+  end
+  return s
+end
+
+-- the rows of a page without columns from its keys' elements decoded
+-- flat (docs.keys): rows[i] = { primary_key, columns = {} }, the cells as
+-- pk_out gives them
+local key_cell = values.key_cell
+local function key_rows(t, vals, n, rows)
+  local pk, npk = t.pk, t.npk
+  if npk == 1 then
+    local name, ty = pk[1].name, pk[1].type
+    for i = 1, n do rows[i] = { primary_key = { key_cell(name, ty, vals[i]) }, columns = {} } end
+    return rows
+  end
+  local at = 0
+  for i = 1, n do
+    local p = {}
+    for j = 1, npk do p[j] = key_cell(pk[j].name, pk[j].type, vals[at + j]) end
+    at = at + npk
+    rows[i] = { primary_key = p, columns = {} }
+  end
+  return rows
+end
+
 -- routing_values (a list of primary keys, each a list of {name, value})
 -- -> SQL condition | nil, msg, code
 local function routing(ctx, t, ix, rv)
@@ -104,12 +146,16 @@ local function routing(ctx, t, ix, rv)
   local lits = {}
   for i, pk in ipairs(rv) do
     if type(pk) ~= "table" then return invalid("routing_values must be a list of primary keys") end
+    local pok, pm, pc = base.list(pk, "routing_values: a primary key")
+    if not pok then return nil, pm, pc end
     local vals = {}
     for j, f in ipairs(ix.def.routing) do
       local cell = pk[j]
       if type(cell) ~= "table" or cell[1] ~= f.name or cell[2] == nil then
         return invalid(("routing_values: each key lists the routing fields in order (%s)"):format(f.name))
       end
+      local cok, cm, cc = base.list(cell, "routing_values: a { name, value } cell")
+      if not cok or #cell ~= 2 then return nil, cm or "routing_values: a cell is { name, value }", cc or "OTSParameterInvalid" end
       local v = cell[2]
       local want = t.pk[f.pos].type
       if want == "INTEGER" then
@@ -130,6 +176,14 @@ end
 
 local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
   "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse", "highlight" }
+
+-- a and b are equal values (tables compared key by key)
+local function same(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
+  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
 
 local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
@@ -156,11 +210,14 @@ local function where(self, ctx, t, ix, req)
   local full = "d.parent IS NULL AND (" .. query.with_driver(cond) .. ")" .. tail
   if not ctx.from then return full, score, nil, ix.p .. "doc", full end
   local from
-  if #extra == 0 then
+  local cols = {} -- the document's value columns the other clauses test (query.lua: Ctx:values)
+  for c in pairs(ctx.cols or {}) do cols[#cols + 1] = (", x.%s AS %s"):format(c, c) end
+  table.sort(cols)
+  if #extra == 0 and #cols == 0 then
     from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(ctx.from.tbl, ctx.from.cond)
-  else -- the TTL and routing are the document's
-    from = ("(SELECT k.doc AS id, k.pk AS pk, x.ts AS ts, x.route AS route FROM %s k JOIN %sdoc x ON x.id = k.doc WHERE %s)")
-      :format(ctx.from.tbl, ix.p, ctx.from.cond)
+  else -- the TTL, routing and value columns are the document's
+    from = ("(SELECT k.doc AS id, k.pk AS pk, x.ts AS ts, x.route AS route%s FROM %s k JOIN %sdoc x ON x.id = k.doc WHERE %s)")
+      :format(table.concat(cols), ctx.from.tbl, ix.p, ctx.from.cond)
   end
   return full, score, nil, from, "(" .. query.without_driver(cond) .. ")" .. tail
 end
@@ -194,6 +251,9 @@ local function do_search(self, req)
     if offset ~= 0 then return invalid("offset must be 0 when a token is given") end
     local p, pm, pc = sort.open(self:_search_secret() or "", scope, req.token)
     if not p or p.kind ~= "search" then return nil, pm or "invalid token", pc or "OTSParameterInvalid" end
+    if sorters ~= nil and not same(sorters, p.sort or {}) then -- (the token carries the sort: never another)
+      return invalid("sort differs from the sort the token was issued with (a token carries its sort: leave sort out)")
+    end
     sorters, after = p.sort or {}, p.after
   elseif sorters == nil then
     sorters = ix.def.index_sort
@@ -290,9 +350,21 @@ local function do_search(self, req)
   end
   local text = ("SELECT d.pk%s FROM %s d WHERE %s %s%s"):format(pk_only and "" or ", " .. sort.select(keys), from, fast,
     sort.order_by(keys), lim)
-  local rows, total = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset,
-    req.get_total_count and not count_apart)
-  if req.get_total_count and not count_apart then res.total_count = total end
+  local count_here = req.get_total_count and not count_apart
+  if pk_only and not used_score and not extra and cols.mode == "RETURN_NONE" then
+    -- the page's keys decoded in C, no row read: the rows built at once
+    local vals, n, total, mark = docs.keys(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here,
+      key_types(t), limit)
+    if count_here then res.total_count = total end
+    key_rows(t, vals, math.min(n, limit), res.rows)
+    if n > limit then
+      res.next_token = sort.token(self:_search_secret() or "", scope, { kind = "search", sort = sorters,
+        after = { { "b", mark } } })
+    end
+    return res
+  end
+  local rows, total = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here)
+  if count_here then res.total_count = total end
   local n = math.min(#rows, limit)
   local hits = used_score and {} or nil
   for i = 1, n do
@@ -414,8 +486,18 @@ local function scan(self, req)
   if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
   if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
   local text = ("SELECT d.pk FROM %s d WHERE %s ORDER BY d.pk"):format(from, cond)
-  local rows = docs.run(self.h, text, ctx.binds, nparams(text), limit + 1)
   local res = { rows = {} }
+  if cols.mode == "RETURN_NONE" then
+    local vals, n, _, mark = docs.keys(self.h, text, ctx.binds, nparams(text), limit + 1, 0, false, key_types(t), limit)
+    key_rows(t, vals, math.min(n, limit), res.rows)
+    if n > limit then
+      res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", mark } },
+        extra = { cur = cur, maxp = maxp, expires = now + alive * 1000,
+          session = req.session_id and #req.session_id or 0 } })
+    end
+    return res
+  end
+  local rows = docs.run(self.h, text, ctx.binds, nparams(text), limit + 1)
   for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end
   if #rows > limit then
     res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", rows[limit][1] } },

@@ -226,7 +226,7 @@ function sort.select(keys)
   return table.concat(t, ", ")
 end
 
-local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+local hex = docs.hex
 local function unhex(s)
   if #s % 2 == 1 or s:find("[^0-9a-f]") then return nil end
   return (s:gsub("..", function(x) return string.char(tonumber(x, 16)) end))

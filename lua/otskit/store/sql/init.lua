@@ -167,6 +167,17 @@ local function int_text(v)
   return tostring(v)
 end
 
+-- the shortest text that reads back as the double v, as MySQL and the
+-- service print a double: 0.1, 1e-7, 1e20, 3
+local function double_text(v)
+  local s
+  for p = 15, 17 do
+    s = ("%." .. p .. "g"):format(v)
+    if tonumber(s) == v then break end
+  end
+  return (s:gsub("e([+-])0*(%d)", function(sign, d) return "e" .. (sign == "-" and "-" or "") .. d end))
+end
+
 -- the service's type of result column i, and its values made that type
 local function settle_column(res, i)
   local decl, cls = res.decltypes[i], res.classes[i]
@@ -186,7 +197,7 @@ local function settle_column(res, i)
       if v == math.floor(v) and v > -2 ^ 53 and v < 2 ^ 53 and not (math.type and math.type(v) == "float") then
         return int_text(v)
       end
-      return ("%.17g"):format(v)
+      return double_text(v)
     end
   end
   return ty, false, conv
