@@ -378,7 +378,9 @@ describe("search analytics vs a brute-force model", function()
       for _, d in ipairs(docs) do if d.x then xs[#xs + 1] = d.x end end
       table.sort(xs)
       assert.are.equal(#xs, res.aggs[1].value)
+      assert.are.equal(5, #res.aggs[3].items) -- (one item per percentile asked: the loop below checks each)
       for j, it in ipairs(res.aggs[3].items) do
+        assert.are.equal(({ 0, 10, 50, 99, 100 })[j], it.key)
         local want
         if #xs > 0 then
           local r = it.key / 100 * (#xs - 1) + 1

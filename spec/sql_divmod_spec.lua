@@ -255,3 +255,20 @@ describe("SQL: a column of reals and text", function()
     db:close()
   end)
 end)
+
+describe("SQL: DIV, MOD and % beside a hex literal", function()
+  it("take x'..' whole as an operand (not the name x, then a string)", function()
+    local db = open()
+    -- as the same operation with the literal in parentheses
+    for _, q in ipairs({ { "x'00ff' DIV 1", "(x'00ff') DIV 1" }, { "7 DIV X'31'", "7 DIV (X'31')" },
+      { "x'37' MOD 4", "(x'37') MOD 4" }, { "9 % x'32'", "9 % (x'32')" }, { "-x'37' DIV 2", "-(x'37') DIV 2" },
+      { "x'37' DIV x'32'", "(x'37') DIV (x'32')" } }) do
+      local a, am = db:sql("SELECT " .. q[1] .. " FROM t WHERE pk = 1")
+      assert(a, q[1] .. ": " .. tostring(am))
+      local b = assert(db:sql("SELECT " .. q[2] .. " FROM t WHERE pk = 1"))
+      assert.same(b.rows, a.rows, q[1])
+    end
+    assert.same({ "A" }, row_of(db, "SELECT x'41' FROM t WHERE pk = 1"))
+    db:close()
+  end)
+end)

@@ -205,6 +205,10 @@ end
 function DB:_txn(write, fn, req)
   local h = self.h
   if h == nil then error("otskit.store: db is closed", 3) end
+  -- a transaction an error raised out of DB:_txn_open left open is rolled
+  -- back first (else this call would run inside it: its write never
+  -- committed, the write lock kept)
+  if self._open then self:_recover() end
   if h:in_txn() then return fn(self, req) end
   local ok, err, code = h:begin(not write)
   if not ok then return dberr(err, code) end
@@ -242,7 +246,7 @@ end
 -- error raised out of fn leaves the transaction open, marked
 -- (self._open): db:_recover() rolls it back -- otskit serve calls it when
 -- a request raises, before anything else runs on this db -- and so does
--- the next db:_txn_open. Returns as DB:_txn.
+-- the next db:_txn_open or DB:_txn (fn calls neither). Returns as DB:_txn.
 function DB:_txn_open(write, fn, req)
   local h = self.h
   if h == nil then error("otskit.store: db is closed", 3) end
