@@ -17,6 +17,9 @@
  *     count (true): the statement runs to its end after the rows kept and
  *     total is the number of rows it produced (skipped ones included):
  *     a page and the count of every match in one pass.
+ *   sql.build(db, table, plan) -> documents, next doc id, next point id
+ *       | nil, msg, code: a search index's build in C over the rows of kv
+ *       table `table` (sbuild.h; plan: see l_build below).
  *   sql.keys(db, text, binds, nbinds, max, skip, count, types [, mark [, names]])
  *       -> vals, n, total, markkey | nil, msg, code
  *     sql.rows for a statement whose first result column is a row key (a
@@ -43,7 +46,10 @@
 #include "compat.h"
 #include "kvsql.h"
 #include "laux.h"
+#include "lkv.h"
 #include "parts.h"
+#include "row.h"
+#include "sbuild.h"
 #include "tuple.h"
 
 static kv_db *checkdb(lua_State *L) {
@@ -160,6 +166,115 @@ static int l_rows(lua_State *L) {
   lua_pushinteger(L, n);
   if (!count) return 2;
   lua_pushinteger(L, total);
+  return 3;
+}
+
+/* the integer field k of the table at idx (def when absent) */
+static int64_t opt_field(lua_State *L, int idx, const char *k, int64_t def) {
+  int64_t v = def;
+  lua_getfield(L, idx, k);
+  if (!lua_isnil(L, -1)) v = otsk_checkint64(L, -1, "sql", k);
+  lua_pop(L, 1);
+  return v;
+}
+
+static const char *str_field(lua_State *L, int idx, const char *k, size_t *len) {
+  const char *s;
+  lua_getfield(L, idx, k);
+  if (lua_type(L, -1) != LUA_TSTRING) otsk_error(L, "sql", "build: %s must be a string", k);
+  s = lua_tolstring(L, -1, len);
+  lua_pop(L, 1); /* still referenced by the plan */
+  return s;
+}
+
+static int cmp_field(const void *a, const void *b) {
+  const sb_field *x = (const sb_field *)a, *y = (const sb_field *)b;
+  return row_name_cmp(x->name, x->name_len, y->name, y->name_len);
+}
+
+/* sql.build(db, table, plan) -> documents, next doc id, next point id |
+ * nil, msg, code: sbuild.h's build over the rows of kv table `table`.
+ * plan = { fields = { {name, id, kind (LONG DOUBLE BOOLEAN KEYWORD TEXT
+ * GEO_POINT), col, fts, lower, delimit}, ... }, nfts, lo, maxv, doc_id,
+ * gpt_id, doc, has, gpt, geo, fts (the statements' text, sbuild.h) }.
+ * Codes: the kv ones (a stored row that is not one: KVCorrupt). */
+static int l_build(lua_State *L) {
+  static const char *const kinds[] = {"LONG", "DOUBLE", "BOOLEAN", "KEYWORD", "TEXT", "GEO_POINT", NULL};
+  kv_db *db = checkdb(L);
+  kv_table *t = otsk_kv_checktable(L, db);
+  sqlite3 *sq = (sqlite3 *)kv_sqlite(db);
+  sb_plan p;
+  const char *text[5];
+  sqlite3_stmt **st[5];
+  char err[256];
+  int i, n, rc = SQLITE_OK, corrupt = 0;
+  if (t == NULL) return 3;
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 3);
+  memset(&p, 0, sizeof p);
+  lua_getfield(L, 3, "fields");
+  luaL_checktype(L, -1, LUA_TTABLE);
+  n = (int)lua_rawlen(L, -1);
+  p.fields = (sb_field *)lua_newuserdatauv(L, (size_t)(n + 1) * sizeof *p.fields, 0); /* 5: GC-owned */
+  p.nfields = n;
+  for (i = 0; i < n; i++) {
+    sb_field *f = &p.fields[i];
+    lua_rawgeti(L, 4, i + 1);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    f->name = str_field(L, 6, "name", &f->name_len);
+    lua_getfield(L, 6, "kind");
+    f->kind = luaL_checkoption(L, -1, NULL, kinds) + SB_LONG;
+    lua_pop(L, 1);
+    f->id = (int)opt_field(L, 6, "id", 0);
+    f->col = (int)opt_field(L, 6, "col", 0);
+    f->fts = (int)opt_field(L, 6, "fts", 0);
+    lua_getfield(L, 6, "lower");
+    f->lower = lua_toboolean(L, -1);
+    lua_getfield(L, 6, "delimit");
+    f->delimit = lua_toboolean(L, -1);
+    lua_settop(L, 5);
+  }
+  qsort(p.fields, (size_t)n, sizeof *p.fields, cmp_field);
+  p.nfts = (int)opt_field(L, 3, "nfts", 0);
+  p.lo = opt_field(L, 3, "lo", INT64_MIN);
+  p.maxv = opt_field(L, 3, "maxv", 1);
+  p.doc_id = opt_field(L, 3, "doc_id", 1);
+  p.gpt_id = opt_field(L, 3, "gpt_id", 1);
+  if (p.maxv < 1) return otsk_error(L, "sql", "build: maxv must be >= 1");
+  for (i = 0; i < n; i++)
+    if ((p.fields[i].fts < 0 || p.fields[i].fts > p.nfts) || (p.fields[i].kind == SB_TEXT && p.fields[i].fts == 0))
+      return otsk_error(L, "sql", "build: field %d: fts column out of range", i + 1);
+#if LUA_VERSION_NUM >= 503
+  p.jit_binds = 0;
+#else
+  p.jit_binds = 1;
+#endif
+  text[0] = str_field(L, 3, "doc", NULL), st[0] = &p.doc;
+  text[1] = str_field(L, 3, "has", NULL), st[1] = &p.has;
+  text[2] = str_field(L, 3, "gpt", NULL), st[2] = &p.gpt;
+  text[3] = str_field(L, 3, "geo", NULL), st[3] = &p.geo;
+  text[4] = p.nfts > 0 ? str_field(L, 3, "fts", NULL) : NULL, st[4] = &p.fts;
+  /* no Lua error from here on: the statements are finalized below */
+  for (i = 0; i < 5 && rc == SQLITE_OK; i++)
+    if (text[i]) rc = sqlite3_prepare_v2(sq, text[i], -1, st[i], NULL);
+  if (rc == SQLITE_OK) {
+    for (i = 0; i < n; i++)
+      if (3 + p.fields[i].col > sqlite3_bind_parameter_count(p.doc)) rc = SQLITE_RANGE;
+    if (rc != SQLITE_OK) snprintf(err, sizeof err, "build: a value column beyond the doc statement's parameters");
+    else rc = sb_build(t, sq, &p, err, sizeof err, &corrupt);
+  } else {
+    snprintf(err, sizeof err, "%s", sqlite3_errmsg(sq));
+  }
+  for (i = 0; i < 5; i++) sqlite3_finalize(*st[i]);
+  if (rc != SQLITE_OK) {
+    int c = rc & 0xff;
+    const char *code = corrupt || c == SQLITE_CORRUPT || c == SQLITE_NOTADB ? "KVCorrupt"
+                     : c == SQLITE_BUSY || c == SQLITE_LOCKED ? "KVBusy" : c == SQLITE_FULL ? "KVFull" : "KVError";
+    return otsk_fail(L, code, corrupt ? "%s" : "sqlite: %s", err);
+  }
+  otsk_pushint64(L, p.rows);
+  otsk_pushint64(L, p.doc_id);
+  otsk_pushint64(L, p.gpt_id);
   return 3;
 }
 
@@ -308,7 +423,7 @@ static int l_keys(lua_State *L) {
 static const char null_marker = 0;
 
 int otsk_open_sql(lua_State *L) {
-  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {"build", l_build}, {NULL, NULL}};
   lua_newtable(L);
   otsk_setfuncs(L, fns);
   lua_pushlightuserdata(L, (void *)&null_marker);
