@@ -641,6 +641,12 @@ describe("search analytics vs a brute-force model", function()
     bad{ group_bys = { { name = "g", type = "composite", next_token = "forged", sources = {
       { name = "k", type = "field", field_name = "k" } } } } }
     bad{ group_bys = { { name = "g", type = "field", field_name = "k", bogus = 1 } } }
+    -- a histogram's offset that is no finite number (NaN raised out of search)
+    for _, off in ipairs({ 0 / 0, 1 / 0, -1 / 0, "1" }) do
+      bad{ group_bys = { { name = "g", type = "histogram", field_name = "n", interval = 2, offset = off } } }
+      bad{ group_bys = { { name = "g", type = "composite", sources = {
+        { name = "h", type = "histogram", field_name = "n", interval = 2, offset = off } } } } }
+    end
     -- at most 5 group-bys a level (the documented bound; sub_group_bys
     -- count afresh), 16 aggregations (the service takes 8 in one level)
     local six, seventeen = {}, {}
