@@ -51,8 +51,11 @@ describe("SQL DIV and MOD (MySQL's)", function()
   after_each(function() db:close() end)
 
   it("DIV truncates toward zero, decimals too; a zero divisor is NULL", function()
+    -- (1e22 and 1e21, past BIGINT, are read exactly at any precision:
+    -- SQLite reads 1e300 through a long double, which valgrind computes
+    -- in 64 bits -- another double there, and 9 for 1e300 DIV 1e299)
     local row, types = row_of(db, "SELECT 7.5 DIV 2, 7 DIV 2, -7 DIV 2, 7 DIV -2, -7.5 DIV 2, 0.3 DIV 0.1, "
-      .. "7 DIV 0, 7 DIV 0.0, NULL DIV 2, 2 DIV 7, 1e300 DIV 1e299, '9' DIV 2")
+      .. "7 DIV 0, 7 DIV 0.0, NULL DIV 2, 2 DIV 7, 1e22 DIV 1e21, '9' DIV 2")
     assert.same({ 3, 3, -3, -3, -3, 3, nil, nil, nil, 0, 10, 4 }, { row[1], row[2], row[3], row[4], row[5], row[6],
       row[7], row[8], row[9], row[10], row[11], row[12] })
     for _, i in ipairs({ 1, 2, 3, 4, 5, 6, 10, 11, 12 }) do
