@@ -7,7 +7,10 @@
 -- change of the shared machine's load hits both sides alike. CPU time on
 -- both sides (os.clock; process.cpuUsage), a full GC before every timed
 -- run on both sides. The outputs are checked equal first (every key,
--- value and timestamp). Prints a markdown table: medians over all runs,
+-- value and timestamp), then dropped: the timed runs hold what the SDK's
+-- process holds. The last row, the floor: the same tables built in Lua
+-- from values at hand, strings made from their bytes, no parsing.
+-- Prints a markdown table: medians over all runs,
 -- min-max, SDK / otskit ratios, the load average before and after.
 -- Run by bench/rows_bench.sh under lua5.4 and luajit.
 local wire = require "otskit.wire"

@@ -228,10 +228,11 @@ end
 local ix = db:_search_defs().t.ix
 local LF = ix.def.byname.l.id
 local FLOOR = {
-  ["range (3 ranges)"] = function(filtered)
-    local lc = filtered and " AND v >= 0 AND v < 333333" or ""
+  ["range (3 ranges)"] = function(filtered) -- (filtered: each range intersected with the query's, as otskit does)
     for _, r in ipairs({ { 0, 100000 }, { 100000, 500000 }, { 500000, math.huge } }) do
-      sql.rows(db.h, ("SELECT count(*) FROM %snum WHERE f = ?1%s AND v >= ?2 AND v < ?3"):format(ix.p, lc), { LF, r[1], r[2] })
+      local lo, hi = r[1], r[2]
+      if filtered then lo, hi = math.max(lo, 0), math.min(hi, 333333) end
+      sql.rows(db.h, ("SELECT count(*) FROM %snum WHERE f = ?1 AND v >= ?2 AND v < ?3"):format(ix.p), { LF, lo, hi })
     end
   end,
   ["top_rows (10 by l desc)"] = function(filtered)

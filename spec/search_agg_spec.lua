@@ -378,7 +378,9 @@ describe("search analytics vs a brute-force model", function()
       for _, d in ipairs(docs) do if d.x then xs[#xs + 1] = d.x end end
       table.sort(xs)
       assert.are.equal(#xs, res.aggs[1].value)
+      assert.are.equal(5, #res.aggs[3].items) -- (one item per percentile asked: the loop below checks each)
       for j, it in ipairs(res.aggs[3].items) do
+        assert.are.equal(({ 0, 10, 50, 99, 100 })[j], it.key)
         local want
         if #xs > 0 then
           local r = it.key / 100 * (#xs - 1) + 1
@@ -639,6 +641,12 @@ describe("search analytics vs a brute-force model", function()
     bad{ group_bys = { { name = "g", type = "composite", next_token = "forged", sources = {
       { name = "k", type = "field", field_name = "k" } } } } }
     bad{ group_bys = { { name = "g", type = "field", field_name = "k", bogus = 1 } } }
+    -- a histogram's offset that is no finite number (NaN raised out of search)
+    for _, off in ipairs({ 0 / 0, 1 / 0, -1 / 0, "1" }) do
+      bad{ group_bys = { { name = "g", type = "histogram", field_name = "n", interval = 2, offset = off } } }
+      bad{ group_bys = { { name = "g", type = "composite", sources = {
+        { name = "h", type = "histogram", field_name = "n", interval = 2, offset = off } } } } }
+    end
     -- at most 5 group-bys a level (the documented bound; sub_group_bys
     -- count afresh), 16 aggregations (the service takes 8 in one level)
     local six, seventeen = {}, {}

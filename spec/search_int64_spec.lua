@@ -523,3 +523,36 @@ describe("search index LONG fields hold exact int64 values", function()
     assert(ok, err)
   end)
 end)
+
+describe("an array or nested field's JSON text read with exact integers", function()
+  it("keeps a string that starts as the integers' internal mark a string", function()
+    -- (the text is read again with each long integer as a marked string:
+    -- a string of the text's own with that mark, spelled any way JSON
+    -- allows, stays what it is, and the integers stay exact)
+    local db = assert(store.open{})
+    assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+    assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+      { field_name = "n", field_type = "NESTED", field_schemas = {
+        { field_name = "k", field_type = "KEYWORD" }, { field_name = "l", field_type = "LONG" } } },
+      { field_name = "ka", field_type = "KEYWORD", is_array = true } } } })
+    local big = "9007199254740993"
+    local spellings = { "\\u0000otskit-int64\\u00005", "\\u0000\\u006ftskit-int64\\u00005", "\\u0000otskit-int64-1\\u00007" }
+    for i, sp in ipairs(spellings) do
+      assert(db:put_row{ table = "t", primary_key = { { "id", i } }, columns = {
+        n = ('[{"k":"%s","l":%s},{"k":"\\u0000otskit-int64\\u0000","l":1}]'):format(sp, big) } })
+    end
+    local function ids(q)
+      local r = assert(db:search{ table = "t", index = "ix", query = q, limit = 10 })
+      local out = {}
+      for i, row in ipairs(r.rows) do out[i] = tonumber(row.primary_key[1][2]) end
+      return out
+    end
+    local function nk(term) return { nested = { path = "n", query = { term = { field_name = "n.k", term = term } } } } end
+    assert.same({ 1, 2 }, ids(nk("\0otskit-int64\0" .. "5")))
+    assert.same({ 3 }, ids(nk("\0otskit-int64-1\0" .. "7")))
+    assert.same({ 1, 2, 3 }, ids(nk("\0otskit-int64\0")))
+    assert.same({ 1, 2, 3 }, ids({ nested = { path = "n", query = { term = { field_name = "n.l", term = store.integer(big) } } } }))
+    assert.same({}, ids({ nested = { path = "n", query = { term = { field_name = "n.l", term = store.integer("9007199254740992") } } } }))
+    db:close()
+  end)
+end)

@@ -496,6 +496,47 @@ describe("otskit.store search: a key a part does not take is refused", function(
     end
   end)
 
+  it("a wrong type of any known key of any aggregation or group-by is refused", function()
+    local AGG = { avg = { field_name = "l" }, max = { field_name = "d" }, min = { field_name = "l" }, sum = { field_name = "d" },
+      count = { field_name = "l" }, distinct_count = { field_name = "k" }, percentiles = { field_name = "l" },
+      top_rows = { limit = 2 } }
+    local GB = { field = { field_name = "k" }, range = { field_name = "l", ranges = { { to = 5 } } },
+      filter = { filters = { { match_all = {} } } }, geo_distance = { field_name = "g", origin = { lat = 0, lon = 0 },
+        ranges = { { to = 1000 } } }, histogram = { field_name = "l", interval = 5 },
+      date_histogram = { field_name = "dt", interval = { value = 1, unit = "DAY" } }, geo_grid = { field_name = "g", precision = 2 },
+      composite = { sources = { { name = "s", type = "field", field_name = "k" } } } }
+    local WRONG = { name = 5, type = 5, field_name = 5, missing = {}, percentiles = "x", limit = "x", sort = 5, size = "x",
+      min_doc_count = "x", ranges = 5, filters = 5, origin = 5, interval = "x", offset = "x", field_range = 5, time_zone = 5,
+      precision = "x", sources = 5, next_token = 5, sub_aggs = 5, sub_group_bys = 5 }
+    local function check(req, what)
+      req.table, req.index, req.limit = "t", "ix", 0
+      assert(db:search(req)) -- valid as written
+      return req
+    end
+    for ty, b in pairs(AGG) do
+      for key in pairs(agg_m.KEYS[ty]) do
+        local a = { name = "a", type = ty }
+        for k, v in pairs(b) do a[k] = v end
+        local req = check({ aggs = { a } })
+        a[key] = WRONG[key]
+        local res, msg, code = db:search(req)
+        assert.is_nil(res, ty .. "." .. key)
+        assert.equal("OTSParameterInvalid", code, ty .. "." .. key .. ": " .. tostring(msg))
+      end
+    end
+    for ty, b in pairs(GB) do
+      for key in pairs(gb_m.KEYS[ty]) do
+        local g = { name = "g", type = ty }
+        for k, v in pairs(b) do g[k] = v end
+        local req = check({ group_bys = { g } })
+        g[key] = WRONG[key]
+        local res, msg, code = db:search(req)
+        assert.is_nil(res, ty .. "." .. key)
+        assert.equal("OTSParameterInvalid", code, ty .. "." .. key .. ": " .. tostring(msg))
+      end
+    end
+  end)
+
   it("a group-by or aggregation list, a column list, a collapse, a highlight with a stray key is refused", function()
     local function no(req, key)
       req.table, req.index = "t", "ix"

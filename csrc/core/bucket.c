@@ -16,9 +16,10 @@ int64_t bucket_floor_div(double a, double b, int *ok) {
 int64_t bucket_floor_div_off(int64_t a, int64_t b, int64_t off, int *ok) {
   /* a = qa*b + ra, off = qo*b + ro (0 <= ra, ro < b): (a - off) / b is
    * qa - qo + (ra - ro) / b, the last term in (-1, 1) */
-  int64_t qa = a / b, ra = a % b, qo = off / b, ro = off % b, q;
+  int64_t qa, ra, qo, ro, q;
   *ok = 0;
-  if (b <= 0) return 0;
+  if (b <= 0) return 0; /* (before any division: b = 0, INT64_MIN / -1) */
+  qa = a / b, ra = a % b, qo = off / b, ro = off % b;
   if (ra < 0) { ra += b; qa--; }
   if (ro < 0) { ro += b; qo--; }
   if ((qo > 0 && qa < INT64_MIN + qo) || (qo < 0 && qa > INT64_MAX + qo)) return 0;

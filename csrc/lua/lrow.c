@@ -133,7 +133,7 @@ static int64_t opt_int64(lua_State *L, int idx, int64_t def, const char *what) {
 }
 
 /* row.decode(bytes [, want [, with_types [, lo, hi, max_versions [,
- * with_cells]]]]) -> cols, types|nil, size, kept, cells|nil
+ * with_cells]]]]) -> cols, types|nil, size, kept, cells|nil, newest
  * | nil, msg, "CorruptRow".
  * Keeps the cells whose name is in want (nil: every name) and whose
  * timestamp is in [lo, hi) (nil: unbounded), at most max_versions
@@ -141,13 +141,14 @@ static int64_t opt_int64(lua_State *L, int idx, int64_t def, const char *what) {
  * kept version; types: name -> its type (with_types); size: Tablestore's
  * size of the kept cells (name + value bytes, 8 for numbers, 1 for
  * booleans); kept: how many cells were kept; cells (with_cells): every
- * kept cell as {name, value, ts, type}, in stored order. */
+ * kept cell as {name, value, ts, type}, in stored order; newest: the
+ * largest timestamp of a kept cell, or 0 when none is larger. */
 static int l_decode_row(lua_State *L) {
   size_t len, pos = 0, pnl = 0;
   const unsigned char *buf = (const unsigned char *)luaL_checklstring(L, 1, &len);
   int want = !lua_isnoneornil(L, 2), types = lua_toboolean(L, 3), rc;
   int64_t lo = opt_int64(L, 4, INT64_MIN, "#4 (lo)"), hi = opt_int64(L, 5, INT64_MAX, "#5 (hi)");
-  int64_t maxv = opt_int64(L, 6, 1, "#6 (max_versions)"), size = 0, kept = 0, nv = 0;
+  int64_t maxv = opt_int64(L, 6, 1, "#6 (max_versions)"), size = 0, kept = 0, nv = 0, newest = 0;
   int with_cells = lua_toboolean(L, 7), skip = 0;
   const char *pn = NULL;
   row_cell c;
@@ -171,6 +172,7 @@ static int l_decode_row(lua_State *L) {
     if (skip || c.ts < lo || c.ts >= hi || nv >= maxv) continue;
     nv++;
     kept++;
+    if (c.ts > newest) newest = c.ts;
     size += (int64_t)c.name_len;
     if (nv == 1) { /* newest kept version: the columns view */
       lua_pushlstring(L, c.name, c.name_len);
@@ -204,7 +206,8 @@ static int l_decode_row(lua_State *L) {
   otsk_pushint64(L, size);
   otsk_pushint64(L, kept);
   lua_pushvalue(L, 10);
-  return 5;
+  otsk_pushint64(L, newest);
+  return 6;
 }
 
 /* row.utf8(s) -> whether s is well-formed UTF-8 */

@@ -17,7 +17,10 @@
  *     count (true): the statement runs to its end after the rows kept and
  *     total is the number of rows it produced (skipped ones included):
  *     a page and the count of every match in one pass.
- *   sql.keys(db, text, binds, nbinds, max, skip, count, types [, mark])
+ *   sql.build(db, table, plan) -> documents, next doc id, next point id
+ *       | nil, msg, code: a search index's build in C over the rows of kv
+ *       table `table` (sbuild.h; plan: see l_build below).
+ *   sql.keys(db, text, binds, nbinds, max, skip, count, types [, mark [, names]])
  *       -> vals, n, total, markkey | nil, msg, code
  *     sql.rows for a statement whose first result column is a row key (a
  *     packed tuple, otskit.key) of #types elements, types one letter per
@@ -28,7 +31,11 @@
  *     none per row. total: the rows the statement produced (with count
  *     every row; else those skipped and kept before it stopped); markkey: the
  *     raw first column of kept row mark (nil without one). A key that is
- *     not such a tuple fails with code "KVCorrupt".
+ *     not such a tuple fails with code "KVCorrupt". names (the key
+ *     columns' names, one a letter of types): vals[r] is row r as a search
+ *     returns it, { primary_key = { {name, v} ... }, columns = {} } (a
+ *     cell {name, v, "INTEGER"|"BINARY"} when v is a string of such a
+ *     column, as otskit.values.key_cell gives it).
  *   sql.NULL: the NULL parameter.
  * Failure codes are the kv ones: "KVBusy", "KVCorrupt", "KVFull",
  * "KVError". */
@@ -39,7 +46,10 @@
 #include "compat.h"
 #include "kvsql.h"
 #include "laux.h"
+#include "lkv.h"
 #include "parts.h"
+#include "row.h"
+#include "sbuild.h"
 #include "tuple.h"
 
 static kv_db *checkdb(lua_State *L) {
@@ -159,6 +169,115 @@ static int l_rows(lua_State *L) {
   return 3;
 }
 
+/* the integer field k of the table at idx (def when absent) */
+static int64_t opt_field(lua_State *L, int idx, const char *k, int64_t def) {
+  int64_t v = def;
+  lua_getfield(L, idx, k);
+  if (!lua_isnil(L, -1)) v = otsk_checkint64(L, -1, "sql", k);
+  lua_pop(L, 1);
+  return v;
+}
+
+static const char *str_field(lua_State *L, int idx, const char *k, size_t *len) {
+  const char *s;
+  lua_getfield(L, idx, k);
+  if (lua_type(L, -1) != LUA_TSTRING) otsk_error(L, "sql", "build: %s must be a string", k);
+  s = lua_tolstring(L, -1, len);
+  lua_pop(L, 1); /* still referenced by the plan */
+  return s;
+}
+
+static int cmp_field(const void *a, const void *b) {
+  const sb_field *x = (const sb_field *)a, *y = (const sb_field *)b;
+  return row_name_cmp(x->name, x->name_len, y->name, y->name_len);
+}
+
+/* sql.build(db, table, plan) -> documents, next doc id, next point id |
+ * nil, msg, code: sbuild.h's build over the rows of kv table `table`.
+ * plan = { fields = { {name, id, kind (LONG DOUBLE BOOLEAN KEYWORD TEXT
+ * GEO_POINT), col, fts, lower, delimit}, ... }, nfts, lo, maxv, doc_id,
+ * gpt_id, doc, has, gpt, geo, fts (the statements' text, sbuild.h) }.
+ * Codes: the kv ones (a stored row that is not one: KVCorrupt). */
+static int l_build(lua_State *L) {
+  static const char *const kinds[] = {"LONG", "DOUBLE", "BOOLEAN", "KEYWORD", "TEXT", "GEO_POINT", NULL};
+  kv_db *db = checkdb(L);
+  kv_table *t = otsk_kv_checktable(L, db);
+  sqlite3 *sq = (sqlite3 *)kv_sqlite(db);
+  sb_plan p;
+  const char *text[5];
+  sqlite3_stmt **st[5];
+  char err[256];
+  int i, n, rc = SQLITE_OK, corrupt = 0;
+  if (t == NULL) return 3;
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 3);
+  memset(&p, 0, sizeof p);
+  lua_getfield(L, 3, "fields");
+  luaL_checktype(L, -1, LUA_TTABLE);
+  n = (int)lua_rawlen(L, -1);
+  p.fields = (sb_field *)lua_newuserdatauv(L, (size_t)(n + 1) * sizeof *p.fields, 0); /* 5: GC-owned */
+  p.nfields = n;
+  for (i = 0; i < n; i++) {
+    sb_field *f = &p.fields[i];
+    lua_rawgeti(L, 4, i + 1);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    f->name = str_field(L, 6, "name", &f->name_len);
+    lua_getfield(L, 6, "kind");
+    f->kind = luaL_checkoption(L, -1, NULL, kinds) + SB_LONG;
+    lua_pop(L, 1);
+    f->id = (int)opt_field(L, 6, "id", 0);
+    f->col = (int)opt_field(L, 6, "col", 0);
+    f->fts = (int)opt_field(L, 6, "fts", 0);
+    lua_getfield(L, 6, "lower");
+    f->lower = lua_toboolean(L, -1);
+    lua_getfield(L, 6, "delimit");
+    f->delimit = lua_toboolean(L, -1);
+    lua_settop(L, 5);
+  }
+  qsort(p.fields, (size_t)n, sizeof *p.fields, cmp_field);
+  p.nfts = (int)opt_field(L, 3, "nfts", 0);
+  p.lo = opt_field(L, 3, "lo", INT64_MIN);
+  p.maxv = opt_field(L, 3, "maxv", 1);
+  p.doc_id = opt_field(L, 3, "doc_id", 1);
+  p.gpt_id = opt_field(L, 3, "gpt_id", 1);
+  if (p.maxv < 1) return otsk_error(L, "sql", "build: maxv must be >= 1");
+  for (i = 0; i < n; i++)
+    if ((p.fields[i].fts < 0 || p.fields[i].fts > p.nfts) || (p.fields[i].kind == SB_TEXT && p.fields[i].fts == 0))
+      return otsk_error(L, "sql", "build: field %d: fts column out of range", i + 1);
+#if LUA_VERSION_NUM >= 503
+  p.jit_binds = 0;
+#else
+  p.jit_binds = 1;
+#endif
+  text[0] = str_field(L, 3, "doc", NULL), st[0] = &p.doc;
+  text[1] = str_field(L, 3, "has", NULL), st[1] = &p.has;
+  text[2] = str_field(L, 3, "gpt", NULL), st[2] = &p.gpt;
+  text[3] = str_field(L, 3, "geo", NULL), st[3] = &p.geo;
+  text[4] = p.nfts > 0 ? str_field(L, 3, "fts", NULL) : NULL, st[4] = &p.fts;
+  /* no Lua error from here on: the statements are finalized below */
+  for (i = 0; i < 5 && rc == SQLITE_OK; i++)
+    if (text[i]) rc = sqlite3_prepare_v2(sq, text[i], -1, st[i], NULL);
+  if (rc == SQLITE_OK) {
+    for (i = 0; i < n; i++)
+      if (3 + p.fields[i].col > sqlite3_bind_parameter_count(p.doc)) rc = SQLITE_RANGE;
+    if (rc != SQLITE_OK) snprintf(err, sizeof err, "build: a value column beyond the doc statement's parameters");
+    else rc = sb_build(t, sq, &p, err, sizeof err, &corrupt);
+  } else {
+    snprintf(err, sizeof err, "%s", sqlite3_errmsg(sq));
+  }
+  for (i = 0; i < 5; i++) sqlite3_finalize(*st[i]);
+  if (rc != SQLITE_OK) {
+    int c = rc & 0xff;
+    const char *code = corrupt || c == SQLITE_CORRUPT || c == SQLITE_NOTADB ? "KVCorrupt"
+                     : c == SQLITE_BUSY || c == SQLITE_LOCKED ? "KVBusy" : c == SQLITE_FULL ? "KVFull" : "KVError";
+    return otsk_fail(L, code, corrupt ? "%s" : "sqlite: %s", err);
+  }
+  otsk_pushint64(L, p.rows);
+  otsk_pushint64(L, p.doc_id);
+  otsk_pushint64(L, p.gpt_id);
+  return 3;
+}
+
 /* Pushes element it of a key column of type t ('i', 's', 'b'); 0, or -1
  * with *why set when the element is not of that type. */
 static int push_elem(lua_State *L, const tuple_item *it, char t, const char **why) {
@@ -201,20 +320,68 @@ static int put_key(lua_State *L, const unsigned char *k, size_t kn, const char *
   return 0;
 }
 
+/* Sets list[at+1] = { primary_key = { {name, v[, type]} ... }, columns = {} }
+ * from key k[0..kn) of the key types types[0..nt), names at stack index
+ * names (a cell is {name, v, type} when v is a string of an INTEGER (LuaJIT:
+ * beyond 2^53) or BINARY column, as otskit.values.key_cell makes it); 0, or
+ * -1 when k is not such a key (*why set). */
+static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int names, int list,
+                   int at, const char **why) {
+  tuple_reader r;
+  tuple_item it;
+  size_t j;
+  int rc;
+  lua_createtable(L, 0, 2);
+  lua_createtable(L, (int)nt, 0);
+  tuple_reader_init(&r, k, kn, 0);
+  for (j = 0; j < nt; j++) {
+    int typed;
+    rc = tuple_read(&r, &it);
+    if (rc != 1) { *why = rc < 0 ? r.err : "fewer elements than the table's primary key"; lua_pop(L, 2); return -1; }
+    lua_createtable(L, 3, 0);
+    lua_rawgeti(L, names, (lua_Integer)j + 1);
+    lua_rawseti(L, -2, 1);
+    if (push_elem(L, &it, types[j], why)) { lua_pop(L, 3); return -1; }
+    typed = types[j] != 's' && lua_type(L, -1) == LUA_TSTRING;
+    lua_rawseti(L, -2, 2);
+    if (typed) {
+      lua_pushstring(L, types[j] == 'i' ? "INTEGER" : "BINARY");
+      lua_rawseti(L, -2, 3);
+    }
+    lua_rawseti(L, -2, (lua_Integer)j + 1);
+  }
+  rc = tuple_read(&r, &it);
+  if (rc != 0) { *why = rc < 0 ? r.err : "more elements than the table's primary key"; lua_pop(L, 2); return -1; }
+  lua_setfield(L, -2, "primary_key");
+  lua_newtable(L);
+  lua_setfield(L, -2, "columns");
+  lua_rawseti(L, list, at + 1);
+  return 0;
+}
+
 static int l_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
   int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list;
   lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
   lua_Integer mark = luaL_optinteger(L, 9, 0);
-  int count = lua_toboolean(L, 7);
+  int count = lua_toboolean(L, 7), rows = !lua_isnoneornil(L, 10);
   size_t nt;
   const char *types = luaL_checklstring(L, 8, &nt), *why = NULL;
   if (nt == 0 || strspn(types, "isb") != nt) return luaL_argerror(L, 8, "key types: one of i, s, b per column");
-  lua_settop(L, 9);
+  if (rows) {
+    size_t j;
+    luaL_checktype(L, 10, LUA_TTABLE);
+    for (j = 1; j <= nt; j++) {
+      lua_rawgeti(L, 10, (lua_Integer)j);
+      if (lua_type(L, -1) != LUA_TSTRING) return luaL_argerror(L, 10, "key names: one string per column");
+      lua_pop(L, 1);
+    }
+  }
+  lua_settop(L, 10);
   st = prepare_bound(L, db, &ret);
   if (st == NULL) return ret;
-  lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)nt) : 0, 0);
+  lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)(rows ? 1 : nt)) : 0, 0);
   list = lua_gettop(L);
   lua_pushnil(L); /* the mark row's key */
   while ((count || maxrows < 0 || n < maxrows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -231,8 +398,13 @@ static int l_keys(lua_State *L) {
       lua_pushlstring(L, (const char *)k, kn);
       lua_replace(L, list + 1);
     }
-    if (put_key(L, k, kn, types, nt, list, at, &why)) break;
-    at += (int)nt;
+    if (rows) {
+      if (put_row(L, k, kn, types, nt, 10, list, at, &why)) break;
+      at++;
+    } else {
+      if (put_key(L, k, kn, types, nt, list, at, &why)) break;
+      at += (int)nt;
+    }
   }
   if (why != NULL) {
     sqlite3_reset(st);
@@ -251,7 +423,7 @@ static int l_keys(lua_State *L) {
 static const char null_marker = 0;
 
 int otsk_open_sql(lua_State *L) {
-  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {"build", l_build}, {NULL, NULL}};
   lua_newtable(L);
   otsk_setfuncs(L, fns);
   lua_pushlightuserdata(L, (void *)&null_marker);

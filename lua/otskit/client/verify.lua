@@ -186,9 +186,47 @@ local function same_key(row, pk)
   return nil
 end
 
+-- A well-formed answer in one pass: every row's key strictly after the
+-- one before (compare never nil), the first not before start, the last
+-- before stop, next_start_primary_key (if any) strictly after the last
+-- and not past stop. compare being a total order on the keys it can
+-- compare, every row is then inside the range and range_rows' checks of
+-- each row against both bounds would find nothing either; any other
+-- answer takes those checks.
+local function ordered_inside(rows, nx, lo, hi, backward)
+  local step = backward and -1 or 1
+  local first, prev
+  local i = 1
+  while rows[i] ~= nil do
+    local row = rows[i]
+    local pk = type(row) == "table" and rawget(row, "primary_key")
+    if type(pk) ~= "table" then return false end
+    if prev then
+      if verify.compare(pk, prev) ~= step then return false end
+    else
+      first = pk
+    end
+    prev = pk
+    i = i + 1
+  end
+  if not first then return false end
+  local a, b = verify.compare(first, lo), verify.compare(prev, hi)
+  if not ((a == 0 or a == step) and b == -step) then return false end
+  if nx ~= nil then
+    if type(nx) ~= "table" or verify.compare(nx, prev) ~= step then return false end
+    local c = verify.compare(nx, hi)
+    if not (c == 0 or c == -step) then return false end
+  end
+  return true
+end
+
 local function range_rows(req, out)
   local backward = req.direction == "BACKWARD"
   local lo, hi = req.start, req.stop
+  local rows = out.rows
+  if type(rows) == "table" and ordered_inside(rows, out.next_start_primary_key, lo, hi, backward) then
+    return nil
+  end
   local asked = ("[%s, %s)"):format(show(lo), show(hi))
   local function inside(pk, may_equal_stop)
     local a, b = verify.compare(pk, lo), verify.compare(pk, hi)

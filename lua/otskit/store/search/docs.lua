@@ -253,12 +253,13 @@ end
 docs.FAIL = {}
 docs.run = run
 
---- docs.keys(h, text, binds, n, max, skip, count, types, mark) -> vals,
+--- docs.keys(h, text, binds, n, max, skip, count, types, mark [, names]) -> vals,
 -- n, total, markkey: a statement whose first column is a row key, its
--- keys decoded flat in C (otskit.core.sql.keys); raises docs.FAIL when
+-- keys decoded flat in C (otskit.core.sql.keys; with the key columns'
+-- names, the rows as a search returns them); raises docs.FAIL when
 -- SQLite fails or a key is damaged
-function docs.keys(h, text, binds, n, max, skip, count, types, mark)
-  local vals, nr, total, mk = sql.keys(h, text, binds, n, max, skip, count, types, mark)
+function docs.keys(h, text, binds, n, max, skip, count, types, mark, names)
+  local vals, nr, total, mk = sql.keys(h, text, binds, n, max, skip, count, types, mark, names)
   if not vals then error(setmetatable({ msg = nr, code = total }, docs.FAIL), 0) end
   return vals, nr, total, mk
 end
@@ -352,7 +353,7 @@ end
 -- into the value indexes in their order (one sort, then appends, instead
 -- of an insert at a random place of a large B-tree per value).
 function docs.sink(h, p, def, build)
-  local sink = { h = h, p = p, size = 0, doc_id = next_id(h, p, "doc"), gpt_id = next_id(h, p, "gpt"), into = {} }
+  local sink = { h = h, p = p, def = def, size = 0, doc_id = next_id(h, p, "doc"), gpt_id = next_id(h, p, "gpt"), into = {} }
   for _, k in ipairs(ORDER) do sink[k] = { n = 0 }; sink.into[k] = p .. k end
   if build then
     for _, k in ipairs({ "num", "kw" }) do
@@ -398,6 +399,12 @@ end
 function docs.finish(sink)
   docs.flush(sink)
   if not sink.build then return end
+  -- a top-level single-valued field's values are its column of p.."doc"
+  -- (index_fields staged none of them): one sort per field
+  for _, d in ipairs(sink.def.colfields) do
+    run(sink.h, ("INSERT OR IGNORE INTO %s%s (f, v, pk, doc) SELECT %d, %s, pk, id FROM %sdoc WHERE %s IS NOT NULL ORDER BY %s, pk, id")
+      :format(sink.p, sink.def.store_of[d.type], d.id, d.col, sink.p, d.col, d.col))
+  end
   for _, k in ipairs({ "num", "kw" }) do
     local stage = sink.into[k]
     run(sink.h, ("INSERT OR IGNORE INTO %s%s (f, v, pk, doc) SELECT f, v, pk, doc FROM %s ORDER BY f, v, pk, doc")
@@ -430,7 +437,10 @@ end
 -- fields' column texts go into fts[doc id]
 local function index_fields(sink, def, id, pk, fields, get, fts)
   for _, d in ipairs(fields) do
-    local raw = get(d.name:match("([^.]+)$"))
+    -- (a build's top-level single-valued fields: docs.finish takes their
+    -- values from p.."doc")
+    local raw = nil
+    if not (sink.build and d.col and def.keyed) then raw = get(d.name:match("([^.]+)$")) end
     if raw ~= nil and (d.index ~= false or d.type == "NESTED") then
       local ty = d.type
       if ty == "NESTED" then

@@ -114,20 +114,20 @@ return function(gb, K, h)
   gb.hnum, gb.integral, gb.bind_int = hnum, integral, bind_int -- (composite's histogram sources)
 
   --- gb.interval_of(g) -> a histogram's interval (> 0) and offset
-  -- (default 0), each a number or (LuaJIT) an int64's decimal text | nil
-  -- and which of them is wrong
+  -- (default 0, finite), each a number or (LuaJIT) an int64's decimal
+  -- text | nil and which of them is wrong
   function gb.interval_of(g)
     local iv, off = hnum(g.interval), hnum(g.offset or 0)
     if iv == nil or (type(iv) == "string" and iv:find("^%-")) or (type(iv) == "number" and not (iv > 0 and iv < math.huge)) then
       return nil, "interval"
     end
-    if off == nil then return nil, "offset" end
+    if off == nil or (type(off) == "number" and not (off > -math.huge and off < math.huge)) then return nil, "offset" end
     return iv, off
   end
 
   function K.histogram(env, g, scope, depth, what)
     local iv, off = gb.interval_of(g)
-    if iv == nil then return bad(what .. (off == "interval" and ": interval must be a number > 0" or ": offset must be a number")) end
+    if iv == nil then return bad(what .. (off == "interval" and ": interval must be a number > 0" or ": offset must be a finite number")) end
     local mdc, m, c = min_docs(g, what, 0)
     if not mdc then return nil, m, c end
     local d, m2, c2 = agg.field(env, g.field_name, what, NUMERIC)

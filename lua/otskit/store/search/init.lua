@@ -14,6 +14,7 @@ local cjson = require "cjson.safe"
 local sql = require("otskit.core").sql
 local schema = require "otskit.store.search.schema"
 local docs = require "otskit.store.search.docs"
+local build = require "otskit.store.search.build"
 
 local DB = base.DB
 local invalid, check_req, valid_name, now_ms = base.invalid, base.check_req, base.valid_name, base.now_ms
@@ -99,7 +100,7 @@ function search.reindex(self, t, ix, k, sink, blob)
   local now = now_ms(self)
   local cut = t.ttl_ms and now - t.ttl_ms or nil
   -- (LuaJIT: with the types, to tell an INTEGER beyond 2^53, decimal text, from a STRING)
-  local cols, types, _, kept, cells = values.decode(blob, nil, not values.LUA54, cut, nil, t.maxv, true)
+  local cols, types, _, kept, _, ts = values.decode(blob, nil, not values.LUA54, cut, nil, t.maxv)
   if not cols then error(setmetatable({ msg = "a stored row: " .. tostring(types), code = "KVCorrupt" }, docs.FAIL), 0) end
   if types then
     for name, ty in pairs(types) do
@@ -107,8 +108,6 @@ function search.reindex(self, t, ix, k, sink, blob)
     end
   end
   if kept == 0 and #blob > 0 then return not sink and docs.remove(h, ix.p, ix.def, k) end
-  local ts = 0
-  for _, c in ipairs(cells or {}) do if c[3] > ts then ts = c[3] end end
   -- primary key columns are fields too (the service indexes them by name)
   local vals = txn.key_vals(t, k)
   for i, c in ipairs(t.pk) do
@@ -264,22 +263,7 @@ local function create(self, req)
   if not e1 then return dberr(e2, e3) end
   docs.run(h, "INSERT INTO s_meta VALUES (?1, ?2, ?3, ?4, ?5, ?6)", { t.name, req.index, id, text, now_ms(self), ttl })
   -- build from the rows already in the table
-  local cur, cm, cc = h:scan(t.kv)
-  if not cur then return dberr(cm, cc) end
-  local sink = docs.sink(h, ix.p, def, true)
-  local ok, fm, fc = pcall(function() -- the rows as the cursor reads them
-    while true do
-      local ks, vs, nk = cur:fetch(512)
-      if ks == nil then return vs, nk end
-      if nk == 0 then return end
-      for i = 1, nk do search.reindex(self, t, ix, ks[i], sink, vs[i]) end
-    end
-  end)
-  cur:close()
-  if not ok then error(fm, 0) end
-  if fm then return dberr(fm, fc) end
-  docs.finish(sink)
-  e1, e2, e3 = sql.exec(h, docs.ddl_indexes(ix.p)) -- over the rows now there
+  e1, e2, e3 = build.run(self, t, ix, search.reindex, now_ms)
   if not e1 then return dberr(e2, e3) end
   local b1, b2, b3 = self:_bump()
   if not b1 then return nil, b2, b3 end

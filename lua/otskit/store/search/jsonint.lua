@@ -11,11 +11,14 @@ local jsonint = {}
 -- 2^53), so they are first written as strings behind MARK and read back
 -- as exact int64 (5.4: an integer; LuaJIT: a number up to 2^53, a typed
 -- INTEGER value beyond it); one past int64 is the double cjson reads.
-local MARK, MARK_JSON = "\0otskit-int64\0", "\\u0000otskit-int64\\u0000"
+-- MARK is "\0otskit-int64\0", or "\0otskit-int64-N\0" with the least N
+-- when a string of the text itself starts with it (a string is never
+-- taken for a marked integer).
 local BIG = "%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d"
 
--- s with each long integer written as the string MARK..digits | s
-local function mark_ints(s)
+-- s with each long integer written as the string MARK..digits
+-- (MARK_JSON: MARK as JSON spells it) | s
+local function mark_ints(s, MARK_JSON)
   if not s:find(BIG) then return s end
   local out, i, n = {}, 1, #s
   while true do
@@ -49,7 +52,7 @@ local function mark_ints(s)
   return table.concat(out)
 end
 
-local function exact_ints(v)
+local function exact_ints(v, MARK)
   if type(v) == "string" then
     if v:sub(1, #MARK) ~= MARK then return v end
     local t = v:sub(#MARK + 1)
@@ -59,7 +62,7 @@ local function exact_ints(v)
     return x
   end
   if type(v) == "table" then
-    for k, x in pairs(v) do v[k] = exact_ints(x) end
+    for k, x in pairs(v) do v[k] = exact_ints(x, MARK) end
   end
   return v
 end
@@ -77,12 +80,23 @@ end
 --- jsonint.decode(s) -> the value of JSON text s as cjson reads it, but
 -- with integers exact to int64 (see MARK) | nil. The text is read twice
 -- only when a number in it is at or past 2^53.
+-- whether a string in v (a value) starts with prefix
+local function starts(v, prefix)
+  if type(v) == "string" then return v:sub(1, #prefix) == prefix end
+  if type(v) == "table" then
+    for _, x in pairs(v) do if starts(x, prefix) then return true end end
+  end
+  return false
+end
+
 function jsonint.decode(s)
   local v = cjson.decode(s)
   if type(v) ~= "table" or not past_2_53(v) then return v end
-  local m = mark_ints(s)
+  local tag, n = "otskit-int64", 0
+  while starts(v, "\0" .. tag .. "\0") do n = n + 1; tag = "otskit-int64-" .. n end
+  local m = mark_ints(s, "\\u0000" .. tag .. "\\u0000")
   if m == s then return v end
-  return exact_ints(cjson.decode(m))
+  return exact_ints(cjson.decode(m), "\0" .. tag .. "\0")
 end
 
 return jsonint

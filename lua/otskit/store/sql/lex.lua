@@ -296,6 +296,9 @@ function lex.mysql(s)
         end
       end
       emit(s:sub(i, j), j + 1, "str")
+    elseif (c == "x" or c == "X") and s:sub(i + 1, i + 1) == "'" then -- a hex literal x'..': one operand
+      local j = s:find("'", i + 2, true) or n
+      emit(s:sub(i, j), j + 1, "str")
     elseif two == "--" or c == "#" then
       local e = s:find("\n", i, true) or n
       emit(" ", e + 1, "ws")
