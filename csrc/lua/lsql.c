@@ -20,7 +20,7 @@
  *   sql.build(db, table, plan) -> documents, next doc id, next point id
  *       | nil, msg, code: a search index's build in C over the rows of kv
  *       table `table` (sbuild.h; plan: see l_build below).
- *   sql.keys(db, text, binds, nbinds, max, skip, count, types [, mark])
+ *   sql.keys(db, text, binds, nbinds, max, skip, count, types [, mark [, names]])
  *       -> vals, n, total, markkey | nil, msg, code
  *     sql.rows for a statement whose first result column is a row key (a
  *     packed tuple, otskit.key) of #types elements, types one letter per
@@ -31,7 +31,11 @@
  *     none per row. total: the rows the statement produced (with count
  *     every row; else those skipped and kept before it stopped); markkey: the
  *     raw first column of kept row mark (nil without one). A key that is
- *     not such a tuple fails with code "KVCorrupt".
+ *     not such a tuple fails with code "KVCorrupt". names (the key
+ *     columns' names, one a letter of types): vals[r] is row r as a search
+ *     returns it, { primary_key = { {name, v} ... }, columns = {} } (a
+ *     cell {name, v, "INTEGER"|"BINARY"} when v is a string of such a
+ *     column, as otskit.values.key_cell gives it).
  *   sql.NULL: the NULL parameter.
  * Failure codes are the kv ones: "KVBusy", "KVCorrupt", "KVFull",
  * "KVError". */
@@ -321,20 +325,68 @@ static int put_key(lua_State *L, const unsigned char *k, size_t kn, const char *
   return 0;
 }
 
+/* Sets list[at+1] = { primary_key = { {name, v[, type]} ... }, columns = {} }
+ * from key k[0..kn) of the key types types[0..nt), names at stack index
+ * names (a cell is {name, v, type} when v is a string of an INTEGER (LuaJIT:
+ * beyond 2^53) or BINARY column, as otskit.values.key_cell makes it); 0, or
+ * -1 when k is not such a key (*why set). */
+static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int names, int list,
+                   int at, const char **why) {
+  tuple_reader r;
+  tuple_item it;
+  size_t j;
+  int rc;
+  lua_createtable(L, 0, 2);
+  lua_createtable(L, (int)nt, 0);
+  tuple_reader_init(&r, k, kn, 0);
+  for (j = 0; j < nt; j++) {
+    int typed;
+    rc = tuple_read(&r, &it);
+    if (rc != 1) { *why = rc < 0 ? r.err : "fewer elements than the table's primary key"; lua_pop(L, 2); return -1; }
+    lua_createtable(L, 3, 0);
+    lua_rawgeti(L, names, (lua_Integer)j + 1);
+    lua_rawseti(L, -2, 1);
+    if (push_elem(L, &it, types[j], why)) { lua_pop(L, 3); return -1; }
+    typed = types[j] != 's' && lua_type(L, -1) == LUA_TSTRING;
+    lua_rawseti(L, -2, 2);
+    if (typed) {
+      lua_pushstring(L, types[j] == 'i' ? "INTEGER" : "BINARY");
+      lua_rawseti(L, -2, 3);
+    }
+    lua_rawseti(L, -2, (lua_Integer)j + 1);
+  }
+  rc = tuple_read(&r, &it);
+  if (rc != 0) { *why = rc < 0 ? r.err : "more elements than the table's primary key"; lua_pop(L, 2); return -1; }
+  lua_setfield(L, -2, "primary_key");
+  lua_newtable(L);
+  lua_setfield(L, -2, "columns");
+  lua_rawseti(L, list, at + 1);
+  return 0;
+}
+
 static int l_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
   int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list;
   lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
   lua_Integer mark = luaL_optinteger(L, 9, 0);
-  int count = lua_toboolean(L, 7);
+  int count = lua_toboolean(L, 7), rows = !lua_isnoneornil(L, 10);
   size_t nt;
   const char *types = luaL_checklstring(L, 8, &nt), *why = NULL;
   if (nt == 0 || strspn(types, "isb") != nt) return luaL_argerror(L, 8, "key types: one of i, s, b per column");
-  lua_settop(L, 9);
+  if (rows) {
+    size_t j;
+    luaL_checktype(L, 10, LUA_TTABLE);
+    for (j = 1; j <= nt; j++) {
+      lua_rawgeti(L, 10, (lua_Integer)j);
+      if (lua_type(L, -1) != LUA_TSTRING) return luaL_argerror(L, 10, "key names: one string per column");
+      lua_pop(L, 1);
+    }
+  }
+  lua_settop(L, 10);
   st = prepare_bound(L, db, &ret);
   if (st == NULL) return ret;
-  lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)nt) : 0, 0);
+  lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)(rows ? 1 : nt)) : 0, 0);
   list = lua_gettop(L);
   lua_pushnil(L); /* the mark row's key */
   while ((count || maxrows < 0 || n < maxrows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -351,8 +403,13 @@ static int l_keys(lua_State *L) {
       lua_pushlstring(L, (const char *)k, kn);
       lua_replace(L, list + 1);
     }
-    if (put_key(L, k, kn, types, nt, list, at, &why)) break;
-    at += (int)nt;
+    if (rows) {
+      if (put_row(L, k, kn, types, nt, 10, list, at, &why)) break;
+      at++;
+    } else {
+      if (put_key(L, k, kn, types, nt, list, at, &why)) break;
+      at += (int)nt;
+    }
   }
   if (why != NULL) {
     sqlite3_reset(st);

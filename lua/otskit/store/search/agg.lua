@@ -40,12 +40,18 @@ agg.bad = bad
 local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
 local VALUED = { LONG = true, DOUBLE = true, DATE = true, KEYWORD = true, BOOLEAN = true }
 
+-- (remembered for the texts last seen: a search's statements repeat)
+local NPARAMS, nseen = {}, 0
 local function nparams(text)
-  local n = 0
+  local n = NPARAMS[text]
+  if n then return n end
+  n = 0
   for d in text:gmatch("%?(%d+)") do
     local v = tonumber(d)
     if v > n then n = v end
   end
+  if nseen >= 512 then NPARAMS, nseen = {}, 0 end
+  NPARAMS[text], nseen = n, nseen + 1
   return n
 end
 
@@ -391,11 +397,10 @@ function RUN.top_rows(env, a, scope, what)
     return bad(what .. ": limit must be an integer in 1.." .. L.top_rows)
   end
   local sorters = a.sort or env.ix.def.index_sort
-  -- (compiled first: a sort sort.compile refuses never takes the path below)
-  local keys, used = sort.compile(env.ctx, sorters)
-  if not keys then return nil, used, "OTSParameterInvalid" end
   -- one field_sort on a single-valued top-level field over every document
-  -- (or the leaf's own field): its value index, walked in order
+  -- (or the leaf's own field): its value index, walked in order (what
+  -- the path checks is all sort.compile checks of such a sorter: a sort
+  -- it refuses never takes the path)
   local fs = type(sorters) == "table" and #sorters == 1 and type(sorters[1]) == "table" and sorters[1].field_sort
   if type(fs) == "table" and next(sorters[1]) == "field_sort" and next(sorters[1], "field_sort") == nil
     and base.list(sorters, "top_rows")
@@ -403,19 +408,29 @@ function RUN.top_rows(env, a, scope, what)
     and fs.nested_filter == nil and (fs.order == nil or fs.order == "ASC" or fs.order == "DESC")
     and (fs.mode == nil or fs.mode == "MIN" or fs.mode == "MAX" or fs.mode == "AVG") then
     local d = type(fs.field_name) == "string" and env.ctx.def.byname[fs.field_name]
-    local own = d and d.col and d.sort and not (fs.mode == "AVG" and d.type == "KEYWORD") and agg.own(env, d, scope)
+    local own = d and d.col and d.sort and not d.parent and d.type ~= "GEO_POINT"
+      and not (fs.mode == "AVG" and d.type == "KEYWORD") and agg.own(env, d, scope)
     if own then
-      local rows = agg.query(env, ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(tbl(env, d), own,
-        fs.order or "ASC", env.ctx:bind(limit)))
-      if #rows == limit then -- (fewer: documents without a value follow them)
-        local out = {}
-        for i, r in ipairs(rows) do out[i] = env.row_of(r[1]) end
-        return { rows = out }
+      local text = ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(tbl(env, d), own,
+        fs.order or "ASC", env.ctx:bind(limit))
+      if env.keys_of then
+        local out = env.keys_of(text, limit)
+        if #out == limit then return { rows = out } end -- (fewer: documents without a value follow them)
+      else
+        local rows = agg.query(env, text)
+        if #rows == limit then
+          local out = {}
+          for i, r in ipairs(rows) do out[i] = env.row_of(r[1]) end
+          return { rows = out }
+        end
       end
     end
   end
+  local keys, used = sort.compile(env.ctx, sorters)
+  if not keys then return nil, used, "OTSParameterInvalid" end
   local text = ("SELECT d.pk, %s FROM %sdoc d WHERE %s %s LIMIT %s"):format(sort.select(keys), env.ctx.p, scope,
     sort.order_by(keys), env.ctx:bind(limit))
+  if env.keys_of then return { rows = env.keys_of(text, limit) } end
   local rows = {}
   for i, r in ipairs(agg.query(env, text)) do rows[i] = env.row_of(r[1]) end
   return { rows = rows }
@@ -472,9 +487,10 @@ function agg._run_list(env, list, scope, where, out, seen)
     seen[a.name] = true
     local f = RUN[a.type]
     if not f then return bad(("%s: unknown aggregation type %s"):format(where, tostring(a.type))) end
-    local what = ("aggregation [%s]"):format(a.name)
-    local ok, km, kc = base.known(a, KEYS[a.type], ("%s: %s %s"):format(where, a.type, what))
-    if not ok then return nil, km, kc end
+    local what = "aggregation [" .. a.name .. "]"
+    if not base.known(a, KEYS[a.type], "") then -- (the message built only when it is needed)
+      return base.known(a, KEYS[a.type], ("%s: %s %s"):format(where, a.type, what))
+    end
     local r, m, c = f(env, a, scope, what)
     if not r then return nil, m, c end
     r.name, r.type = a.name, a.type

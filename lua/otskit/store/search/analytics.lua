@@ -11,17 +11,18 @@ local analytics = {}
 
 local COLLAPSE_KEYS = base.set{ "field_name" }
 
---- analytics.run(self, t, ix, ctx, cond, req, row_of) -> aggs, group_bys
+--- analytics.run(self, t, ix, ctx, cond, req, row_of, leaf, keys_of) -> aggs, group_bys
 -- (result lists, nil when not asked) | nil, msg, code. cond: the WHERE of
 -- the query's matches on alias d (its binds in ctx). leaf: ctx.from when
 -- the query is that one leaf on a single-valued top-level field (see
--- otskit.store.search.agg's env.leaf).
-function analytics.run(self, t, ix, ctx, cond, req, row_of, leaf)
+-- otskit.store.search.agg's env.leaf). keys_of(text, max) -> the result
+-- rows of the keys in the first column of text's first max rows (nil
+-- when rows carry columns: row_of each key then).
+function analytics.run(self, t, ix, ctx, cond, req, row_of, leaf, keys_of)
   if req.aggs == nil and req.group_bys == nil then return nil end
-  local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
-  local env = { h = self.h, ix = ix, ctx = ctx, row_of = row_of,
-    sign = function(p) return sort.token(secret, scope, p) end,
-    open = function(tok) return sort.open(secret, scope, tok) end }
+  local env = { h = self.h, ix = ix, ctx = ctx, row_of = row_of, keys_of = keys_of,
+    sign = function(p) return sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name, p) end,
+    open = function(tok) return sort.open(self:_search_secret() or "", t.name .. "/" .. ix.name, tok) end }
   if leaf and leaf.d and not leaf.d.array and not leaf.d.parent then
     env.leaf = { scope = cond, d = leaf.d, tbl = leaf.tbl, cond = leaf.cond, vcond = leaf.vcond, bounds = leaf.bounds }
   end

@@ -253,12 +253,13 @@ end
 docs.FAIL = {}
 docs.run = run
 
---- docs.keys(h, text, binds, n, max, skip, count, types, mark) -> vals,
+--- docs.keys(h, text, binds, n, max, skip, count, types, mark [, names]) -> vals,
 -- n, total, markkey: a statement whose first column is a row key, its
--- keys decoded flat in C (otskit.core.sql.keys); raises docs.FAIL when
+-- keys decoded flat in C (otskit.core.sql.keys; with the key columns'
+-- names, the rows as a search returns them); raises docs.FAIL when
 -- SQLite fails or a key is damaged
-function docs.keys(h, text, binds, n, max, skip, count, types, mark)
-  local vals, nr, total, mk = sql.keys(h, text, binds, n, max, skip, count, types, mark)
+function docs.keys(h, text, binds, n, max, skip, count, types, mark, names)
+  local vals, nr, total, mk = sql.keys(h, text, binds, n, max, skip, count, types, mark, names)
   if not vals then error(setmetatable({ msg = nr, code = total }, docs.FAIL), 0) end
   return vals, nr, total, mk
 end

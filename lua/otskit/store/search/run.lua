@@ -113,6 +113,18 @@ local function key_types(t)
   return s
 end
 
+-- the names of table t's key columns (a list)
+local KNAMES = setmetatable({}, { __mode = "k" })
+local function key_names(t)
+  local s = KNAMES[t]
+  if not s then
+    s = {}
+    for i = 1, t.npk do s[i] = t.pk[i].name end
+    KNAMES[t] = s
+  end
+  return s
+end
+
 -- the rows of a page without columns from its keys' elements decoded
 -- flat (docs.keys): rows[i] = { primary_key, columns = {} }, the cells as
 -- pk_out gives them
@@ -121,7 +133,11 @@ local function key_rows(t, vals, n, rows)
   local pk, npk = t.pk, t.npk
   if npk == 1 then
     local name, ty = pk[1].name, pk[1].type
-    for i = 1, n do rows[i] = { primary_key = { key_cell(name, ty, vals[i]) }, columns = {} } end
+    local typed = ty == "BINARY" or ty == "INTEGER" -- (key_cell unrolled: {name, v, ty} for such a string)
+    for i = 1, n do
+      local v = vals[i]
+      rows[i] = { primary_key = { typed and type(v) == "string" and { name, v, ty } or { name, v } }, columns = {} }
+    end
     return rows
   end
   local at = 0
@@ -222,6 +238,17 @@ local function where(self, ctx, t, ix, req)
   return full, score, nil, from, "(" .. query.without_driver(cond) .. ")" .. tail
 end
 
+-- whether the index's own sort compiles (remembered with its definition)
+local function index_sort_ok(ix)
+  local def = ix.def
+  if def.index_sort_ok == nil then
+    local c = query.ctx(def, ix.p)
+    c.score = "0"
+    def.index_sort_ok = sort.compile(c, def.index_sort) ~= nil
+  end
+  return def.index_sort_ok
+end
+
 local function do_search(self, req)
   local ok, m, c = base.known(req, SEARCH_FIELDS, "search")
   if not ok then return nil, m, c end
@@ -277,8 +304,15 @@ local function do_search(self, req)
   ctx.hits = nil
   if not cond then return nil, score, c2 end
   ctx.score = score
-  local keys, used_score = sort.compile(ctx, sorters)
-  if not keys then return nil, used_score, "OTSParameterInvalid" end
+  -- (no page, no token and the index's own sort, which compiles: the
+  -- page's sort keys are never used)
+  local keys, used_score
+  if limit == 0 and not after and sorters == ix.def.index_sort and index_sort_ok(ix) then
+    keys, used_score = {}, false
+  else
+    keys, used_score = sort.compile(ctx, sorters)
+    if not keys then return nil, used_score, "OTSParameterInvalid" end
+  end
   local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
   if extra == nil then return nil, em, ec end
   local function add_extra(pks, hits)
@@ -299,7 +333,13 @@ local function do_search(self, req)
   -- a query that is one value index's range (fast == "(1)": no other
   -- clause, no TTL, no routing): the analytics may read that index alone
   local leaf = fast == "(1)" and ctx.from or nil
-  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf)
+  -- without columns, the rows of keys a statement selects first are built
+  -- in one C call (docs.keys), none read
+  local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
+    return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
+  end or nil
+  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
+    keys_of)
   if aggs == nil and gbs then return nil, gbs, c3 end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
@@ -353,10 +393,11 @@ local function do_search(self, req)
   local count_here = req.get_total_count and not count_apart
   if pk_only and not used_score and not extra and cols.mode == "RETURN_NONE" then
     -- the page's keys decoded in C, no row read: the rows built at once
-    local vals, n, total, mark = docs.keys(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here,
-      key_types(t), limit)
+    local page, n, total, mark = docs.keys(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here,
+      key_types(t), limit, key_names(t))
     if count_here then res.total_count = total end
-    key_rows(t, vals, math.min(n, limit), res.rows)
+    if n > limit then page[n] = nil end
+    res.rows = page
     if n > limit then
       res.next_token = sort.token(self:_search_secret() or "", scope, { kind = "search", sort = sorters,
         after = { { "b", mark } } })
