@@ -266,4 +266,22 @@ describe("otskit.analyze.diagnose: index causes on generated designs", function(
     assert.are.same({}, diagnose.indexes({ query_kinds = kinds, rows_kept_per_row = 2.5, extras = {} },
       { { name = "other", kind = "global index", table = "t", rows = 30 } }, {}))
   end)
+  it("sim.visible: 0 when the first read sees the write, else timed from o.since when given", function()
+    for _ = 1, 50 do
+      local now, due = math.random(0, 1000) / 10, math.random(1, 300) / 100
+      local since = now - math.random(0, 50) / 100      -- the write took that long to answer
+      local o = { now = function() return now end, set_time = function(t) now = t end }
+      local start = now
+      local function probe() return now >= start + due end
+      local plain = sim.visible(probe, o)
+      -- seen at the first probe at or past the due time, 10 ms steps
+      assert.are.equal(math.floor(math.ceil(due / 0.01 - 1e-9) * 10 + 0.5), plain)
+      now = start
+      o.since = since
+      local timed = sim.visible(probe, o)
+      assert.is_true(math.abs(timed - (plain + (start - since) * 1000)) <= 1, ("%s vs %s"):format(timed, plain))
+      now = start
+      assert.are.equal(0, sim.visible(function() return true end, o))
+    end
+  end)
 end)

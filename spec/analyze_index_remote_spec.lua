@@ -57,7 +57,10 @@ describe("the index scenarios against otskit serve", function()
             for _, x in ipairs(g.evidence.indexes) do
               assert.are.equal("measured", x.source)
               local want = x.path == "search index" and SEARCH_MS or GLOBAL_MS
-              assert.is_true(x.delay_ms >= want / 2 and x.delay_ms < want + 3000,
+              -- timed from before the write to the answer of the read that
+              -- saw it: never below the server's delay, however loaded the
+              -- machine (its clock is read in whole ms: 1 ms of slack)
+              assert.is_true(x.delay_ms >= want - 1 and x.delay_ms < want + 3000,
                 ("%s: %s %s visible after %s ms (server delay %d ms)"):format(what, x.path, x.index, tostring(x.delay_ms), want))
             end
           else
@@ -88,7 +91,7 @@ describe("the index scenarios against otskit serve", function()
         assert.are.same({ "index_visibility" }, causes(d.search))
       elseif sc.name == "devices" then
         assert.are.equal(0, d.metadata.metrics.extras[VIS])      -- unindexed readings: visible at once
-        assert.is_true(d.alldata.metrics.extras[VIS] >= SEARCH_MS / 2)
+        assert.is_true(d.alldata.metrics.extras[VIS] >= SEARCH_MS - 1)
       end
       -- the run's tables (and their indexes) are gone from the server
       for _, name in ipairs(assert(c:list_table()).table_names) do

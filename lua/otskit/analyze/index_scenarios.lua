@@ -43,17 +43,19 @@ local VIS = "ms until a write is visible"
 -- d with a report measuring its visibility delay: a fresh item
 -- (fresh(env)) is written through the design's write, then the design's
 -- own query for it (probe(item)) is run until seen(rows, item) says the
--- item is there (env.visible: simulated time on the embedded store, real
--- time against a server). The delay is what was measured, never a setting.
+-- item is there, timed from before the write was sent (env.visible:
+-- simulated time on the embedded store, real time against a server). The
+-- delay is what was measured, never a setting.
 local function with_visibility(d, fresh, probe, seen)
   d.report = function(state, env)
     local it = fresh(env)
+    local since = env.clock()
     local ok, msg, code = d.write(state, it, env)
     if not ok then return { [VIS] = ("not measured: the write failed (%s)"):format(tostring(code or msg)) } end
     return { [VIS] = env.visible(function()
       local rows = d.query(state, probe(it), env)
       return rows ~= nil and seen(rows, it)
-    end) }
+    end, nil, since) }
   end
   return d
 end

@@ -56,6 +56,7 @@
 -- Raises "otskit.analyze: ..." for a malformed scenario.
 local store = require "otskit.store"
 local sim = require "otskit.analyze.sim"
+local backoff = require "otskit.backoff"
 local meter = require "otskit.analyze.meter"
 local diagnose = require "otskit.analyze.diagnose"
 
@@ -271,14 +272,22 @@ local function run_design(sc, d, items, qitems, progress, client)
     end,
     yielding = cs.yielding(m),
     scenario = sc,
-    -- how long the write just made takes to show (see sim.visible)
-    visible = function(probe, timeout)
-      if type(probe) ~= "function" then error("otskit.analyze: env.visible(probe [, timeout]) needs a function", 2) end
+    -- the clock env.visible measures on: real seconds against a server,
+    -- the simulated clock in process
+    clock = function() if client ~= nil then return backoff.now() end return now end,
+    -- how long the write just made takes to show (see sim.visible); since:
+    -- env.clock() read before the write was sent
+    visible = function(probe, timeout, since)
+      if type(probe) ~= "function" then error("otskit.analyze: env.visible(probe [, timeout [, since]]) needs a function", 2) end
       if timeout ~= nil and (type(timeout) ~= "number" or not (timeout > 0 and timeout <= 3600)) then
         error("otskit.analyze: env.visible: timeout must be seconds in (0, 3600]", 2)
       end
-      return sim.visible(probe, { real = client ~= nil, timeout = timeout,
-        now = function() return now end, set_time = function(t) now = t end })
+      local t = client ~= nil and backoff.now() or now
+      if since ~= nil and (type(since) ~= "number" or not (since <= t and since > t - 3600)) then
+        error("otskit.analyze: env.visible: since must be an env.clock() reading of the last hour", 2)
+      end
+      return sim.visible(probe, { real = client ~= nil, timeout = timeout, since = since,
+        now = function() return now end, set_time = function(t2) now = t2 end })
     end,
   }
   -- env.retry with other backoff options (still seeded and counted)

@@ -104,32 +104,47 @@ function sim.seeded_schedule(r, base_opts)
 end
 
 
---- sim.visible(probe, o) -> ms | "over N": how long a write (just made)
--- takes to become visible: probe() (true once the query sees it) is called
--- until it answers true. o.real (against a server): on the real monotonic
--- clock, a probe as soon as the previous one answered (2 ms apart); ms
--- from the call (the write's answer) to the start of the probe that saw
--- it, so neither request's own time counts (a server slower to answer
--- than the delay shows 0: visible at the first read). Else on the
+--- sim.visible(probe, o) -> ms | "over N": how long a write takes to
+-- become visible: probe() (true once the query sees it) is called until it
+-- answers true; 0 when the first probe sees it. With o.since (the clock
+-- read just before the write was sent): else ms from it to the answer of
+-- the probe that saw the write, what a writer waits to read its own write
+-- through the index, never below the index's delay however slow either
+-- request was. Without: ms from the call (the write's answer) to the
+-- start of that probe, neither request's own time counted (a server slower
+-- to answer than the delay shows 0). o.real (against a server): on the
+-- real monotonic clock (backoff.now()), a
+-- probe as soon as the previous one answered (2 ms apart). Else on the
 -- simulated clock (o.now(), o.set_time(t)), a probe every o.step seconds
--- (0.01): ms of simulated time to the first probe that saw it. Not seen
--- within o.timeout seconds (10): "over <timeout in ms>".
+-- (0.01). Not seen within o.timeout seconds (10) of the call:
+-- "over <timeout in ms>".
 function sim.visible(probe, o)
   local timeout = o.timeout or 10
   if o.real then
     local t0 = backoff.now()
+    local since = o.since or t0
+    local first = true
     while true do
       local t = backoff.now()
-      if probe() then return math.floor((t - t0) * 1000 + 0.5) end
+      if probe() then
+        if o.since then
+          if first then return 0 end   -- the first read saw it
+          t = backoff.now()
+        end
+        return math.floor((t - since) * 1000 + 0.5)
+      end
       if backoff.now() - t0 > timeout then return ("over %d"):format(math.floor(timeout * 1000 + 0.5)) end
+      first = false
       backoff.sleep(0.002)
     end
   end
   local step = o.step or 0.01
   local t0 = o.now()
+  local since = o.since or t0
   for k = 0, math.ceil(timeout / step) do
-    o.set_time(t0 + k * step + 1e-7)   -- just past the step: t0 + k * step may round below it
-    if probe() then return math.floor(k * step * 1000 + 0.5) end
+    local t = t0 + k * step + 1e-7   -- just past the step: t0 + k * step may round below it
+    o.set_time(t)
+    if probe() then return k == 0 and 0 or math.floor((t - since) * 1000 + 0.5) end
   end
   return ("over %d"):format(math.floor(timeout * 1000 + 0.5))
 end
