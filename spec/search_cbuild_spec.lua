@@ -184,6 +184,27 @@ describe("search index build in C", function()
     end
   end)
 
+  it("fails on a stored row that is not one as the Lua build does", function()
+    local outs = {}
+    for _, c in ipairs({ true, false }) do
+      local db = assert(store.open{})
+      assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+      for i = 1, 5 do assert(db:put_row{ table = "t", primary_key = { { "id", i } }, columns = { l = i, t = "a b" } }) end
+      assert(sql.exec(db.h, ("UPDATE \"%s\" SET value = x'05ff' WHERE key IN (SELECT key FROM \"%s\" LIMIT 1 OFFSET 2)")
+        :format(db.tables.t.kv, db.tables.t.kv)))
+      if c then build.C = nil else build.C = false end
+      local res, msg, code = db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+        { field_name = "l", field_type = "LONG" }, { field_name = "t", field_type = "TEXT" } } } }
+      build.C = nil
+      assert.is_nil(res)
+      outs[#outs + 1] = { msg, code }
+      -- nothing of the index stays
+      assert.are.same({ indices = {} }, assert(db:list_search_index{ table = "t" }))
+      db:close()
+    end
+    assert.are.same(outs[2], outs[1])
+  end)
+
   it("leaves to Lua the indexes it does not take", function()
     local db = assert(store.open{})
     assert(db:create_table{ name = "t", primary_key = { { "p", "STRING" }, { "id", "INTEGER" } } })

@@ -556,3 +556,25 @@ describe("an array or nested field's JSON text read with exact integers", functi
     db:close()
   end)
 end)
+
+describe("a date_histogram's field_range of typed INTEGER values", function()
+  it("compares its bounds as int64 on both VMs (LuaJIT: beyond 2^53 as decimal text)", function()
+    local db = assert(store.open{})
+    assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+    assert(db:create_search_index{ table = "t", index = "ix", schema = { field_schemas = {
+      { field_name = "dt", field_type = "DATE", enable_sort_and_agg = true, date_formats = { "epoch_millis" } } } } })
+    for i = 1, 3 do assert(db:put_row{ table = "t", primary_key = { { "id", i } }, columns = { dt = 1700000000000 + i * 86400000 } }) end
+    local function items(fr)
+      local r, msg, code = db:search{ table = "t", index = "ix", limit = 0, group_bys = { { name = "d",
+        type = "date_histogram", field_name = "dt", interval = { value = 1, unit = "DAY" }, field_range = fr } } }
+      if not r then return code end
+      return #r.group_bys[1].items
+    end
+    assert.are.equal(3, items({ min = 0, max = store.integer("9007199254740993") }))
+    assert.are.equal(0, items({ min = store.integer("9007199254740993"), max = store.integer("10007199254740993") }))
+    assert.are.equal(0, items({ min = store.integer("-9007199254740993"), max = 0 }))
+    assert.are.equal("OTSParameterInvalid", items({ min = store.integer("10007199254740993"), max = store.integer("9007199254740993") }))
+    assert.are.equal("OTSParameterInvalid", items({ min = store.integer("9007199254740993"), max = 0 }))
+    db:close()
+  end)
+end)

@@ -272,7 +272,7 @@ static int one_row(sb_plan *p, sqlite3 *db, const unsigned char *key, size_t kle
   return SQLITE_OK;
 }
 
-int sb_build(kv_table *t, sqlite3 *db, sb_plan *p, char *err, size_t errlen, int *corrupt) {
+int sb_build(kv_db *kdb, kv_table *t, sqlite3 *db, sb_plan *p, char *err, size_t errlen, int *corrupt) {
   kv_cursor cur;
   const void *k, *v;
   size_t kl, vl, bufcap = 0;
@@ -281,6 +281,7 @@ int sb_build(kv_table *t, sqlite3 *db, sb_plan *p, char *err, size_t errlen, int
   row_cell *vals;
   int rc = SQLITE_OK, r;
   *corrupt = 0;
+  p->kv_class = -1;
   err[0] = '\0';
   vals = (row_cell *)calloc((size_t)p->nfields + 1, sizeof *vals);
   fts = (char **)calloc((size_t)p->nfts + 1, sizeof *fts);
@@ -292,17 +293,19 @@ int sb_build(kv_table *t, sqlite3 *db, sb_plan *p, char *err, size_t errlen, int
   }
   if (kv_scan(t, &cur, NULL, 0, NULL, 0, 0, -1) != KV_OK) {
     free(vals), free(fts), free(ftslen);
-    snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-    return sqlite3_errcode(db) == SQLITE_OK ? SQLITE_ERROR : sqlite3_errcode(db);
+    snprintf(err, errlen, "%s", kv_errmsg(kdb));
+    p->kv_class = kv_errclass(kdb);
+    return SQLITE_ERROR;
   }
   while ((r = kv_next(&cur, &k, &kl, &v, &vl)) == KV_ROW) {
     rc = one_row(p, db, (const unsigned char *)k, kl, (const unsigned char *)v, vl, vals, fts, ftslen, &buf, &bufcap,
                  err, errlen, corrupt);
     if (rc != SQLITE_OK) break;
   }
-  if (rc == SQLITE_OK && r != KV_DONE) {
-    rc = sqlite3_errcode(db) == SQLITE_OK ? SQLITE_ERROR : sqlite3_errcode(db);
-    snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+  if (rc == SQLITE_OK && r != KV_DONE) { /* the kv read failed (as its Lua cursor reports it) */
+    rc = SQLITE_ERROR;
+    snprintf(err, errlen, "%s", kv_errmsg(kdb));
+    p->kv_class = kv_errclass(kdb);
   } else if (rc != SQLITE_OK && err[0] == '\0') {
     snprintf(err, errlen, "%s", sqlite3_errmsg(db));
   }

@@ -47,11 +47,13 @@ typedef struct {
   sqlite3_stmt *fts; /* ?1 rowid, ?2.. the columns */
   int64_t doc_id, gpt_id; /* the next ids (advanced) */
   int64_t rows;      /* documents written */
+  int kv_class;      /* after a failure of the kv table's read: its KV_E* class, else -1 */
 } sb_plan;
 
-/* Builds over every row of t. SQLITE_OK, or an error code with a message
- * in err (errlen bytes); *corrupt is set when a stored row is not one. */
-int sb_build(kv_table *t, sqlite3 *db, sb_plan *p, char *err, size_t errlen, int *corrupt);
+/* Builds over every row of table t of kv db kdb. SQLITE_OK, or an error
+ * code with a message in err (errlen bytes); *corrupt is set when a stored
+ * row is not one, p->kv_class when reading the table failed. */
+int sb_build(kv_db *kdb, kv_table *t, sqlite3 *db, sb_plan *p, char *err, size_t errlen, int *corrupt);
 
 /* The FTS5 column text of single_word's tokens of s[0..n): each token
  * hex-encoded, separated by single spaces, written to out (at most

@@ -10,7 +10,7 @@
 #include "lkv.h"
 #include "rowstream.h"
 
-#define WRITER_KEY "otskit.rowstream.writer"
+#define WRITER_KEY "otskit.rowstream.scratch_writer" /* (not WRITER_MT: the metatable stays findable for __gc) */
 #define WRITER_MT "otskit.rowstream.writer"
 
 static int writer_gc(lua_State *L) {

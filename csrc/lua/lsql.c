@@ -212,6 +212,7 @@ static int l_build(lua_State *L) {
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
   memset(&p, 0, sizeof p);
+  p.kv_class = -1;
   lua_getfield(L, 3, "fields");
   luaL_checktype(L, -1, LUA_TTABLE);
   n = (int)lua_rawlen(L, -1);
@@ -261,11 +262,15 @@ static int l_build(lua_State *L) {
     for (i = 0; i < n; i++)
       if (3 + p.fields[i].col > sqlite3_bind_parameter_count(p.doc)) rc = SQLITE_RANGE;
     if (rc != SQLITE_OK) snprintf(err, sizeof err, "build: a value column beyond the doc statement's parameters");
-    else rc = sb_build(t, sq, &p, err, sizeof err, &corrupt);
+    else rc = sb_build(db, t, sq, &p, err, sizeof err, &corrupt);
   } else {
     snprintf(err, sizeof err, "%s", sqlite3_errmsg(sq));
   }
   for (i = 0; i < 5; i++) sqlite3_finalize(*st[i]);
+  if (rc != SQLITE_OK && p.kv_class >= 0) { /* as lkv.c's cursor fails */
+    static const char *const kvcodes[] = {"KVError", "KVBusy", "KVCorrupt", "KVFull", "KVNoTable"};
+    return otsk_fail(L, kvcodes[p.kv_class <= 4 ? p.kv_class : 0], "sqlite: %s", err);
+  }
   if (rc != SQLITE_OK) {
     int c = rc & 0xff;
     const char *code = corrupt || c == SQLITE_CORRUPT || c == SQLITE_NOTADB ? "KVCorrupt"

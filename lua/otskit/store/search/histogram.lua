@@ -201,7 +201,11 @@ return function(gb, K, h)
       if m6 then return nil, m6, c6 end
       local b, m7, c7 = agg.missing(fake, fr.max, what .. ".field_range")
       if m7 then return nil, m7, c7 end
-      if a == nil or b == nil or a > b then return bad(what .. ": field_range needs min <= max") end
+      -- (LuaJIT: one beyond 2^53 is decimal text, compared as an int64)
+      if a == nil or b == nil or (type(a) == "number" and type(b) == "number" and a > b)
+        or ((type(a) ~= "number" or type(b) ~= "number") and ordered(a) > ordered(b)) then
+        return bad(what .. ": field_range needs min <= max")
+      end
       lo, hi = a, b
     end
     local ctx = env.ctx
