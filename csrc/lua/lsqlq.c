@@ -164,12 +164,12 @@ static int l_select(lua_State *L) {
   }
   sqlite3_set_authorizer(sq, NULL, NULL);
   if (rc != SQLITE_OK) {
-    const char *m = sqlite3_errmsg(sq);
-    lua_pushnil(L);
-    lua_pushfstring(L, "%s", m);
-    lua_pushstring(L, prepare_code(m));
+    /* the message copied and the statement finalized before anything that
+     * may raise: an unfinalized statement keeps its connection from closing */
+    char m[512];
+    snprintf(m, sizeof m, "%s", sqlite3_errmsg(sq));
     sqlite3_finalize(st);
-    return 3;
+    return otsk_fail(L, prepare_code(m), "%s", m);
   }
   if (st == NULL) return otsk_fail(L, "OTSParameterInvalid", "an empty statement");
   if (!sqlite3_stmt_readonly(st) || sqlite3_stmt_isexplain(st)) {
