@@ -140,6 +140,19 @@ function find(def, v, out, depth)
   return out
 end
 
+-- whether the index has a NESTED field (remembered with its definition)
+local function has_nested(def)
+  local h = def.has_nested
+  if h == nil then
+    h = false
+    for _, d in pairs(def.byname) do
+      if d.type == "NESTED" then h = true; break end
+    end
+    def.has_nested = h
+  end
+  return h
+end
+
 --- inner.plan(def, req) -> a plan | false (nothing to add to the hits) |
 -- nil, msg, code (a bad highlight or inner_hits)
 function inner.plan(def, req)
@@ -149,7 +162,10 @@ function inner.plan(def, req)
     if not h then return nil, m, c end
     p.hl, p.terms = h, hl.terms(def, req.query)
   end
-  local es, m, c = find(def, req.query, {}, 0)
+  -- (an index without NESTED fields has no nested query to find: the
+  -- search's compile already refused every one, so the walk is skipped)
+  local es, m, c = {}, nil, nil
+  if has_nested(def) then es, m, c = find(def, req.query, {}, 0) end
   if not es then return nil, m, c end
   p.entries = es
   if not p.hl and #es == 0 then return false end

@@ -104,34 +104,34 @@ function Ctx:field(name, path, what)
   return d
 end
 
+local function mismatch_of(d, v, what)
+  return bad(("%s: field [%s] is %s; the value %s does not fit"):format(what, d.name, d.type, tostring(v)))
+end
 -- a query value converted to field d's type -> value | nil, msg, code
 local function convert(d, v, what)
   local ty = d.type
-  local function mismatch()
-    return bad(("%s: field [%s] is %s; the value %s does not fit"):format(what, d.name, ty, tostring(v)))
-  end
   if ty == "LONG" or ty == "DATE" then
     if ty == "DATE" and type(v) == "string" then
       local ms = docs.date(v, d.date_formats)
-      if ms == nil then return mismatch() end
+      if ms == nil then return mismatch_of(d, v, what) end
       return ms
     end
     if type(v) == "number" then
-      if v ~= math.floor(v) then return mismatch() end
+      if v ~= math.floor(v) then return mismatch_of(d, v, what) end
       return math.tointeger and math.tointeger(v) or v
     end
     local n = docs.as_long(v) -- a typed INTEGER value (LuaJIT: decimal text beyond 2^53)
-    if n == nil then return mismatch() end
+    if n == nil then return mismatch_of(d, v, what) end
     return n
   elseif ty == "DOUBLE" then
     if values.is_typed(v) and (v.type == "DOUBLE" or v.type == "INTEGER") then v = tonumber(v.value) end
-    if type(v) ~= "number" then return mismatch() end
+    if type(v) ~= "number" then return mismatch_of(d, v, what) end
     return v
   elseif ty == "BOOLEAN" then
-    if type(v) ~= "boolean" then return mismatch() end
+    if type(v) ~= "boolean" then return mismatch_of(d, v, what) end
     return v and 1 or 0
   elseif ty == "KEYWORD" or ty == "TEXT" then
-    if type(v) ~= "string" then return mismatch() end
+    if type(v) ~= "string" then return mismatch_of(d, v, what) end
     return v
   end
   return bad(("%s: a %s field [%s] cannot be queried this way"):format(what, ty, d.name))
@@ -321,21 +321,23 @@ K.terms = function(self, q, a, path)
   return self:values(a, d, "v IN (" .. table.concat(list, ", ") .. ")"), "1"
 end
 
+local RANGE_FLAGS = { "include_lower", "include_upper" }
+local RANGE_SIDES = { { "from", "include_lower", ">", "lo", "lo_incl" }, { "to", "include_upper", "<", "hi", "hi_incl" } }
 K.range = function(self, q, a, path)
   local d, m, c = self:field(q.field_name, path, "range")
   if not d then return nil, m, c end
   if d.type == "TEXT" then return bad(("range: field [%s] is TEXT"):format(d.name)) end
-  for _, k in ipairs({ "include_lower", "include_upper" }) do
+  for _, k in ipairs(RANGE_FLAGS) do
     if q[k] ~= nil and type(q[k]) ~= "boolean" then return bad("range: " .. k .. " must be a boolean") end
   end
   local conds, bounds = {}, {}
-  for _, side in ipairs({ { "from", "include_lower", ">", "lo" }, { "to", "include_upper", "<", "hi" } }) do
+  for _, side in ipairs(RANGE_SIDES) do
     local v = q[side[1]]
     if v ~= nil then
       local x, m2, c2 = convert(d, v, "range")
       if x == nil then return nil, m2, c2 end
       conds[#conds + 1] = "v " .. side[3] .. (q[side[2]] and "=" or "") .. " " .. self:bindv(d, x)
-      bounds[side[4]], bounds[side[4] .. "_incl"] = x, q[side[2]] and true or false
+      bounds[side[4]], bounds[side[5]] = x, q[side[2]] and true or false
     end
   end
   if #conds == 0 then conds[1] = "1" end
