@@ -193,6 +193,22 @@ function DB:_sync()
   return true
 end
 
+-- The end of a transaction both wrappers share: fn answered r1..r4
+-- (r1 nil: a failure r2, r3, rolled back unless r4 is "commit").
+local function finish(h, r1, r2, r3, r4)
+  if r1 == nil and r4 ~= "commit" then
+    h:rollback()
+    return nil, r2, r3
+  end
+  local ok, err, code = h:commit()
+  if not ok then
+    h:rollback()
+    return dberr(err, code)
+  end
+  if r1 == nil then return nil, r2, r3 end
+  return r1, r2
+end
+
 --- db:_txn(write, fn [, req]) -> fn's results | nil, msg, code. Runs
 -- fn(self, req) as one SQLite transaction: BEGIN IMMEDIATE for writes
 -- (the write lock is taken before anything is read, so a read-modify-
@@ -224,17 +240,7 @@ function DB:_txn(write, fn, req)
     if getmetatable(r1) == DBFAIL then return dberr(r1.msg, r1.code) end
     error(r1, 0)
   end
-  if r1 == nil and r4 ~= "commit" then
-    h:rollback()
-    return nil, r2, r3
-  end
-  ok, err, code = h:commit()
-  if not ok then
-    h:rollback()
-    return dberr(err, code)
-  end
-  if r1 == nil then return nil, r2, r3 end
-  return r1, r2
+  return finish(h, r1, r2, r3, r4)
 end
 
 --- db:_txn_open(write, fn, req): DB:_txn without its pcall, for a
@@ -263,17 +269,7 @@ function DB:_txn_open(write, fn, req)
     r1, r2, r3 = nil, err, code
   end
   self._open = nil
-  if r1 == nil and r4 ~= "commit" then
-    h:rollback()
-    return nil, r2, r3
-  end
-  ok, err, code = h:commit()
-  if not ok then
-    h:rollback()
-    return dberr(err, code)
-  end
-  if r1 == nil then return nil, r2, r3 end
-  return r1, r2
+  return finish(h, r1, r2, r3, r4)
 end
 
 --- db:_recover(): rolls back the transaction an error raised out of
