@@ -23,7 +23,7 @@ local SS = { "", "a", "ab", "a\0", "a\0b", "b", "\244\143\191\191", "\195\169", 
 local ti = math.tointeger or function(x) return x end
 local BIG = LUA54 and { math.maxinteger, math.mininteger, ti(2 ^ 62), -ti(2 ^ 62), ti(2 ^ 53) + 1 }
   or { 2 ^ 53, -2 ^ 53, 2 ^ 52 + 1 }
-local XS = { -0.0, 0.0, 5, -3, 2 ^ 53, 1e300, -1e300 }
+local XS = { -0.0, 0.0, 5, -3, 2 ^ 53, 2 ^ 53 + 2, 1e17, 1e300, -1e300 }
 
 local function lval(r)
   local k = r.int(1, 10)

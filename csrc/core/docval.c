@@ -7,6 +7,7 @@
 
 #define TWO53 9007199254740992.0
 #define TWO62 4611686018427387904.0
+#define TWO63 9223372036854775808.0
 
 void dv_col_free(dv_col *c) {
   free(c->has), free(c->i), free(c->d), free(c->o), free(c->dict), free(c->off);
@@ -72,9 +73,12 @@ int dv_col_load(dv_col *c, int kind, int64_t n, sqlite3_stmt *st) {
         if (x != x) { rc = DV_UNFIT; break; }
         c->d[id] = x;
       } else if (t == SQLITE_INTEGER) {
+        /* (an integral double the binding stored as an INTEGER): a
+         * double only when it is that integer exactly */
         int64_t x = sqlite3_column_int64(st, 1);
-        if ((double)x > TWO53 || (double)x < -TWO53) { rc = DV_UNFIT; break; }
-        c->d[id] = (double)x;
+        double dx = (double)x;
+        if (!(dx >= -TWO63 && dx < TWO63) || (int64_t)dx != x) { rc = DV_UNFIT; break; }
+        c->d[id] = dx;
       } else { rc = DV_UNFIT; break; }
     } else {
       const char *s;
