@@ -487,6 +487,7 @@ int kv_next(kv_cursor *c, const void **key, size_t *klen, const void **val,
   sqlite3_stmt *s = c->stmt;
   int rc;
   if (c->db == NULL || s == NULL) return KV_DONE;
+  if (c->ended) return fail_msg(c->db, KV_EOTHER, "the scan's transaction was rolled back");
   rc = sqlite3_step(s);
   if (rc == SQLITE_ROW) {
     *key = sqlite3_column_blob(s, 0);
@@ -535,5 +536,12 @@ static int run(kv_db *db, sqlite3_stmt *s) {
 
 int kv_begin(kv_db *db, int write) { return run(db, write ? db->begin : db->begin_read); }
 int kv_commit(kv_db *db) { return run(db, db->commit); }
-int kv_rollback(kv_db *db) { return run(db, db->rollback); }
+int kv_rollback(kv_db *db) {
+  kv_cursor *c;
+  for (c = db->cursors; c; c = c->next) {
+    if (c->stmt) sqlite3_reset((sqlite3_stmt *)c->stmt);
+    c->ended = 1;
+  }
+  return run(db, db->rollback);
+}
 int kv_in_txn(kv_db *db) { return !sqlite3_get_autocommit(db->sql); }

@@ -1,8 +1,10 @@
 /* kv_test.c -- the kv store against a sorted-array model: random keys
  * (with NUL bytes and shared prefixes), point ops, scans both ways with
  * bounds and limits, overlapping cursors, transactions, drop. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "check.h"
@@ -163,6 +165,41 @@ int main(void) {
     CHECK(kv_commit(db) == KV_OK);
     CHECK(kv_get(t, "zz", 2, &v, &vl) == KV_OK && vl == 0);
     CHECK(kv_commit(db) == KV_ERR); /* no transaction open */
+  }
+
+  /* a rollback ends the cursors left open (an error raised mid-scan):
+   * no read snapshot is kept, so after another connection's write this
+   * one takes the write lock at once; the cursor then fails, never
+   * restarts or ends early as if the scan were done */
+  {
+    char path[] = "/tmp/otskit-kv-test-XXXXXX";
+    char side[64];
+    kv_db *a, *b;
+    kv_table *ta, *tb;
+    kv_cursor c;
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK(kv_open(path, strlen(path), 0, &a, err, sizeof err) == KV_OK);
+    CHECK(kv_open(path, strlen(path), 0, &b, err, sizeof err) == KV_OK);
+    ta = kv_table_get(a, "r", 1, &found);
+    CHECK(ta != NULL && kv_put(ta, "1", 1, "x", 1) == KV_OK && kv_put(ta, "2", 1, "y", 1) == KV_OK);
+    tb = kv_table_get(b, "r", 1, &found);
+    CHECK(tb != NULL);
+    CHECK(kv_begin(a, 1) == KV_OK);
+    CHECK(kv_scan(ta, &c, NULL, 0, NULL, 0, 0, -1) == KV_OK);
+    CHECK(kv_next(&c, &k, &kl, &v, &vl) == KV_ROW);
+    CHECK(kv_rollback(a) == KV_OK && !kv_in_txn(a));
+    CHECK(kv_put(tb, "3", 1, "z", 1) == KV_OK);
+    CHECK(kv_begin(a, 1) == KV_OK);
+    CHECK(kv_put(ta, "4", 1, "w", 1) == KV_OK && kv_commit(a) == KV_OK);
+    CHECK(kv_next(&c, &k, &kl, &v, &vl) == KV_ERR);
+    CHECK(strstr(kv_errmsg(a), "rolled back") != NULL);
+    kv_cursor_close(&c);
+    CHECK(kv_close_db(a) == KV_OK && kv_close_db(b) == KV_OK);
+    remove(path);
+    snprintf(side, sizeof side, "%s-wal", path); remove(side);
+    snprintf(side, sizeof side, "%s-shm", path); remove(side);
   }
 
   /* drop closes the cursors over the table; others survive the db close */
