@@ -49,8 +49,9 @@ local COLUMNS_KEYS = base.set{ "return_type", "column_names" }
 
 -- columns_to_get -> { mode, names (list), set } | nil, msg, code; index_only:
 -- whether every column asked for is stored in the index
+local NONE = { mode = "RETURN_NONE" } -- (read only)
 local function columns(ix, ctg)
-  if ctg == nil then return { mode = "RETURN_NONE" }, true end
+  if ctg == nil then return NONE, true end
   if type(ctg) ~= "table" then return invalid("columns_to_get must be a table { return_type, column_names }") end
   local ok, km, kc = base.known(ctg, COLUMNS_KEYS, "columns_to_get")
   if not ok then return nil, km, kc end
@@ -239,12 +240,34 @@ end
 -- otskit.store.search.query), from is that leaf's value index, so SQLite
 -- walks the matches in primary key order and counts them on that index
 -- alone; else from is the document table and fast is cond.
+local MATCH_ALL = { match_all = {} }
+-- where's texts of a query cond without TTL, routing or value columns
+-- (remembered: they depend on cond and its driver's table and condition
+-- alone, and repeat with the search's shape)
+local WHERE = query.memo()
+local function where_texts(ix, ctx, cond)
+  local w = WHERE.t[cond]
+  local from = ctx.from
+  if w and w.p == ix.p and w.ftbl == (from and from.tbl) and w.fcond == (from and from.cond) then return w end
+  local full = "d.parent IS NULL AND (" .. query.with_driver(cond) .. ")"
+  w = { p = ix.p, ftbl = from and from.tbl, fcond = from and from.cond, full = full, from = ix.p .. "doc", fast = full }
+  if from then
+    w.from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(from.tbl, from.cond)
+    w.fast = "(" .. query.without_driver(cond) .. ")"
+  end
+  return query.keep(WHERE, cond, w)
+end
+
 local function where(self, ctx, t, ix, req)
-  local q = req.query or { match_all = {} }
+  local q = req.query or MATCH_ALL
   ctx.drive, ctx.top = true, true
   local cond, score, code = ctx:compile(q, "d", nil, 0)
   ctx.top = false
   if not cond then return nil, score, code end
+  if ix.ttl == -1 and req.routing_values == nil and not ctx.cols then
+    local w = where_texts(ix, ctx, cond)
+    return w.full, score, nil, w.from, w.fast
+  end
   local extra = {}
   if ix.ttl ~= -1 then extra[#extra + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
   local r, rm, rc = routing(ctx, t, ix, req.routing_values)
@@ -345,8 +368,7 @@ local function do_search(self, req)
   end
   local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
   if extra == nil then return nil, em, ec end
-  local function add_extra(pks, hits)
-    if not extra then return hits end
+  local add_extra = extra and function(pks, hits)
     return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
       local set = {}
       for _, n in ipairs(names) do set[n] = true end
@@ -365,12 +387,15 @@ local function do_search(self, req)
   local leaf = fast == "(1)" and ctx.from or nil
   -- without columns, the rows of keys a statement selects first are built
   -- in one C call (docs.keys), none read
-  local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
-    return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
-  end or nil
-  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
-    keys_of)
-  if aggs == nil and gbs then return nil, gbs, c3 end
+  local aggs, gbs, c3
+  if req.aggs ~= nil or req.group_bys ~= nil then
+    local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
+      return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
+    end or nil
+    aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
+      keys_of)
+    if aggs == nil and gbs then return nil, gbs, c3 end
+  end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
   -- the count: on its own when the matches are one value index's range
@@ -404,7 +429,8 @@ local function do_search(self, req)
       res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols)
       pks[#pks + 1] = kept[i]
     end
-    local xh, xm, xc = add_extra(pks, nil)
+    local xh, xm, xc
+    if extra then xh, xm, xc = add_extra(pks, nil) end
     if extra and not xh then return nil, xm, xc end
     res.search_hits = xh
     return res
