@@ -225,6 +225,7 @@ end
 -- progress handler, otskit.core.sql.deadline), and a request that ran
 -- past it fails OTSTimeout, whatever it had computed
 local function timed(fn, self, req)
+  if req.timeout_ms == nil then return guarded(fn, self, req) end -- (nothing armed)
   local ok, r1, r2, r3 = pcall(guarded, fn, self, req)
   local over = sql.deadline(self.h) -- (lifted on every path)
   if over == "interrupted" or (over == "passed" and ok and r1 ~= nil) then
