@@ -116,27 +116,29 @@ function dv.plan(ctx, q)
   return out
 end
 
--- the doc values of the search's db for index ix (one table per index
--- definition: a definition read again is another index)
-local function cache_of(self, ix)
-  local all = self._dv
-  if not all then
-    all = setmetatable({}, { __mode = "k" })
-    self._dv = all
-  end
-  local c = all[ix.def]
-  if not c then
-    c = { cols = {}, quiet = 0 }
-    all[ix.def] = c
-  end
-  return c
-end
-
 local function drop(c)
   for _, col in pairs(c.cols) do
     if col then col:free() end
   end
   c.cols, c.stamp = {}, nil
+end
+
+-- the doc values of the search's db for index ix (by its tables' prefix;
+-- a definition read again is another index: what the old one held is
+-- freed)
+local function cache_of(self, ix)
+  local all = self._dv
+  if not all then
+    all = {}
+    self._dv = all
+  end
+  local c = all[ix.p]
+  if c and c.def ~= ix.def then drop(c); c = nil end
+  if not c then
+    c = { cols = {}, quiet = 0, def = ix.def }
+    all[ix.p] = c
+  end
+  return c
 end
 
 --- dv.drop(self): frees every array the db holds (db:close)
