@@ -14,6 +14,7 @@ local inner = require "otskit.store.search.inner"
 require "otskit.store.search.score" -- the functions_score query kind
 require "otskit.store.search.knn" -- the knn_vector query kind
 
+local sql = require("otskit.core").sql
 local DB = base.DB
 local invalid, check_req, now_ms = base.invalid, base.check_req, base.now_ms
 local guarded = docs.guarded
@@ -48,8 +49,9 @@ local COLUMNS_KEYS = base.set{ "return_type", "column_names" }
 
 -- columns_to_get -> { mode, names (list), set } | nil, msg, code; index_only:
 -- whether every column asked for is stored in the index
+local NONE = { mode = "RETURN_NONE" } -- (read only)
 local function columns(ix, ctg)
-  if ctg == nil then return { mode = "RETURN_NONE" }, true end
+  if ctg == nil then return NONE, true end
   if type(ctg) ~= "table" then return invalid("columns_to_get must be a table { return_type, column_names }") end
   local ok, km, kc = base.known(ctg, COLUMNS_KEYS, "columns_to_get")
   if not ok then return nil, km, kc end
@@ -205,18 +207,68 @@ local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
 end
 
+-- timeout_ms (a search's or a parallel scan's): absent, or a positive
+-- int32 (the wire's type) number of milliseconds
+local function bad_timeout(req)
+  return req.timeout_ms ~= nil and not is_count(req.timeout_ms, 1, 2^31 - 1)
+end
+local TIMEOUT_RULE = "timeout_ms must be an integer number of milliseconds in 1..2147483647"
+
+-- arms req.timeout_ms on the connection (fn calls it once it starts
+-- reading, after the index caught up with delayed writes)
+local function arm(self, req)
+  if req.timeout_ms ~= nil then sql.deadline(self.h, req.timeout_ms) end
+end
+
+-- fn(self, req) -- a search or a parallel scan -- under its timeout_ms,
+-- as db:sql's: a statement running past it is interrupted (an SQLite
+-- progress handler, otskit.core.sql.deadline), and a request that ran
+-- past it fails OTSTimeout, whatever it had computed
+local function timed(fn, self, req)
+  if req.timeout_ms == nil then return guarded(fn, self, req) end -- (nothing armed)
+  local ok, r1, r2, r3 = pcall(guarded, fn, self, req)
+  local over = sql.deadline(self.h) -- (lifted on every path)
+  if over == "interrupted" or (over == "passed" and ok and r1 ~= nil) then
+    return nil, ("The request ran longer than its timeout_ms (%d ms)."):format(req.timeout_ms), "OTSTimeout"
+  end
+  if not ok then error(r1, 0) end
+  return r1, r2, r3
+end
+
 -- the WHERE of a search: the query, the index TTL, routing -> cond (on
 -- "<p>doc d"), score, nil, from, fast (| nil, msg, code): the same documents as "FROM <from> d
 -- WHERE <fast>". When the query's driving leaf recorded ctx.from (see
 -- otskit.store.search.query), from is that leaf's value index, so SQLite
 -- walks the matches in primary key order and counts them on that index
 -- alone; else from is the document table and fast is cond.
+local MATCH_ALL = { match_all = {} }
+-- where's texts of a query cond without TTL, routing or value columns
+-- (remembered: they depend on cond and its driver's table and condition
+-- alone, and repeat with the search's shape)
+local WHERE = query.memo()
+local function where_texts(ix, ctx, cond)
+  local w = WHERE.t[cond]
+  local from = ctx.from
+  if w and w.p == ix.p and w.ftbl == (from and from.tbl) and w.fcond == (from and from.cond) then return w end
+  local full = "d.parent IS NULL AND (" .. query.with_driver(cond) .. ")"
+  w = { p = ix.p, ftbl = from and from.tbl, fcond = from and from.cond, full = full, from = ix.p .. "doc", fast = full }
+  if from then
+    w.from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(from.tbl, from.cond)
+    w.fast = "(" .. query.without_driver(cond) .. ")"
+  end
+  return query.keep(WHERE, cond, w)
+end
+
 local function where(self, ctx, t, ix, req)
-  local q = req.query or { match_all = {} }
+  local q = req.query or MATCH_ALL
   ctx.drive, ctx.top = true, true
   local cond, score, code = ctx:compile(q, "d", nil, 0)
   ctx.top = false
   if not cond then return nil, score, code end
+  if ix.ttl == -1 and req.routing_values == nil and not ctx.cols then
+    local w = where_texts(ix, ctx, cond)
+    return w.full, score, nil, w.from, w.fast
+  end
   local extra = {}
   if ix.ttl ~= -1 then extra[#extra + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
   local r, rm, rc = routing(ctx, t, ix, req.routing_values)
@@ -252,9 +304,11 @@ end
 local function do_search(self, req)
   local ok, m, c = base.known(req, SEARCH_FIELDS, "search")
   if not ok then return nil, m, c end
+  if bad_timeout(req) then return invalid(TIMEOUT_RULE) end
   local t, ix, code = self:_search_index(req.table, req.index)
   if not t then return nil, ix, code end
   self:_search_catch_up()
+  arm(self, req)
   local cols, index_only = columns(ix, req.columns_to_get)
   if not cols then return nil, index_only, "OTSParameterInvalid" end
   local offset, limit = req.offset or 0, req.limit
@@ -315,8 +369,7 @@ local function do_search(self, req)
   end
   local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
   if extra == nil then return nil, em, ec end
-  local function add_extra(pks, hits)
-    if not extra then return hits end
+  local add_extra = extra and function(pks, hits)
     return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
       local set = {}
       for _, n in ipairs(names) do set[n] = true end
@@ -335,12 +388,15 @@ local function do_search(self, req)
   local leaf = fast == "(1)" and ctx.from or nil
   -- without columns, the rows of keys a statement selects first are built
   -- in one C call (docs.keys), none read
-  local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
-    return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
-  end or nil
-  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
-    keys_of)
-  if aggs == nil and gbs then return nil, gbs, c3 end
+  local aggs, gbs, c3
+  if req.aggs ~= nil or req.group_bys ~= nil then
+    local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
+      return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
+    end or nil
+    aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
+      keys_of)
+    if aggs == nil and gbs then return nil, gbs, c3 end
+  end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
   -- the count: on its own when the matches are one value index's range
@@ -374,7 +430,8 @@ local function do_search(self, req)
       res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols)
       pks[#pks + 1] = kept[i]
     end
-    local xh, xm, xc = add_extra(pks, nil)
+    local xh, xm, xc
+    if extra then xh, xm, xc = add_extra(pks, nil) end
     if extra and not xh then return nil, xm, xc end
     res.search_hits = xh
     return res
@@ -434,7 +491,7 @@ end
 
 --- db:search{ table, index, query, sort, offset = 0, limit = 10, token,
 -- get_total_count, columns_to_get = { return_type, column_names },
--- routing_values, highlight } -> { rows = { {primary_key, columns} }, total_count
+-- routing_values, highlight, timeout_ms } -> { rows = { {primary_key, columns} }, total_count
 -- (-1 unless get_total_count), next_token (while more rows match),
 -- search_hits (with a score_sort, a highlight or a nested query's
 -- inner_hits: one per row, { score, highlight_fields, inner_hits }: see
@@ -460,7 +517,7 @@ end
 
 function DB:search(req)
   check_req(req, "search")
-  return refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return guarded(do_search, self, req) end))
+  return refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return timed(do_search, self, req) end))
 end
 
 ----------------------------------------------------------------------
@@ -490,8 +547,10 @@ local SCAN_FIELDS = base.set{ "table", "index", "session_id", "query", "limit", 
 local function scan(self, req)
   local ok, m, c = base.known(req, SCAN_FIELDS, "parallel_scan")
   if not ok then return nil, m, c end
+  if bad_timeout(req) then return invalid(TIMEOUT_RULE) end
   local t, ix, code = self:_search_index(req.table, req.index)
   if not t then return nil, ix, code end
+  arm(self, req)
   local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
   local now = now_ms(self)
   local sess
@@ -550,13 +609,14 @@ end
 
 --- db:parallel_scan{ table, index, session_id, query, limit = 100 (<=
 -- 2000), alive_time = 60 (s), token, current_parallel_id = 0, max_parallel
--- = 1 (<= splits_size), columns_to_get } -> { rows, next_token }. The
+-- = 1 (<= splits_size), columns_to_get, timeout_ms } -> { rows, next_token }. The
 -- max_parallel scans (ids 0..max_parallel-1) together return every
 -- matching row once, each in primary key order; next_token while more
--- remain; a token lives alive_time seconds.
+-- remain; a token lives alive_time seconds. timeout_ms (both): past it the
+-- request fails OTSTimeout (see timed).
 function DB:parallel_scan(req)
   check_req(req, "parallel_scan")
-  return self:_txn(false, function() return guarded(scan, self, req) end)
+  return self:_txn(false, function() return timed(scan, self, req) end)
 end
 
 return run
