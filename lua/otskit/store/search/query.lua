@@ -143,6 +143,8 @@ local function convert(d, v, what)
   return bad(("%s: a %s field [%s] cannot be queried this way"):format(what, ty, d.name))
 end
 
+query.convert = convert
+
 local function fts_quote(tok) return '"' .. docs.hex(tok) .. '"' end
 
 -- A leaf is "a.id IN (SELECT doc ...)" when it drives the scan (the first
@@ -643,8 +645,12 @@ function Ctx:compile(q, a, path, depth)
   -- conjunction; inside any other kind no leaf becomes ctx.from
   local top = self.top
   if not SAME_ROWS[kind] then self.top = false end
+  local had = self.from
   local e, s, c = f(self, b, a, path, depth)
   self.top = top
+  -- (the query whose leaf became ctx.from: otskit.store.search.docvalues
+  -- tests every other clause of a bool around it)
+  if self.from and not had and self.from.q == nil then self.from.q = q end
   if not e or w == nil then return e, s, c end
   return e, ("((%s) * %s)"):format(s, self:bind(w))
 end

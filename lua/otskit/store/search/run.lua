@@ -11,6 +11,7 @@ local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
 local analytics = require "otskit.store.search.analytics"
 local inner = require "otskit.store.search.inner"
+local docvalues = require "otskit.store.search.docvalues"
 require "otskit.store.search.score" -- the functions_score query kind
 require "otskit.store.search.knn" -- the knn_vector query kind
 
@@ -383,6 +384,19 @@ local function do_search(self, req)
     ckey, cm, cc = analytics.collapse(ctx, req.collapse)
     if not ckey then return nil, cm, cc end
   end
+  -- a bool whose driving leaf is a value index and whose other clauses
+  -- doc values answer (otskit.store.search.docvalues): the driver's
+  -- entries, each document tested in C, none of their rows read
+  if ctx.from and ctx.from.q and self._dv_own and ix.ttl == -1 and not extra and ckey == nil
+    and req.aggs == nil and req.group_bys == nil and not used_score and #keys == 1 and keys[1][1] == "d.pk"
+    and not (type(req.routing_values) == "table" and #req.routing_values > 0) then
+    local plan = docvalues.plan(ctx, req.query)
+    local f = plan and docvalues.filter(self, ix, plan)
+    if f then
+      from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(ctx.from.tbl, ctx.from.cond)
+      fast = "otskit_dv(" .. ctx:bind(f) .. ", d.id)"
+    end
+  end
   -- a query that is one value index's range (fast == "(1)": no other
   -- clause, no TTL, no routing): the analytics may read that index alone
   local leaf = fast == "(1)" and ctx.from or nil
@@ -517,7 +531,12 @@ end
 
 function DB:search(req)
   check_req(req, "search")
-  return refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return timed(do_search, self, req) end))
+  -- (doc values answer only in a read transaction of the search's own)
+  local h = self.h
+  self._dv_own = h ~= nil and self.sdelay == nil and not self._open and not h:in_txn()
+  local r1, r2, r3, r4 = refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return timed(do_search, self, req) end))
+  self._dv_own = false
+  return r1, r2, r3, r4
 end
 
 ----------------------------------------------------------------------
