@@ -805,7 +805,7 @@ static int l_decode_rows(lua_State *L) {
   pb_order ord;
   scratch_row *sc, *lsc = NULL;
   dec d;
-  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k, at, span = 0;
+  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k, sc_at, span = 0;
   const int ctx = lua_upvalueindex(1);
   name_cache pkc, atc;
   max = (size_t)luaL_optinteger(L, 2, 0);
@@ -831,12 +831,12 @@ static int l_decode_rows(lua_State *L) {
   d.pkc = &pkc; d.atc = &atc;
   d.pk_base = lua_gettop(L) - 2 * NAMES + 1; d.at_base = d.pk_base + NAMES;
   sc = take_scratch(L, ctx, CTX_SCRATCH);
-  at = lua_gettop(L);
+  sc_at = lua_gettop(L);
   /* presize: rows are rarely under ~16 bytes */
   lua_createtable(L, (int)(n / 64 < 4096 ? n / 64 : 4096), 0);
   out = lua_gettop(L);
   if (!pb_reader_init(&r, s, n)) {
-    put_scratch(L, ctx, CTX_SCRATCH, at);
+    put_scratch(L, ctx, CTX_SCRATCH, sc_at);
     return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
   }
   if (!typed && !eager && n) {
@@ -861,7 +861,7 @@ static int l_decode_rows(lua_State *L) {
   for (;;) {
     if ((rc = pb_read_row(&r, &sc->row)) != 1) break;
     if (max && nrows == max) {
-      put_scratch(L, ctx, CTX_SCRATCH, at);
+      put_scratch(L, ctx, CTX_SCRATCH, sc_at);
       return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
     }
     if (span) pb_order_add(&ord, &sc->row);
@@ -875,7 +875,7 @@ static int l_decode_rows(lua_State *L) {
     }
     lua_rawseti(L, out, (lua_Integer)++nrows);
   }
-  put_scratch(L, ctx, CTX_SCRATCH, at); /* (its cells' memory kept for the next decode) */
+  put_scratch(L, ctx, CTX_SCRATCH, sc_at); /* (its cells' memory kept for the next decode) */
   if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
   if (fn) { /* the last row's attribute names for lazy_cells */
     for (k = 0; k < NAMES; k++) {
