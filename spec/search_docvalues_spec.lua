@@ -259,4 +259,21 @@ describe("otskit.store search: doc values answer as the SQL path", function()
     assert.are.equal(h2, docvalues.stats.hits)
     db:close()
   end)
+
+  it("a column read that SQLite fails answers that failure (not out of memory, not unfit)", function()
+    local dvc = require("otskit.core").dv
+    local db = assert(store.open{ path = ":memory:" })
+    -- abs() of the smallest int64 fails while stepping (SQLITE_ERROR, 1)
+    for _, kind in ipairs({ "i64", "f64", "ord" }) do
+      local ok, r, msg, code = pcall(dvc.column, db.h, "SELECT 0, abs(-9223372036854775807 - 1)", kind, 4)
+      assert.is_true(ok, tostring(r))
+      assert.is_nil(r)
+      assert.are.equal("KVError", code)
+      assert.matches("integer overflow", msg)
+    end
+    -- an unfit value is still unfit, a fit one a column
+    assert.are.same({ nil, "unfit" }, { dvc.column(db.h, "SELECT 0, 'x'", "i64", 4) })
+    assert.is_truthy(dvc.column(db.h, "SELECT 0, 5", "i64", 4))
+    db:close()
+  end)
 end)

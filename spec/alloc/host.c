@@ -160,6 +160,14 @@ static const scase cases[] = {
    "  { primary_key = { { 'id', 2 } }, cells = { { 'v', 'abc', 8 }, { 'v', 'old', 3 } } } }))\n"
    "return function() local rows = wire.decode_rows(b)\n"
    "  return rows, rows[2].cells, rows[1].cells, rows[1].columns end"},
+  {"wire GetRange answer (rows read in the body, their order)",
+   "local wire = require 'otskit.wire'\n"
+   "local body = assert(wire.encode_response('GetRange', { consumed = { capacity_unit = { read = 1, write = 0 } },\n"
+   "  rows = { { primary_key = { { 'id', 1 } }, cells = { { 'v', 'abc', 5 } } },\n"
+   "           { primary_key = { { 'id', 2 } }, cells = { { 'v', ('x'):rep(40), 6 } } } },\n"
+   "  next_start_primary_key = { { 'id', 3 } } }))\n"
+   "return function() local res = wire.decode_response('GetRange', body)\n"
+   "  return res, res and wire.rows_order(res.rows), res and res.rows[2].cells end"},
   {"wire (PlainBuffer, protobuf, signatures)",
    "local wire = require 'otskit.wire'\n"
    "local req = { table = 't', primary_key = { { 'id', 1 }, { 's', 'x' } } }\n"
