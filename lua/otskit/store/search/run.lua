@@ -98,6 +98,19 @@ local function row_of(self, t, k, cols)
   return row
 end
 
+-- the reader of a row's VECTOR column (a knn_vector query's, and inner
+-- hits'): made once per table object of a db, not per search
+local function vector_reader(self, t)
+  local rv = t.search_rv
+  if rv == nil or t.search_rv_db ~= self or t.search_rv_t ~= t then -- (a copy of t: made anew)
+    rv = function(pk, name)
+      return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = { [name] = true } }).columns[name]
+    end
+    t.search_rv, t.search_rv_db, t.search_rv_t = rv, self, t
+  end
+  return rv
+end
+
 -- the key types of table t as otskit.core.sql.keys takes them (one
 -- letter a column)
 local KTYPES = setmetatable({}, { __mode = "k" })
@@ -189,6 +202,42 @@ local function routing(ctx, t, ix, rv)
   end
   return "d.route IN (" .. table.concat(lits, ", ") .. ")"
 end
+
+-- the highlights and inner hits (extra: inner.plan's) of the rows of keys
+-- pks added to hits
+local function add_extra(self, t, ix, ctx, extra, pks, hits)
+  if not extra then return hits end
+  return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
+    local set = {}
+    for _, n in ipairs(names) do set[n] = true end
+    return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = set }).columns
+  end }, extra, pks, hits)
+end
+
+-- fmt:format(a, b, c, d) remembered by its parts: a search's texts
+-- repeat with its shape, and a remembered text is the same string each
+-- time (so nparams and the statement cache find it at once)
+local TEXTS, ntexts = {}, 0
+local function text_of(fmt, a, b, c, d)
+  local l1 = TEXTS[fmt]
+  local l2 = l1 and l1[a]
+  local l3 = l2 and l2[b]
+  local l4 = l3 and l3[c]
+  local text = l4 and l4[d]
+  if text then return text end
+  text = fmt:format(a, b, c, d)
+  if ntexts >= 512 then TEXTS, ntexts, l1 = {}, 0, nil end
+  ntexts = ntexts + 1
+  if not l1 then l1 = {}; TEXTS[fmt] = l1 end
+  l2 = l1[a] or {}; l1[a] = l2
+  l3 = l2[b] or {}; l2[b] = l3
+  l4 = l3[c] or {}; l3[c] = l4
+  l4[d] = text
+  return text
+end
+local COUNT_TEXT = "SELECT count(*) FROM %s d WHERE %s%s%s"
+local PAGE_TEXT = "SELECT d.pk%s FROM %s d WHERE %s %s"
+local PK_ORDER = { [false] = "ORDER BY d.pk ASC", [true] = "ORDER BY d.pk DESC" } -- (sort.order_by of the key alone)
 
 local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
   "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse", "highlight" }
@@ -291,9 +340,7 @@ local function do_search(self, req)
   end
   local ctx = query.ctx(ix.def, ix.p)
   ctx.h = self.h -- a knn_vector query reads the rows' vectors
-  ctx.read_vector = function(pk, name)
-    return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = { [name] = true } }).columns[name]
-  end
+  ctx.read_vector = vector_reader(self, t)
   if type(sorters) == "table" then
     for _, so in ipairs(sorters) do
       if type(so) == "table" and so.score_sort then ctx.want_score = true end
@@ -315,14 +362,6 @@ local function do_search(self, req)
   end
   local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
   if extra == nil then return nil, em, ec end
-  local function add_extra(pks, hits)
-    if not extra then return hits end
-    return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
-      local set = {}
-      for _, n in ipairs(names) do set[n] = true end
-      return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = set }).columns
-    end }, extra, pks, hits)
-  end
   local ckey
   if req.collapse ~= nil then -- one row per value: offset/limit paging only
     if after then return invalid("collapse pages with offset and limit, not with a token") end
@@ -333,25 +372,34 @@ local function do_search(self, req)
   -- a query that is one value index's range (fast == "(1)": no other
   -- clause, no TTL, no routing): the analytics may read that index alone
   local leaf = fast == "(1)" and ctx.from or nil
-  -- without columns, the rows of keys a statement selects first are built
-  -- in one C call (docs.keys), none read
-  local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
-    return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
-  end or nil
-  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
-    keys_of)
-  if aggs == nil and gbs then return nil, gbs, c3 end
+  local aggs, gbs
+  if req.aggs ~= nil or req.group_bys ~= nil then
+    -- without columns, the rows of keys a statement selects first are built
+    -- in one C call (docs.keys), none read
+    local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
+      return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
+    end or nil
+    local c3
+    aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
+      keys_of)
+    if aggs == nil and gbs then return nil, gbs, c3 end
+  end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
+  local pdoc = ix.pdoc
+  if not pdoc then pdoc = ix.p .. "doc"; ix.pdoc = pdoc end
   -- the count: on its own when the matches are one value index's range
   -- (the count then reads that index alone); else counted by the page's
   -- own statement, which visits every match anyway (to test the other
   -- clauses on each)
-  local one_leaf = fast == "(1)" and from ~= ix.p .. "doc"
+  local one_leaf = fast == "(1)" and from ~= pdoc
   local count_apart = req.get_total_count and (one_leaf or after or ckey or limit == 0)
-  if count_apart then -- every match, also those before a token's page
-    local ct = ("SELECT count(*) FROM %s d WHERE %s"):format(from, fast)
-    res.total_count = docs.run(h, ct, ctx.binds, nparams(ct))[1][1]
+  -- (a one-leaf search's count waits for its page: a page that ends
+  -- before offset + limit + 1 rows saw every match, and needs no count)
+  local count_later = count_apart and one_leaf and not after and not ckey and limit > 0
+  local count_text = count_apart and text_of(COUNT_TEXT, from, fast, "", "")
+  if count_apart and not count_later then -- every match, also those before a token's page
+    res.total_count = docs.run(h, count_text, ctx.binds, nparams(count_text))[1][1]
   end
   if after then
     if #after ~= #keys then return invalid("invalid token: it was not issued by this index, or it was altered") end
@@ -374,7 +422,7 @@ local function do_search(self, req)
       res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols)
       pks[#pks + 1] = kept[i]
     end
-    local xh, xm, xc = add_extra(pks, nil)
+    local xh, xm, xc = add_extra(self, t, ix, ctx, extra, pks, nil)
     if extra and not xh then return nil, xm, xc end
     res.search_hits = xh
     return res
@@ -384,18 +432,20 @@ local function do_search(self, req)
   -- not counted here: SQLite then sorts only the best offset+limit+1 (no
   -- LIMIT over the document table: measured slower there)
   local pk_only = #keys == 1 and keys[1][1] == "d.pk" -- the page's key is its first column
-  local lim = ""
-  if from ~= ix.p .. "doc" and not (req.get_total_count and not count_apart) then
-    lim = " LIMIT " .. ctx:bind(offset + limit + 1)
+  local order = pk_only and PK_ORDER[keys[1][2] and true or false] or sort.order_by(keys)
+  if from ~= pdoc and not (req.get_total_count and not count_apart) then
+    order = order .. " LIMIT " .. ctx:bind(offset + limit + 1)
   end
-  local text = ("SELECT d.pk%s FROM %s d WHERE %s %s%s"):format(pk_only and "" or ", " .. sort.select(keys), from, fast,
-    sort.order_by(keys), lim)
+  local text = text_of(PAGE_TEXT, pk_only and "" or ", " .. sort.select(keys), from, fast, order)
   local count_here = req.get_total_count and not count_apart
   if pk_only and not used_score and not extra and cols.mode == "RETURN_NONE" then
     -- the page's keys decoded in C, no row read: the rows built at once
     local page, n, total, mark = docs.keys(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here,
       key_types(t), limit, key_names(t))
-    if count_here then res.total_count = total end
+    if count_here then res.total_count = total
+    elseif count_later then -- (a page short of limit + 1 rows: the statement ran to its end)
+      res.total_count = n > limit and docs.run(h, count_text, ctx.binds, nparams(count_text))[1][1] or total
+    end
     if n > limit then page[n] = nil end
     res.rows = page
     if n > limit then
@@ -405,7 +455,14 @@ local function do_search(self, req)
     return res
   end
   local rows, total = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here)
-  if count_here then res.total_count = total end
+  if count_here then res.total_count = total
+  elseif count_later then -- (as above; an empty page past offset: the skipped rows are not known)
+    if #rows > limit or (#rows == 0 and offset > 0) then
+      res.total_count = docs.run(h, count_text, ctx.binds, nparams(count_text))[1][1]
+    else
+      res.total_count = offset + #rows
+    end
+  end
   local n = math.min(#rows, limit)
   local hits = used_score and {} or nil
   for i = 1, n do
@@ -421,7 +478,7 @@ local function do_search(self, req)
     local pks = {}
     for i = 1, n do pks[i] = rows[i][1] end
     local xm, xc
-    hits, xm, xc = add_extra(pks, hits)
+    hits, xm, xc = add_extra(self, t, ix, ctx, extra, pks, hits)
     if not hits then return nil, xm, xc end
   end
   if hits then res.search_hits = hits end
@@ -458,9 +515,11 @@ local function refuse_too_deep(r, msg, code, ...)
   return r, msg, code, ...
 end
 
+local function search_in_txn(self, req) return guarded(do_search, self, req) end
+
 function DB:search(req)
   check_req(req, "search")
-  return refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return guarded(do_search, self, req) end))
+  return refuse_too_deep(self:_txn(self.sdelay ~= nil, search_in_txn, req))
 end
 
 ----------------------------------------------------------------------
