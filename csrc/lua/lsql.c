@@ -38,6 +38,11 @@
  *     column, as otskit.values.key_cell gives it); its columns table is
  *     made when first read (the rows' metatable: row.columns is an empty
  *     table, the same one each time; pairs(row) shows it once read).
+ *   sql.deadline(db, ms) -> true: a time limit ms (>= 0) milliseconds from
+ *     now on db's statements: one running past it is interrupted (fails
+ *     "KVError", "sqlite: interrupted"); sql.deadline(db) lifts it ->
+ *     "interrupted" (it stopped a statement), "passed" (none, but the time
+ *     is up) or false (kvsql.h's kvsql_deadline).
  *   sql.NULL: the NULL parameter.
  * Failure codes are the kv ones: "KVBusy", "KVCorrupt", "KVFull",
  * "KVError". */
@@ -139,6 +144,22 @@ static sqlite3_stmt *prepare_bound(lua_State *L, kv_db *db, int *ret) {
     lua_pop(L, 1);
   }
   return st;
+}
+
+static int l_deadline(lua_State *L) {
+  kv_db *db = checkdb(L);
+  int64_t ms;
+  if (lua_isnoneornil(L, 2)) {
+    int r = kvsql_deadline_end(db);
+    if (r == 0) lua_pushboolean(L, 0);
+    else lua_pushstring(L, r == KVSQL_INTERRUPTED ? "interrupted" : "passed");
+    return 1;
+  }
+  ms = otsk_checkint64(L, 2, "sql", "deadline: ms");
+  if (ms < 0) otsk_error(L, "sql", "deadline: ms must be >= 0");
+  if (kvsql_deadline(db, ms) != SQLITE_OK) otsk_error(L, "sql", "deadline: out of memory");
+  lua_pushboolean(L, 1);
+  return 1;
 }
 
 static int l_rows(lua_State *L) {
@@ -466,7 +487,8 @@ static int l_keys(lua_State *L) {
 static const char null_marker = 0;
 
 int otsk_open_sql(lua_State *L) {
-  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {"build", l_build}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {"build", l_build},
+                                  {"deadline", l_deadline}, {NULL, NULL}};
   lua_newtable(L);
   otsk_setfuncs(L, fns);
   lua_pushlightuserdata(L, (void *)&null_marker);

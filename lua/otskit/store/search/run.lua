@@ -14,6 +14,7 @@ local inner = require "otskit.store.search.inner"
 require "otskit.store.search.score" -- the functions_score query kind
 require "otskit.store.search.knn" -- the knn_vector query kind
 
+local sql = require("otskit.core").sql
 local DB = base.DB
 local invalid, check_req, now_ms = base.invalid, base.check_req, base.now_ms
 local guarded = docs.guarded
@@ -254,6 +255,33 @@ local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
 end
 
+-- timeout_ms (a search's or a parallel scan's): absent, or a positive
+-- int32 (the wire's type) number of milliseconds
+local function bad_timeout(req)
+  return req.timeout_ms ~= nil and not is_count(req.timeout_ms, 1, 2^31 - 1)
+end
+local TIMEOUT_RULE = "timeout_ms must be an integer number of milliseconds in 1..2147483647"
+
+-- arms req.timeout_ms on the connection (fn calls it once it starts
+-- reading, after the index caught up with delayed writes)
+local function arm(self, req)
+  if req.timeout_ms ~= nil then sql.deadline(self.h, req.timeout_ms) end
+end
+
+-- fn(self, req) -- a search or a parallel scan -- under its timeout_ms,
+-- as db:sql's: a statement running past it is interrupted (an SQLite
+-- progress handler, otskit.core.sql.deadline), and a request that ran
+-- past it fails OTSTimeout, whatever it had computed
+local function timed(fn, self, req)
+  local ok, r1, r2, r3 = pcall(guarded, fn, self, req)
+  local over = sql.deadline(self.h) -- (lifted on every path)
+  if over == "interrupted" or (over == "passed" and ok and r1 ~= nil) then
+    return nil, ("The request ran longer than its timeout_ms (%d ms)."):format(req.timeout_ms), "OTSTimeout"
+  end
+  if not ok then error(r1, 0) end
+  return r1, r2, r3
+end
+
 -- the WHERE of a search: the query, the index TTL, routing -> cond (on
 -- "<p>doc d"), score, nil, from, fast (| nil, msg, code): the same documents as "FROM <from> d
 -- WHERE <fast>". When the query's driving leaf recorded ctx.from (see
@@ -301,9 +329,11 @@ end
 local function do_search(self, req)
   local ok, m, c = base.known(req, SEARCH_FIELDS, "search")
   if not ok then return nil, m, c end
+  if bad_timeout(req) then return invalid(TIMEOUT_RULE) end
   local t, ix, code = self:_search_index(req.table, req.index)
   if not t then return nil, ix, code end
   self:_search_catch_up()
+  arm(self, req)
   local cols, index_only = columns(ix, req.columns_to_get)
   if not cols then return nil, index_only, "OTSParameterInvalid" end
   local offset, limit = req.offset or 0, req.limit
@@ -491,7 +521,7 @@ end
 
 --- db:search{ table, index, query, sort, offset = 0, limit = 10, token,
 -- get_total_count, columns_to_get = { return_type, column_names },
--- routing_values, highlight } -> { rows = { {primary_key, columns} }, total_count
+-- routing_values, highlight, timeout_ms } -> { rows = { {primary_key, columns} }, total_count
 -- (-1 unless get_total_count), next_token (while more rows match),
 -- search_hits (with a score_sort, a highlight or a nested query's
 -- inner_hits: one per row, { score, highlight_fields, inner_hits }: see
@@ -515,7 +545,7 @@ local function refuse_too_deep(r, msg, code, ...)
   return r, msg, code, ...
 end
 
-local function search_in_txn(self, req) return guarded(do_search, self, req) end
+local function search_in_txn(self, req) return timed(do_search, self, req) end
 
 function DB:search(req)
   check_req(req, "search")
@@ -549,8 +579,10 @@ local SCAN_FIELDS = base.set{ "table", "index", "session_id", "query", "limit", 
 local function scan(self, req)
   local ok, m, c = base.known(req, SCAN_FIELDS, "parallel_scan")
   if not ok then return nil, m, c end
+  if bad_timeout(req) then return invalid(TIMEOUT_RULE) end
   local t, ix, code = self:_search_index(req.table, req.index)
   if not t then return nil, ix, code end
+  arm(self, req)
   local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
   local now = now_ms(self)
   local sess
@@ -609,13 +641,14 @@ end
 
 --- db:parallel_scan{ table, index, session_id, query, limit = 100 (<=
 -- 2000), alive_time = 60 (s), token, current_parallel_id = 0, max_parallel
--- = 1 (<= splits_size), columns_to_get } -> { rows, next_token }. The
+-- = 1 (<= splits_size), columns_to_get, timeout_ms } -> { rows, next_token }. The
 -- max_parallel scans (ids 0..max_parallel-1) together return every
 -- matching row once, each in primary key order; next_token while more
--- remain; a token lives alive_time seconds.
+-- remain; a token lives alive_time seconds. timeout_ms (both): past it the
+-- request fails OTSTimeout (see timed).
 function DB:parallel_scan(req)
   check_req(req, "parallel_scan")
-  return self:_txn(false, function() return guarded(scan, self, req) end)
+  return self:_txn(false, function() return timed(scan, self, req) end)
 end
 
 return run
