@@ -49,8 +49,9 @@ local COLUMNS_KEYS = base.set{ "return_type", "column_names" }
 
 -- columns_to_get -> { mode, names (list), set } | nil, msg, code; index_only:
 -- whether every column asked for is stored in the index
+local NO_COLUMNS = { mode = "RETURN_NONE" } -- (read, never changed)
 local function columns(ix, ctg)
-  if ctg == nil then return { mode = "RETURN_NONE" }, true end
+  if ctg == nil then return NO_COLUMNS, true end
   if type(ctg) ~= "table" then return invalid("columns_to_get must be a table { return_type, column_names }") end
   local ok, km, kc = base.known(ctg, COLUMNS_KEYS, "columns_to_get")
   if not ok then return nil, km, kc end
@@ -238,6 +239,7 @@ local function text_of(fmt, a, b, c, d)
 end
 local COUNT_TEXT = "SELECT count(*) FROM %s d WHERE %s%s%s"
 local PAGE_TEXT = "SELECT d.pk%s FROM %s d WHERE %s %s"
+local PK_KEYS = { { "d.pk", false } } -- (read, never changed)
 local PK_ORDER = { [false] = "ORDER BY d.pk ASC", [true] = "ORDER BY d.pk DESC" } -- (sort.order_by of the key alone)
 
 local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
@@ -351,7 +353,8 @@ local function do_search(self, req)
   if req.get_total_count ~= nil and type(req.get_total_count) ~= "boolean" then
     return invalid("get_total_count must be a boolean")
   end
-  local scope = t.name .. "/" .. ix.name
+  local scope = ix.scope -- (what a token is made for)
+  if not scope then scope = t.name .. "/" .. ix.name; ix.scope = scope end
   local sorters, after = req.sort, nil
   if req.token ~= nil then
     if offset ~= 0 then return invalid("offset must be 0 when a token is given") end
@@ -386,6 +389,8 @@ local function do_search(self, req)
   local keys, used_score
   if limit == 0 and not after and sorters == ix.def.index_sort and index_sort_ok(ix) then
     keys, used_score = {}, false
+  elseif type(sorters) == "table" and next(sorters) == nil then -- (sort.compile's keys of no sorter)
+    keys, used_score = PK_KEYS, false
   else
     keys, used_score = sort.compile(ctx, sorters)
     if not keys then return nil, used_score, "OTSParameterInvalid" end
