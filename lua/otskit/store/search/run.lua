@@ -485,7 +485,7 @@ local function do_search(self, req)
     res.rows = page
     if n > limit then
       res.next_token = sort.token(self:_search_secret() or "", scope, { kind = "search", sort = sorters,
-        after = { { "b", mark } } })
+        after = { { "b", mark } } }, sorters == ix.def.index_sort)
     end
     return res
   end
