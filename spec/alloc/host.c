@@ -176,6 +176,24 @@ static lua_State *prepare(alloc_state *a, const scase *c, const char *build) {
   return L;
 }
 
+/* After a raise out of a wire case: decodes take their scratch row from
+ * the module's context again (lwire.c, take_scratch: slot 8,
+ * CTX_SCRATCH), one reused from decode to decode, none left in use.
+ * 1 when so. */
+static const char scratch_check[] =
+  "local C = require('otskit.core').wire\n"
+  "local _, ctx = debug.getupvalue(C.decode_rows, 1)\n"
+  "local b = C.encode_put({ { 'id', 1 } }, { { 'v', 'abc' } })\n"
+  "assert(C.decode_rows(b)); local s1 = ctx[8]\n"
+  "assert(C.decode_rows(b)); local s2 = ctx[8]\n"
+  "return type(s1) == 'userdata' and s1 == s2\n";
+
+static int scratch_reused(lua_State *L) {
+  int ok = luaL_dostring(L, scratch_check) == 0 && lua_toboolean(L, -1);
+  if (!ok) fprintf(stderr, "after a raise: %s\n", lua_isstring(L, -1) ? lua_tostring(L, -1) : "a new scratch row");
+  return ok;
+}
+
 int main(void) {
   const char *build = getenv("OTSKIT_BUILD") ? getenv("OTSKIT_BUILD") : "build";
   size_t i;
@@ -202,6 +220,8 @@ int main(void) {
                 lua_tostring(L, -1));
         lua_close(L);
         break;
+      } else if (strncmp(c->name, "wire", 4) == 0) {
+        CHECK(scratch_reused(L));
       }
       lua_close(L);
     }

@@ -22,6 +22,7 @@
 local base = require "otskit.store.base"
 local docs = require "otskit.store.search.docs"
 local sort = require "otskit.store.search.sort"
+local query = require "otskit.store.search.query"
 
 local agg = {}
 
@@ -390,6 +391,17 @@ function RUN.percentiles(env, a, scope, what)
   return { items = items }
 end
 
+-- the statement of top_rows on a value index: remembered per condition
+-- (the search's, which repeats with its shape) for the table, order and
+-- limit parameter last seen
+local TOP = query.memo()
+local function top_text(t, own, order, lim)
+  local e = TOP.t[own]
+  if e and e.t == t and e.order == order and e.lim == lim then return e.text end
+  e = { t = t, order = order, lim = lim, text = ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(t, own, order, lim) }
+  return query.keep(TOP, own, e).text
+end
+
 function RUN.top_rows(env, a, scope, what)
   local limit = a.limit
   if limit == nil then limit = 1 end
@@ -411,11 +423,12 @@ function RUN.top_rows(env, a, scope, what)
     local own = d and d.col and d.sort and not d.parent and d.type ~= "GEO_POINT"
       and not (fs.mode == "AVG" and d.type == "KEYWORD") and agg.own(env, d, scope)
     if own then
-      local text = ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(tbl(env, d), own,
-        fs.order or "ASC", env.ctx:bind(limit))
+      local text = top_text(tbl(env, d), own, fs.order or "ASC", env.ctx:bind(limit))
       if env.keys_of then
         local out = env.keys_of(text, limit)
-        if #out == limit then return { rows = out } end -- (fewer: documents without a value follow them)
+        -- (fewer: documents without a value follow them) (name and type
+        -- as run_list sets them: the table made at its size)
+        if #out == limit then return { rows = out, name = a.name, type = a.type } end
       else
         local rows = agg.query(env, text)
         if #rows == limit then
@@ -459,10 +472,10 @@ function agg.run_list(env, list, scope, where)
   local out, seen = {}, {}
   local outer = env.batch
   env.batch = { exprs = {}, items = {} }
-  local ok, e, m, c = pcall(agg._run_list, env, list, scope, where, out, seen)
+  -- (no pcall: an error raised here ends the whole search, env with it)
+  local _, m, c = agg._run_list(env, list, scope, where, out, seen)
   local b = env.batch
   env.batch = outer
-  if not ok then error(e, 0) end
   if m then return nil, m, c end
   if #b.exprs > 0 then
     local text = ("SELECT %s FROM %sdoc d WHERE %s"):format(table.concat(b.exprs, ", "), env.ctx.p, scope)

@@ -49,9 +49,9 @@ local COLUMNS_KEYS = base.set{ "return_type", "column_names" }
 
 -- columns_to_get -> { mode, names (list), set } | nil, msg, code; index_only:
 -- whether every column asked for is stored in the index
-local NO_COLUMNS = { mode = "RETURN_NONE" } -- (read, never changed)
+local NONE = { mode = "RETURN_NONE" } -- (read only)
 local function columns(ix, ctg)
-  if ctg == nil then return NO_COLUMNS, true end
+  if ctg == nil then return NONE, true end
   if type(ctg) ~= "table" then return invalid("columns_to_get must be a table { return_type, column_names }") end
   local ok, km, kc = base.known(ctg, COLUMNS_KEYS, "columns_to_get")
   if not ok then return nil, km, kc end
@@ -205,17 +205,6 @@ local function routing(ctx, t, ix, rv)
   return "d.route IN (" .. table.concat(lits, ", ") .. ")"
 end
 
--- the highlights and inner hits (extra: inner.plan's) of the rows of keys
--- pks added to hits
-local function add_extra(self, t, ix, ctx, extra, pks, hits)
-  if not extra then return hits end
-  return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
-    local set = {}
-    for _, n in ipairs(names) do set[n] = true end
-    return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = set }).columns
-  end }, extra, pks, hits)
-end
-
 -- fmt:format(a, b, c, d) remembered by its parts: a search's texts
 -- repeat with its shape, and a remembered text is the same string each
 -- time (so nparams and the statement cache find it at once)
@@ -275,6 +264,7 @@ end
 -- progress handler, otskit.core.sql.deadline), and a request that ran
 -- past it fails OTSTimeout, whatever it had computed
 local function timed(fn, self, req)
+  if req.timeout_ms == nil then return guarded(fn, self, req) end -- (nothing armed)
   local ok, r1, r2, r3 = pcall(guarded, fn, self, req)
   local over = sql.deadline(self.h) -- (lifted on every path)
   if over == "interrupted" or (over == "passed" and ok and r1 ~= nil) then
@@ -290,12 +280,34 @@ end
 -- otskit.store.search.query), from is that leaf's value index, so SQLite
 -- walks the matches in primary key order and counts them on that index
 -- alone; else from is the document table and fast is cond.
+local MATCH_ALL = { match_all = {} }
+-- where's texts of a query cond without TTL, routing or value columns
+-- (remembered: they depend on cond and its driver's table and condition
+-- alone, and repeat with the search's shape)
+local WHERE = query.memo()
+local function where_texts(ix, ctx, cond)
+  local w = WHERE.t[cond]
+  local from = ctx.from
+  if w and w.p == ix.p and w.ftbl == (from and from.tbl) and w.fcond == (from and from.cond) then return w end
+  local full = "d.parent IS NULL AND (" .. query.with_driver(cond) .. ")"
+  w = { p = ix.p, ftbl = from and from.tbl, fcond = from and from.cond, full = full, from = ix.p .. "doc", fast = full }
+  if from then
+    w.from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(from.tbl, from.cond)
+    w.fast = "(" .. query.without_driver(cond) .. ")"
+  end
+  return query.keep(WHERE, cond, w)
+end
+
 local function where(self, ctx, t, ix, req)
-  local q = req.query or { match_all = {} }
+  local q = req.query or MATCH_ALL
   ctx.drive, ctx.top = true, true
   local cond, score, code = ctx:compile(q, "d", nil, 0)
   ctx.top = false
   if not cond then return nil, score, code end
+  if ix.ttl == -1 and req.routing_values == nil and not ctx.cols then
+    local w = where_texts(ix, ctx, cond)
+    return w.full, score, nil, w.from, w.fast
+  end
   local extra = {}
   if ix.ttl ~= -1 then extra[#extra + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
   local r, rm, rc = routing(ctx, t, ix, req.routing_values)
@@ -397,6 +409,13 @@ local function do_search(self, req)
   end
   local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
   if extra == nil then return nil, em, ec end
+  local add_extra = extra and function(pks, hits)
+    return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
+      local set = {}
+      for _, n in ipairs(names) do set[n] = true end
+      return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = set }).columns
+    end }, extra, pks, hits)
+  end
   local ckey
   if req.collapse ~= nil then -- one row per value: offset/limit paging only
     if after then return invalid("collapse pages with offset and limit, not with a token") end
@@ -407,14 +426,13 @@ local function do_search(self, req)
   -- a query that is one value index's range (fast == "(1)": no other
   -- clause, no TTL, no routing): the analytics may read that index alone
   local leaf = fast == "(1)" and ctx.from or nil
-  local aggs, gbs
+  -- without columns, the rows of keys a statement selects first are built
+  -- in one C call (docs.keys), none read
+  local aggs, gbs, c3
   if req.aggs ~= nil or req.group_bys ~= nil then
-    -- without columns, the rows of keys a statement selects first are built
-    -- in one C call (docs.keys), none read
     local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
       return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
     end or nil
-    local c3
     aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
       keys_of)
     if aggs == nil and gbs then return nil, gbs, c3 end
@@ -457,7 +475,8 @@ local function do_search(self, req)
       res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols)
       pks[#pks + 1] = kept[i]
     end
-    local xh, xm, xc = add_extra(self, t, ix, ctx, extra, pks, nil)
+    local xh, xm, xc
+    if extra then xh, xm, xc = add_extra(pks, nil) end
     if extra and not xh then return nil, xm, xc end
     res.search_hits = xh
     return res
@@ -513,7 +532,7 @@ local function do_search(self, req)
     local pks = {}
     for i = 1, n do pks[i] = rows[i][1] end
     local xm, xc
-    hits, xm, xc = add_extra(self, t, ix, ctx, extra, pks, hits)
+    hits, xm, xc = add_extra(pks, hits)
     if not hits then return nil, xm, xc end
   end
   if hits then res.search_hits = hits end
