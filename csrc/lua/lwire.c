@@ -786,26 +786,42 @@ static int lazy_cells(lua_State *L) {
   return 1;
 }
 
-/* decode_rows(bytes [, max [, typed [, eager]]]) -> rows | nil, msg, "CorruptPlainBuffer".
+/* decode_rows(bytes [, max [, typed [, eager [, off, len]]]]) -> rows | nil, msg, "CorruptPlainBuffer".
  * max: refuse more rows than this (1 for a single-row field); typed: BINARY
  * values as typed tables (what the store takes) rather than strings with
  * the type in cells[i][4] (what the store returns). Untyped rows (a
  * response's) build row.cells when first read (lazy_cells): a reader of
  * primary_key and columns allocates no table per cell; the rows of one
  * call share one metatable. eager: build every row.cells now (the
- * representation the lazy rows equal). */
+ * representation the lazy rows equal). off, len: the rows are the len
+ * bytes at off of bytes (a response's field where it is); then a second
+ * value, the rows' order (pb_order's flags: 1 each row's key after the one
+ * before, 2 before it, 3 both: fewer than two rows, 0 neither), is
+ * returned: what otskit.client.verify needs not check again. */
 static int l_decode_rows(lua_State *L) {
   size_t n, nrows = 0, max;
-  const char *s = luaL_checklstring(L, 1, &n);
+  const char *base = luaL_checklstring(L, 1, &n), *s = base;
   pb_reader r;
+  pb_order ord;
   scratch_row *sc, *lsc = NULL;
   dec d;
-  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k, at;
+  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k, sc_at, span = 0;
   const int ctx = lua_upvalueindex(1);
   name_cache pkc, atc;
   max = (size_t)luaL_optinteger(L, 2, 0);
   typed = lua_toboolean(L, 3);
   eager = lua_toboolean(L, 4);
+  if (!lua_isnoneornil(L, 5)) {
+    /* the rows are the len bytes at off (0-based) of bytes: a field of the
+     * message in bytes, read where it is (no copy of it) */
+    lua_Integer off = luaL_checkinteger(L, 5), len = luaL_checkinteger(L, 6);
+    if (off < 0 || len < 0 || (size_t)off > n || (size_t)len > n - (size_t)off)
+      return luaL_error(L, "otskit.wire: decode_rows: the span is outside the bytes");
+    s = base + off;
+    n = (size_t)len;
+    span = 1;
+  }
+  pb_order_init(&ord);
   lua_settop(L, 1);
   dec_open(L, &d);
   d.want_typed = typed;
@@ -815,12 +831,12 @@ static int l_decode_rows(lua_State *L) {
   d.pkc = &pkc; d.atc = &atc;
   d.pk_base = lua_gettop(L) - 2 * NAMES + 1; d.at_base = d.pk_base + NAMES;
   sc = take_scratch(L, ctx, CTX_SCRATCH);
-  at = lua_gettop(L);
+  sc_at = lua_gettop(L);
   /* presize: rows are rarely under ~16 bytes */
   lua_createtable(L, (int)(n / 64 < 4096 ? n / 64 : 4096), 0);
   out = lua_gettop(L);
   if (!pb_reader_init(&r, s, n)) {
-    put_scratch(L, ctx, CTX_SCRATCH, at);
+    put_scratch(L, ctx, CTX_SCRATCH, sc_at);
     return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
   }
   if (!typed && !eager && n) {
@@ -845,20 +861,21 @@ static int l_decode_rows(lua_State *L) {
   for (;;) {
     if ((rc = pb_read_row(&r, &sc->row)) != 1) break;
     if (max && nrows == max) {
-      put_scratch(L, ctx, CTX_SCRATCH, at);
+      put_scratch(L, ctx, CTX_SCRATCH, sc_at);
       return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
     }
+    if (span) pb_order_add(&ord, &sc->row);
     push_row(L, &d, &sc->row, mt);
     if (mt) { /* where its attribute cells start (6 bytes before the first name), else the row's end */
       const pb_row *pr = &sc->row;
       const char *at = pr->ncells > pr->npk ? pr->cells[pr->npk].name - 6 : (const char *)r.p;
       lua_pushvalue(L, -1);
-      lua_pushinteger(L, (lua_Integer)(at - s));
+      lua_pushinteger(L, (lua_Integer)(at - base));
       lua_rawset(L, offsets);
     }
     lua_rawseti(L, out, (lua_Integer)++nrows);
   }
-  put_scratch(L, ctx, CTX_SCRATCH, at); /* (its cells' memory kept for the next decode) */
+  put_scratch(L, ctx, CTX_SCRATCH, sc_at); /* (its cells' memory kept for the next decode) */
   if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
   if (fn) { /* the last row's attribute names for lazy_cells */
     for (k = 0; k < NAMES; k++) {
@@ -870,6 +887,10 @@ static int l_decode_rows(lua_State *L) {
     }
   }
   lua_pushvalue(L, out);
+  if (span) {
+    lua_pushinteger(L, ord.flags);
+    return 2;
+  }
   return 1;
 }
 
