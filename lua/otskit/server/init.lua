@@ -206,9 +206,15 @@ local function run(api, body)
     return respond.error(cfg, api, f.code, f.message, f.status)
   end
 
-  local db, m, c = get_db(moved)
-  if not db then
-    return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
+  -- (no get_db call when nothing moved: a trace that starts in it and
+  -- returns here aborted, "NYI: return to lower frame")
+  local db = state.db
+  if db == nil or moved then
+    local m, c
+    db, m, c = get_db(moved)
+    if not db then
+      return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
+    end
   end
   if db.search_delay then db:search_delay(state.faults and state.faults.search_delay or nil) end
   -- the index_delay fault: global index visibility (otskit.store.maintain)
