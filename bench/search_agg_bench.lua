@@ -68,6 +68,13 @@ local function same_counts(items, r)
   for i, x in ipairs(items) do if x.row_count ~= r[1][i] then return false end end
   return true
 end
+-- the first group-by's items are SQL's rows { key, count } in order
+local function same_keys(res, r)
+  local it = res.group_bys[1].items
+  if #it ~= #r then return false end
+  for i, x in ipairs(it) do if x.key ~= r[i][1] or x.row_count ~= r[i][2] then return false end end
+  return true
+end
 -- the value at rank p% of the sorted values vals (p / 100 * (n - 1) + 1,
 -- interpolated), as otskit computes it
 local PCT = { 5, 25, 50, 75, 95, 99 }
@@ -99,12 +106,7 @@ local QS = {
     function(res, r) return res.aggs[1].value == r[1][1] end },
   { "group_by_field (top 10)", { group_bys = { { name = "g", type = "field", field_name = "k", size = 10 } } },
     "SELECT k, count(*) AS n FROM docs %s GROUP BY k ORDER BY n DESC, k LIMIT 10",
-    function(res, r)
-      local it = res.group_bys[1].items
-      if #it ~= #r then return false end
-      for i, x in ipairs(it) do if x.key ~= r[i][1] or x.row_count ~= r[i][2] then return false end end
-      return true
-    end },
+    same_keys },
   { "group_by_field + sub avg", { group_bys = { { name = "g", type = "field", field_name = "c", size = 50,
       sub_aggs = { { name = "a", type = "avg", field_name = "l" } } } } },
     "SELECT c, count(*) AS n, avg(l) FROM docs %s GROUP BY c ORDER BY n DESC, c LIMIT 50",
@@ -195,12 +197,7 @@ local QS = {
     function(res, r) return same_counts(res.group_bys[1].items, r) end },
   { "geo_grid (precision 2, top 10)", { group_bys = { { name = "gg", type = "geo_grid", field_name = "g", precision = 2, size = 10 } } },
     "SELECT geohash(lat, lon, 2) AS h, count(*) AS n FROM docs %s GROUP BY h ORDER BY n DESC, h LIMIT 10",
-    function(res, r)
-      local it = res.group_bys[1].items
-      if #it ~= #r then return false end
-      for i, x in ipairs(it) do if x.key ~= r[i][1] or x.row_count ~= r[i][2] then return false end end
-      return true
-    end },
+    same_keys },
   { "composite (c, histogram l; 100)", { group_bys = { { name = "cp", type = "composite", size = 100, sources = {
       { name = "c", type = "field", field_name = "c" }, { name = "h", type = "histogram", field_name = "l", interval = 100000 } } } } },
     "SELECT c, l / 100000 AS b, count(*) FROM docs %s GROUP BY c, b ORDER BY c, b LIMIT 100",
@@ -247,6 +244,12 @@ local FLOOR = {
 bench.title(("search analytics: %d documents"):format(N))
 bench.table({ "question", "filter", "otskit p50 ms", "SQLite p50 ms", "ratio", "otskit's own SQL p50 ms (floor)" })
 local function p50(xs) table.sort(xs); return xs[math.ceil(#xs / 2)] end
+-- f(...) asked k times: the mean time of one (s), and f's last answer
+local function timed(k, f, ...)
+  local t0, res = clock()
+  for _ = 1, k do res = f(...) end
+  return (clock() - t0) / k, res
+end
 for _, q in ipairs(QS) do
   if not asked(q[1]) then goto next end
   for _, filtered in ipairs({ false, true }) do
@@ -262,25 +265,18 @@ for _, q in ipairs(QS) do
     local floor = FLOOR[q[1]]
     -- a question answered in under 2 ms is asked k times a run (both
     -- sides), its time the run's mean: a timing well above the clock's grain
+    local function search() return assert(db:search(req)) end
+    local function ask() return text and sql.rows(h, text, binds) or q[3](filtered, h, binds) end
     local k = 1
-    for _ = 1, 3 do assert(db:search(req)) end -- (warm)
-    local b0 = clock()
-    assert(db:search(req))
-    local b1 = clock() - b0
+    timed(3, search) -- (warm)
+    local b1 = timed(1, search)
     if b1 < 0.002 then k = math.min(1000, math.ceil(0.002 / math.max(b1, 1e-6))) end
     for i = 1, R do
       local res, rows
-      local a0 = clock()
-      for _ = 1, k do res = assert(db:search(req)) end
-      local a1 = clock()
-      for _ = 1, k do rows = text and sql.rows(h, text, binds) or q[3](filtered, h, binds) end
-      local a2 = clock()
-      ot[i], ft[i] = (a1 - a0) / k, (a2 - a1) / k
+      ot[i], res = timed(k, search)
+      ft[i], rows = timed(k, ask)
       bench.same(true, q[4](res, rows), q[1])
-      if floor then
-        for _ = 1, k do floor(filtered) end
-        lt[i] = (clock() - a2) / k
-      end
+      if floor then lt[i] = timed(k, floor, filtered) end
     end
     local o, f = p50(ot), p50(ft)
     bench.row(q[1], filtered and "l < 333333" or "all", o * 1e3, f * 1e3, o / f, floor and p50(lt) * 1e3 or "")

@@ -14,47 +14,12 @@
 local store = require "otskit.store"
 local wire = require "otskit.wire"
 local helper = require "helper"
+local gen = require "support.pbgen"
 
-local LUA54 = math.type ~= nil
 local N = helper.trials(400)
-local ASCII = "abcxyz\0\1 -~"
-local NOW = 1700000000 -- the stores' clock (s)
-
-local function int(v) return LUA54 and math.tointeger(v) or v end
-
-local function big(r)
-  local s = r.int(0, 1) == 1 and "-" or ""
-  return wire.integer(s .. "46116860184273879" .. r.int(10, 99))
-end
-
-local function value(r)
-  local k = r.int(1, 10)
-  if k == 1 then return r.bytes(r.int(0, 30), ASCII) end
-  if k == 2 then return int(r.int(-2147483647, 2147483647) * r.int(1, 4000)) end
-  if k == 3 then return (r.int(-1e6, 1e6) + 0.5) * 2 ^ r.int(-20, 20) end
-  if k == 4 then return r.int(0, 1) == 1 end
-  if k == 5 then return wire.binary(r.bytes(r.int(0, 20))) end
-  if k == 6 then return wire.double(r.int(-1000, 1000) + 0.0) end
-  if k == 7 then return big(r) end
-  if k == 8 then -- not UTF-8 (now and then)
-    return r.int(1, 4) == 1 and "\255\254" .. r.bytes(r.int(0, 3), ASCII) or r.bytes(r.int(0, 3), ASCII)
-  end
-  if k == 9 then return "h\195\169" end
-  return -0.0
-end
-
-local PKT = { "INTEGER", "STRING", "BINARY" }
-
-local function key_value(r, ty)
-  if ty == "INTEGER" then
-    if r.int(1, 8) == 1 then return big(r) end
-    return int(r.int(-20, 20))
-  end
-  local s = r.bytes(r.int(0, 4), ty == "STRING" and ASCII or nil)
-  if r.int(1, 30) == 1 then s = "\255" .. s end -- a STRING key that is not UTF-8
-  if ty == "BINARY" and r.int(1, 3) > 1 then return wire.binary(s) end -- (or as a string)
-  return s
-end
+local NOW, PKT, int = gen.NOW, gen.PKT, gen.int
+local function value(r) return gen.value(r, true) end
+local function key_value(r, ty) return gen.key_value(r, ty, true) end
 
 local function random_pk(r, t)
   local pk = {}
@@ -89,17 +54,6 @@ local function columns(r)
   return cols
 end
 
--- a, b: the same answer (response bytes), or the same failure
-local function same(a, am, ac, b, bm, bc, what)
-  if a == nil or b == nil then
-    assert.are.same({ tostring(a), am, ac }, { tostring(b), bm, bc }, what)
-    return
-  end
-  local ea = assert(wire.encode_response("PutRow", a))
-  local eb = assert(wire.encode_response("PutRow", b))
-  assert.are.equal(eb, ea, what .. ": answer bytes")
-end
-
 local function rows_of(db)
   local out = {}
   for name in pairs(db.tables) do
@@ -119,21 +73,8 @@ local fast, total = 0, 0
 
 local function trial(seed)
   local r = helper.rng(seed)
-  local t = {}
-  for i = 1, r.int(1, 4) do t[i] = { name = "k" .. i, type = PKT[r.int(1, 3)] } end
-  if #t > 1 and r.int(1, 4) == 1 then t[2].type, t[2].auto = "INTEGER", true end
-  local create = { name = "t", primary_key = {}, options = { max_versions = r.int(1, 4), max_time_deviation = 200000 } }
-  for i, c in ipairs(t) do create.primary_key[i] = { c.name, c.type, c.auto and "AUTO_INCREMENT" or nil } end
-  if r.int(1, 3) == 1 then create.options.time_to_live = 86400 end
-  local part = r.int(1, 3)
-  if part == 1 then create.partition = { split_rows = r.int(3, 12) }
-  elseif part == 2 then create.partition = { split_load = r.int(5, 40) } end
-  local function open()
-    local db = assert(store.open{ path = ":memory:", clock = function() return NOW end })
-    assert(db:create_table(create))
-    return db
-  end
-  local A, B = open(), open()
+  local t, create = gen.table(r, true)
+  local A, B = gen.stores(create)
   local keys = {}
   for q = 1, r.int(1, 40) do
     local what = ("seed %d put %d"):format(seed, q)
@@ -172,7 +113,7 @@ local function trial(seed)
       local b, bm, bc
       local dr, dm, dc = wire.decode_request("PutRow", body)
       if dr then b, bm, bc = B:put_row(dr) else b, bm, bc = nil, dm, dc end
-      same(a, am, ac, b, bm, bc, what)
+      gen.same("PutRow", a, am, ac, b, bm, bc, what)
     end
   end
   assert.are.same(rows_of(B), rows_of(A), "stored rows, seed " .. seed)

@@ -14,42 +14,10 @@
 local store = require "otskit.store"
 local wire = require "otskit.wire"
 local helper = require "helper"
+local gen = require "support.pbgen"
 
-local LUA54 = math.type ~= nil
 local N = helper.trials(60)
-local ASCII = "abcxyz\0\1 -~"
-local NOW = 1700000000 -- the stores' clock (s)
-
-local function int(v) return LUA54 and math.tointeger(v) or v end
-
-local function big(r)
-  local s = r.int(0, 1) == 1 and "-" or ""
-  return wire.integer(s .. "46116860184273879" .. r.int(10, 99))
-end
-
-local function value(r)
-  local k = r.int(1, 8)
-  if k == 1 then return r.bytes(r.int(0, 30), ASCII) end
-  if k == 2 then return int(r.int(-2147483647, 2147483647) * r.int(1, 4000)) end
-  if k == 3 then return (r.int(-1e6, 1e6) + 0.5) * 2 ^ r.int(-20, 20) end
-  if k == 4 then return r.int(0, 1) == 1 end
-  if k == 5 then return wire.binary(r.bytes(r.int(0, 20))) end
-  if k == 6 then return wire.double(r.int(-1000, 1000) + 0.0) end
-  if k == 7 then return big(r) end
-  return -0.0
-end
-
-local PKT = { "INTEGER", "STRING", "BINARY" }
-
-local function key_value(r, ty)
-  if ty == "INTEGER" then
-    if r.int(1, 8) == 1 then return big(r) end
-    return int(r.int(-20, 20))
-  end
-  local s = r.bytes(r.int(0, 4), ty == "STRING" and ASCII or nil)
-  if ty == "BINARY" then return wire.binary(s) end
-  return s
-end
+local NOW, value, key_value = gen.NOW, gen.value, gen.key_value
 
 local function random_pk(r, t)
   local pk = {}
@@ -88,37 +56,12 @@ local function read_opts(r, req)
   return req
 end
 
--- a, b: the same answer (response bytes), or the same failure
-local function same(api, a, am, ac, b, bm, bc, what)
-  if a == nil or b == nil then
-    assert.are.same({ tostring(a), am, ac }, { tostring(b), bm, bc }, what)
-    return
-  end
-  local ea = assert(wire.encode_response(api, a))
-  local eb = assert(wire.encode_response(api, b))
-  if ea ~= eb then
-    error(what .. ": bytes differ (" .. #ea .. " vs " .. #eb .. ")")
-  end
-end
-
 local function trial(seed)
   local r = helper.rng(seed)
-  local t = {}
-  for i = 1, r.int(1, 4) do t[i] = { name = "k" .. i, type = PKT[r.int(1, 3)] } end
-  local create = { name = "t", primary_key = {}, options = { max_versions = r.int(1, 4), max_time_deviation = 200000 } }
-  for i, c in ipairs(t) do create.primary_key[i] = { c.name, c.type } end
-  if r.int(1, 3) == 1 then create.options.time_to_live = 86400 end
-  local part = r.int(1, 3)
-  if part == 1 then create.partition = { split_rows = r.int(3, 12) }
-  elseif part == 2 then create.partition = { split_load = r.int(5, 40) } end
+  local t, create = gen.table(r)
   local page
   if r.int(1, 3) == 1 then page = { rows = r.int(1, 20), bytes = r.int(30, 2000) } end
-  local function open()
-    local db = assert(store.open{ path = ":memory:", clock = function() return NOW end, page = page })
-    assert(db:create_table(create))
-    return db
-  end
-  local A, B = open(), open()
+  local A, B = gen.stores(create, page)
   local keys = {}
   for _ = 1, r.int(1, 40) do
     local pk = random_pk(r, t)
@@ -153,7 +96,7 @@ local function trial(seed)
       local a, am, ac = A:get_row(req)
       local b, bm, bc = B:get_row_pb(req)
       assert.is_not_false(b, what)
-      same("GetRow", a, am, ac, b, bm, bc, what)
+      gen.same("GetRow", a, am, ac, b, bm, bc, what)
     else
       local dir = r.int(1, 2) == 1 and "BACKWARD" or nil
       local req = read_opts(r, { table = "t", start = bound(r, t), stop = bound(r, t), direction = dir })
@@ -161,7 +104,7 @@ local function trial(seed)
       local a, am, ac = A:get_range(req)
       local b, bm, bc = B:get_range_pb(req)
       assert.is_not_false(b, what)
-      same("GetRange", a, am, ac, b, bm, bc, what)
+      gen.same("GetRange", a, am, ac, b, bm, bc, what)
       if b then
         assert.are.equal(#a.rows, b.row_count, what)
         assert.are.equal(a.scanned, b.scanned, what)

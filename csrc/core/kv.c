@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 #include <xxhash.h>
@@ -113,27 +114,60 @@ static int64_t pragma_int(kv_db *db, const char *q) {
   return v;
 }
 
-/* Marks a new file as ours, refuses a foreign or older one with tables. */
+/* PRAGMA journal_mode=WAL on a new file (fresh: none or empty before
+ * the open) fails SQLITE_BUSY at once (no busy handler) while another
+ * connection opens it too: tried again for the busy timeout. An existing
+ * file gets one try (busy: another connection holds it). */
+static int set_wal(kv_db *db, int fresh, int busy_ms) {
+  int rc, waited = 0;
+  while ((rc = sqlite3_exec(db->sql, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL)) ==
+             SQLITE_BUSY && fresh && waited < busy_ms) {
+    sqlite3_sleep(2);
+    waited += 2;
+  }
+  return rc;
+}
+
+/* Marks a new file as ours, refuses a foreign or older one with tables.
+ * Checked and marked in one write transaction: connections opening a new
+ * file at once (the workers of otskit serve) each find it new or marked,
+ * never half marked (application_id set, user_version not yet). */
 static int check_format(kv_db *db, char *err, size_t errlen) {
   int64_t app = pragma_int(db, "PRAGMA application_id");
-  int64_t ver = pragma_int(db, "PRAGMA user_version");
-  int64_t ntab = pragma_int(db, "SELECT count(*) FROM sqlite_master");
-  if (app < 0 || ver < 0 || ntab < 0) {
+  int64_t ver = pragma_int(db, "PRAGMA user_version"), ntab;
+  const char *why = NULL;
+  if (app == KV_APP_ID && ver == KV_FORMAT) return KV_OK; /* ours: no lock taken */
+  if (sqlite3_exec(db->sql, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
     fail(db);
     snprintf(err, errlen, "%s", db->err);
     return KV_ERR;
   }
-  if (app == KV_APP_ID && ver == KV_FORMAT) return KV_OK;
-  if (ntab > 0 || app != 0 || ver != 0) {
+  app = pragma_int(db, "PRAGMA application_id");
+  ver = pragma_int(db, "PRAGMA user_version");
+  ntab = pragma_int(db, "SELECT count(*) FROM sqlite_master");
+  if (app < 0 || ver < 0 || ntab < 0) {
+    fail(db);
+    why = db->err;
+  } else if (app == KV_APP_ID && ver == KV_FORMAT) {
+    /* marked by another connection meanwhile */
+  } else if (ntab > 0 || app != 0 || ver != 0) {
     fail_msg(db, KV_EOTHER, "");
     snprintf(err, errlen, "not an otskit store of format %d (application_id %lld, user_version %lld)",
              KV_FORMAT, (long long)app, (long long)ver);
+    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
     return KV_ERR;
-  }
-  if (sqlite3_exec(db->sql, "PRAGMA application_id=1869902699; PRAGMA user_version=1;",
-                   NULL, NULL, NULL) != SQLITE_OK) {
+  } else if (sqlite3_exec(db->sql, "PRAGMA application_id=1869902699; PRAGMA user_version=1;",
+                          NULL, NULL, NULL) != SQLITE_OK) {
     fail(db);
-    snprintf(err, errlen, "%s", db->err);
+    why = db->err;
+  }
+  if (why == NULL && sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    fail(db);
+    why = db->err;
+  }
+  if (why != NULL) {
+    snprintf(err, errlen, "%s", why);
+    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
     return KV_ERR;
   }
   return KV_OK;
@@ -169,10 +203,12 @@ static int check_path(const char *path, size_t len, char *err, size_t errlen) {
 
 int kv_open(const char *path, size_t len, int busy_ms, kv_db **out, char *err, size_t errlen) {
   kv_db *db;
-  int rc;
+  struct stat st;
+  int rc, fresh;
   *out = NULL;
   if (path == NULL) { snprintf(err, errlen, "no path"); return KV_BADPATH; }
   if (check_path(path, len, err, errlen) != KV_OK) return KV_BADPATH;
+  fresh = stat(path, &st) != 0 || st.st_size == 0;
   db = calloc(1, sizeof *db);
   if (db == NULL) { snprintf(err, errlen, "out of memory"); return KV_ERR; }
   /* no SQLITE_OPEN_URI; check_path refused what USE_URI would parse */
@@ -186,7 +222,7 @@ int kv_open(const char *path, size_t len, int busy_ms, kv_db **out, char *err, s
   }
   sqlite3_busy_timeout(db->sql, busy_ms < 0 ? 0 : busy_ms);
   /* WAL + NORMAL: durable at checkpoints, no fsync per autocommit write */
-  if (sqlite3_exec(db->sql, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
+  if (set_wal(db, fresh, busy_ms) != SQLITE_OK ||
       prepare(db->sql, "BEGIN IMMEDIATE", &db->begin) != KV_OK ||
       prepare(db->sql, "BEGIN", &db->begin_read) != KV_OK ||
       prepare(db->sql, "COMMIT", &db->commit) != KV_OK ||
@@ -487,6 +523,7 @@ int kv_next(kv_cursor *c, const void **key, size_t *klen, const void **val,
   sqlite3_stmt *s = c->stmt;
   int rc;
   if (c->db == NULL || s == NULL) return KV_DONE;
+  if (c->ended) return fail_msg(c->db, KV_EOTHER, "the scan's transaction was rolled back");
   rc = sqlite3_step(s);
   if (rc == SQLITE_ROW) {
     *key = sqlite3_column_blob(s, 0);
@@ -535,5 +572,12 @@ static int run(kv_db *db, sqlite3_stmt *s) {
 
 int kv_begin(kv_db *db, int write) { return run(db, write ? db->begin : db->begin_read); }
 int kv_commit(kv_db *db) { return run(db, db->commit); }
-int kv_rollback(kv_db *db) { return run(db, db->rollback); }
+int kv_rollback(kv_db *db) {
+  kv_cursor *c;
+  for (c = db->cursors; c; c = c->next) {
+    if (c->stmt) sqlite3_reset((sqlite3_stmt *)c->stmt);
+    c->ended = 1;
+  }
+  return run(db, db->rollback);
+}
 int kv_in_txn(kv_db *db) { return !sqlite3_get_autocommit(db->sql); }

@@ -35,6 +35,7 @@ typedef struct kv_cursor {
   void *stmt;                /* sqlite3_stmt */
   int owned;                 /* 1: stmt is private, finalize on close */
   int *busy;                 /* the cached statement's in-use flag, or NULL */
+  int ended;                 /* 1: its transaction was rolled back */
   struct kv_cursor *prev, *next;
 } kv_cursor;
 
@@ -119,7 +120,11 @@ void kv_cursor_close(kv_cursor *c);
 /* Transactions: BEGIN IMMEDIATE (write != 0: takes the write lock now, so
  * a read-modify-write cannot interleave with another connection's) or
  * BEGIN (deferred: a read snapshot), COMMIT, ROLLBACK. KV_OK or KV_ERR.
- * kv_in_txn says whether one is open. */
+ * kv_in_txn says whether one is open. A rollback ends every open cursor
+ * (kv_next on one then fails): a cursor left open by an error raised
+ * mid-scan would otherwise keep the rolled-back transaction's read
+ * snapshot, and the next BEGIN IMMEDIATE fail busy once another
+ * connection wrote. */
 int kv_begin(kv_db *db, int write);
 int kv_commit(kv_db *db);
 int kv_rollback(kv_db *db);

@@ -2,10 +2,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kvsql.h"
 #include "vec.h"
 #include "bucket.h"
+#include "docval.h"
 
 typedef struct entry {
   char *text;
@@ -18,6 +20,8 @@ typedef struct kvsql {
   entry e[KVSQL_CACHE];
   int n;
   unsigned long clock;
+  int64_t deadline;      /* kvsql_deadline: monotonic ms */
+  int armed, fired;
 } kvsql;
 
 static void ext_free(void *p) {
@@ -130,7 +134,7 @@ static kvsql *state(kv_db *db) {
                               NULL, NULL) != SQLITE_OK ||
       sqlite3_create_function(sql, "geo_in_poly", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_in_poly,
                               NULL, NULL) != SQLITE_OK ||
-      vec_register(sql) != SQLITE_OK || bucket_register(sql) != SQLITE_OK) {
+      vec_register(sql) != SQLITE_OK || bucket_register(sql) != SQLITE_OK || dv_register(sql) != SQLITE_OK) {
     free(x);
     return NULL;
   }
@@ -181,6 +185,46 @@ sqlite3_stmt *kvsql_prepare(kv_db *db, const char *text, size_t len) {
 int kvsql_exec(kv_db *db, const char *text) {
   if (state(db) == NULL) return SQLITE_NOMEM;
   return sqlite3_exec((sqlite3 *)kv_sqlite(db), text, NULL, NULL, NULL);
+}
+
+static int64_t mono_ms(void) {
+  struct timespec b;
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  return (int64_t)b.tv_sec * 1000 + b.tv_nsec / 1000000;
+}
+
+/* the argument is the connection's state (alive as long as it is) */
+static int on_progress(void *p) {
+  kvsql *x = (kvsql *)p;
+  if (mono_ms() > x->deadline) {
+    x->fired = 1;
+    return 1;
+  }
+  return 0;
+}
+
+int kvsql_deadline(kv_db *db, int64_t ms) {
+  kvsql *x = state(db);
+  if (x == NULL) return SQLITE_NOMEM;
+  x->fired = 0;
+  x->armed = ms >= 0;
+  if (!x->armed) {
+    sqlite3_progress_handler((sqlite3 *)kv_sqlite(db), 0, NULL, NULL);
+    return SQLITE_OK;
+  }
+  x->deadline = mono_ms() + (ms > INT64_MAX / 2 ? INT64_MAX / 2 : ms);
+  sqlite3_progress_handler((sqlite3 *)kv_sqlite(db), 1000, on_progress, x);
+  return SQLITE_OK;
+}
+
+int kvsql_deadline_end(kv_db *db) {
+  kvsql *x = (kvsql *)kv_get_ext(db);
+  int r;
+  if (x == NULL || !x->armed) return 0;
+  sqlite3_progress_handler((sqlite3 *)kv_sqlite(db), 0, NULL, NULL);
+  r = x->fired ? KVSQL_INTERRUPTED : mono_ms() > x->deadline ? KVSQL_PASSED : 0;
+  x->armed = x->fired = 0;
+  return r;
 }
 
 const char *kvsql_errmsg(kv_db *db) { return sqlite3_errmsg((sqlite3 *)kv_sqlite(db)); }

@@ -14,6 +14,7 @@
 #define OTSKIT_KVSQL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sqlite3.h>
 #include "kv.h"
 
@@ -26,6 +27,16 @@ sqlite3_stmt *kvsql_prepare(kv_db *db, const char *text, size_t len);
 /* Runs text (one or more statements, no results). SQLITE_OK or an error
  * code (message: kvsql_errmsg). */
 int kvsql_exec(kv_db *db, const char *text);
+
+/* A time limit on the connection's statements: kvsql_deadline arms one
+ * ms milliseconds from now (ms < 0: none), an SQLite progress handler
+ * that interrupts a statement running past it (the statement fails
+ * SQLITE_INTERRUPT); kvsql_deadline_end disarms it and answers
+ * KVSQL_INTERRUPTED when it interrupted a statement, KVSQL_PASSED when
+ * none but the time is up, else 0. SQLITE_OK or SQLITE_NOMEM. */
+enum { KVSQL_INTERRUPTED = 1, KVSQL_PASSED = 2 };
+int kvsql_deadline(kv_db *db, int64_t ms);
+int kvsql_deadline_end(kv_db *db);
 
 /* The message of the last failure on db. */
 const char *kvsql_errmsg(kv_db *db);

@@ -39,7 +39,7 @@ typedef struct sqlvt_state {
   /* the caller's: a statement being stepped (finalized by the next call
    * if an error unwound the last one), and its time limit */
   sqlite3_stmt *stmt;
-  int64_t start_ms, timeout_ms;
+  int64_t timeout_ms;
   int timed_out;
 } sqlvt_state;
 

@@ -21,7 +21,6 @@
  *   sqlq.decode(bytes) -> columns, rows, n | nil, msg, "CorruptMessage". */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "compat.h"
 #include "fbsql.h"
@@ -76,26 +75,9 @@ static int l_attach(lua_State *L) {
   return 1;
 }
 
-static int64_t mono_ms(void) {
-  struct timespec b;
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  return (int64_t)b.tv_sec * 1000 + b.tv_nsec / 1000000;
-}
-
-/* the progress handler's argument is the state (alive as long as the
- * connection): a Lua error raised while stepping leaves nothing dangling */
-static int on_progress(void *p) {
-  sqlvt_state *g = (sqlvt_state *)p;
-  if (g->timeout_ms >= 0 && mono_ms() - g->start_ms > g->timeout_ms) {
-    g->timed_out = 1;
-    return 1;
-  }
-  return 0;
-}
-
 /* what a call unwound by a Lua error (out of memory) left behind */
-static void leftover(sqlite3 *sq, sqlvt_state *st) {
-  sqlite3_progress_handler(sq, 0, NULL, NULL);
+static void leftover(sqlvt_state *st) {
+  kvsql_deadline_end(st->db);
   if (st->stmt) sqlite3_finalize(st->stmt);
   st->stmt = NULL;
 }
@@ -131,7 +113,7 @@ static int l_select(lua_State *L) {
   int64_t max_rows;
   luaL_checktype(L, 4, LUA_TTABLE);
   g = state;
-  leftover(sq, state);
+  leftover(state);
   state->quota = otsk_optintfield(L, 4, "quota", 100000, -1, INT64_MAX, "sqlq");
   state->now_ms = otsk_optintfield(L, 4, "now_ms", 0, INT64_MIN, INT64_MAX, "sqlq");
   g->timeout_ms = otsk_optintfield(L, 4, "timeout_ms", 30000, -1, INT64_MAX, "sqlq");
@@ -183,7 +165,7 @@ static int l_select(lua_State *L) {
   {
     int top = lua_gettop(L) - 4;
     if (lua_pcall(L, 3, LUA_MULTRET, 0) != 0) {
-      leftover(sq, state);
+      leftover(state);
       return lua_error(L);
     }
     return lua_gettop(L) - top;
@@ -215,8 +197,9 @@ static int collect(lua_State *L) {
   classes = (int *)lua_newuserdata(L, sizeof(int) * (size_t)(ncol ? ncol : 1));
   memset(classes, 0, sizeof(int) * (size_t)(ncol ? ncol : 1));
   lua_newtable(L); /* rows */
-  g->start_ms = mono_ms();
-  sqlite3_progress_handler(sq, 1000, on_progress, g);
+  /* (the time limit's state is the connection's: a Lua error raised
+   * while stepping leaves nothing dangling) */
+  if (kvsql_deadline(state->db, g->timeout_ms) != SQLITE_OK) return luaL_error(L, "sqlq: out of memory");
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (n >= max_rows) { rc = -1; break; }
     lua_createtable(L, ncol, 0);
@@ -228,7 +211,7 @@ static int collect(lua_State *L) {
     }
     lua_rawseti(L, -2, (int)++n);
   }
-  sqlite3_progress_handler(sq, 0, NULL, NULL);
+  g->timed_out = kvsql_deadline_end(state->db) == KVSQL_INTERRUPTED;
   if (rc != SQLITE_DONE) {
     const char *m = rc == -1 ? "" : sqlite3_errmsg(sq);
     const char *code = "OTSParameterInvalid";

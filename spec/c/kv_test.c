@@ -1,8 +1,13 @@
 /* kv_test.c -- the kv store against a sorted-array model: random keys
  * (with NUL bytes and shared prefixes), point ops, scans both ways with
- * bounds and limits, overlapping cursors, transactions, drop. */
+ * bounds and limits, overlapping cursors, transactions, drop; and
+ * connections opening one new file at once (threads: otskit serve's
+ * workers are processes, the file locks the same). */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "check.h"
@@ -37,6 +42,51 @@ static int model_scan(mkey *m, int nm, const mkey *lo, const mkey *hi,
     out[n++] = j;
   }
   return n;
+}
+
+/* threads opening one new file at the same moment: every open succeeds
+ * (the file's WAL switch and its format mark race otherwise: "database is
+ * locked" at once, or "not an otskit store ... user_version 1") */
+enum { RACERS = 6, RACE_ROUNDS = 60 };
+static pthread_barrier_t race_bar;
+static char race_path[64];
+static int race_ok[RACERS];
+
+static void *racer(void *arg) {
+  int i = *(int *)arg;
+  kv_db *db;
+  char err[256];
+  pthread_barrier_wait(&race_bar);
+  race_ok[i] = kv_open(race_path, strlen(race_path), KV_BUSY_MS, &db, err, sizeof err) == KV_OK;
+  if (!race_ok[i]) fprintf(stderr, "kv_open of a new file beside others: %s\n", err);
+  else kv_close_db(db);
+  return NULL;
+}
+
+static void open_race(void) {
+  int round, i, all = 1;
+  for (round = 0; round < RACE_ROUNDS && all; round++) {
+    pthread_t t[RACERS];
+    int ids[RACERS];
+    char side[80];
+    int fd;
+    snprintf(race_path, sizeof race_path, "/tmp/otskit-kv-race-XXXXXX");
+    fd = mkstemp(race_path); /* an empty file: a new database */
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK(pthread_barrier_init(&race_bar, NULL, RACERS) == 0);
+    for (i = 0; i < RACERS; i++) {
+      ids[i] = i;
+      CHECK(pthread_create(&t[i], NULL, racer, &ids[i]) == 0);
+    }
+    for (i = 0; i < RACERS; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&race_bar);
+    for (i = 0; i < RACERS; i++) all = all && race_ok[i];
+    remove(race_path);
+    snprintf(side, sizeof side, "%s-wal", race_path); remove(side);
+    snprintf(side, sizeof side, "%s-shm", race_path); remove(side);
+  }
+  CHECK(all);
 }
 
 int main(void) {
@@ -165,6 +215,41 @@ int main(void) {
     CHECK(kv_commit(db) == KV_ERR); /* no transaction open */
   }
 
+  /* a rollback ends the cursors left open (an error raised mid-scan):
+   * no read snapshot is kept, so after another connection's write this
+   * one takes the write lock at once; the cursor then fails, never
+   * restarts or ends early as if the scan were done */
+  {
+    char path[] = "/tmp/otskit-kv-test-XXXXXX";
+    char side[64];
+    kv_db *a, *b;
+    kv_table *ta, *tb;
+    kv_cursor c;
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK(kv_open(path, strlen(path), 0, &a, err, sizeof err) == KV_OK);
+    CHECK(kv_open(path, strlen(path), 0, &b, err, sizeof err) == KV_OK);
+    ta = kv_table_get(a, "r", 1, &found);
+    CHECK(ta != NULL && kv_put(ta, "1", 1, "x", 1) == KV_OK && kv_put(ta, "2", 1, "y", 1) == KV_OK);
+    tb = kv_table_get(b, "r", 1, &found);
+    CHECK(tb != NULL);
+    CHECK(kv_begin(a, 1) == KV_OK);
+    CHECK(kv_scan(ta, &c, NULL, 0, NULL, 0, 0, -1) == KV_OK);
+    CHECK(kv_next(&c, &k, &kl, &v, &vl) == KV_ROW);
+    CHECK(kv_rollback(a) == KV_OK && !kv_in_txn(a));
+    CHECK(kv_put(tb, "3", 1, "z", 1) == KV_OK);
+    CHECK(kv_begin(a, 1) == KV_OK);
+    CHECK(kv_put(ta, "4", 1, "w", 1) == KV_OK && kv_commit(a) == KV_OK);
+    CHECK(kv_next(&c, &k, &kl, &v, &vl) == KV_ERR);
+    CHECK(strstr(kv_errmsg(a), "rolled back") != NULL);
+    kv_cursor_close(&c);
+    CHECK(kv_close_db(a) == KV_OK && kv_close_db(b) == KV_OK);
+    remove(path);
+    snprintf(side, sizeof side, "%s-wal", path); remove(side);
+    snprintf(side, sizeof side, "%s-shm", path); remove(side);
+  }
+
   /* drop closes the cursors over the table; others survive the db close */
   {
     kv_cursor a, b;
@@ -184,5 +269,6 @@ int main(void) {
   CHECK(bytes_cmp("a", 1, "ab", 2) < 0 && bytes_cmp("b", 1, "ab", 2) > 0);
   CHECK(bytes_cmp("\0", 1, "", 0) > 0 && bytes_cmp("", 0, "", 0) == 0);
   CHECK(bytes_cmp("\377", 1, "\1", 1) > 0);
+  open_race();
   return check_done();
 }

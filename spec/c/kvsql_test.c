@@ -1,10 +1,12 @@
 /* kvsql_test.c -- cached statements on a kv connection (reuse, eviction
  * past KVSQL_CACHE, errors) and the geo functions against random points
  * (distance: symmetric, zero on itself, triangle inequality, a known
- * value; polygon: random points against an axis-aligned box). */
+ * value; polygon: random points against an axis-aligned box), and the
+ * statement time limit (kvsql_deadline). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "kvsql.h"
@@ -64,6 +66,28 @@ int main(void) {
     CHECK(fabs(d12 - d21) < 1e-6 && kvsql_geo_dist(a1, o1, a1, o1) < 1e-6);
     CHECK(d12 <= d13 + d32 + 1e-3 && d12 <= 3.1416 * 6371008.8 + 1);
     CHECK(kvsql_in_poly(pa, po, lats, lons, 4) == (pa >= -10 && pa <= 10 && po >= -20 && po <= 20));
+  }
+  /* a deadline interrupts a statement running past it, is lifted by
+   * kvsql_deadline_end, and one not reached reports nothing */
+  CHECK(kvsql_deadline_end(db) == 0); /* none armed */
+  st = prep(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000) SELECT count(*) FROM c");
+  CHECK(st != NULL);
+  CHECK(kvsql_deadline(db, 0) == SQLITE_OK);
+  CHECK(sqlite3_step(st) == SQLITE_INTERRUPT);
+  sqlite3_reset(st);
+  CHECK(kvsql_deadline_end(db) == KVSQL_INTERRUPTED);
+  CHECK(kvsql_deadline_end(db) == 0);
+  CHECK(kvsql_deadline(db, 600000) == SQLITE_OK);
+  st = prep(db, "SELECT count(*) FROM x");
+  CHECK(st != NULL && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 2);
+  sqlite3_reset(st);
+  CHECK(kvsql_deadline_end(db) == 0);
+  CHECK(kvsql_deadline(db, -1) == SQLITE_OK && kvsql_deadline_end(db) == 0); /* none */
+  { /* the time up, no statement interrupted */
+    struct timespec ts = {0, 5000000};
+    CHECK(kvsql_deadline(db, 1) == SQLITE_OK);
+    nanosleep(&ts, NULL);
+    CHECK(kvsql_deadline_end(db) == KVSQL_PASSED);
   }
   CHECK(kv_close_db(db) == KV_OK);
   return check_done();

@@ -8,8 +8,10 @@
 -- check out (otskit.server.auth), injected faults apply
 -- (otskit.server.faults), then otskit.server.dispatch runs it on this
 -- worker's store and otskit.server.respond signs the answer. Nothing a
--- request carries can raise out of here: a Lua error in the pipeline is
--- logged and answered 500 OTSInternalServerError.
+-- request carries can raise out of here: a db failure the store raised
+-- (otskit.store.txn, txn.failure) is answered with its code, any other
+-- Lua error in the pipeline is logged and answered 500
+-- OTSInternalServerError.
 --
 -- Several workers share one SQLite file (WAL): table metadata is cached
 -- per worker, so a table change bumps a generation counter in the shared
@@ -24,6 +26,7 @@
 -- every request that fails a check, goes the general path (the headers
 -- table, otskit.server.auth), which answers it as before.
 local store = require "otskit.store"
+local txn = require "otskit.store.txn"
 local auth = require "otskit.server.auth"
 local dispatch = require "otskit.server.dispatch"
 local faults = require "otskit.server.faults"
@@ -167,7 +170,11 @@ local function with_write_lock(fn, db, api, body)
   -- a raise: its transaction rolled back before the lock is let go
   if not ok and db._recover then db:_recover() end
   if dict:get("write_lock") == token then dict:delete("write_lock") end
-  if not ok then error(a, 0) end
+  if not ok then
+    local f, fm, fc = txn.failure(a) -- a db failure: its code (e.g. OTSServerBusy)
+    if f == false then error(a, 0) end
+    return f, fm, fc
+  end
   return a, b, c
 end
 
@@ -260,13 +267,17 @@ local function serve(api)
   return run(api, body)
 end
 
--- a raise out of the pipeline: what it left open rolled back, logged, 500
+-- a raise out of the pipeline: what it left open rolled back; a db
+-- failure answered with its code, anything else logged and 500
 local function raised(api, err)
   -- the transaction a raise left open (the store's hot paths run theirs
   -- without a pcall of their own: otskit.store.txn, DB:_txn_open)
   for _, db in ipairs({ state.running or false, state.db or false }) do
     if db and db._recover then pcall(db._recover, db) end
   end
+  -- a db failure inside the store (txn.check): answered with its code
+  local f, fm, fc = txn.failure(err)
+  if f ~= false and not ngx.headers_sent then return respond.error(state.cfg, api, fc, fm) end
   ngx.log(ngx.ERR, "otskit serve: internal error on ", api, ": ", tostring(err))
   if ngx.headers_sent then return ngx.exit(ngx.ERROR) end
   return respond.error(state.cfg, api, "OTSInternalServerError")

@@ -92,7 +92,8 @@ local function wrap(fn, name)
   return function(self, req)
     if not streamable(self, req) then return false end
     if self.h == nil then error("otskit.store: db is closed", 2) end
-    -- no pcall (DB:_txn_open): a raise leaves the read open for db:_recover
+    -- no pcall (DB:_txn_open): a raise leaves the read open for db:_recover;
+    -- a db failure (a load split's write refused...) is raised: txn.failure
     local res, msg, code = self:_txn_open(false, fn, req)
     if res == nil then return nil, msg, code end
     return res

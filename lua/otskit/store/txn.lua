@@ -127,6 +127,16 @@ function txn.check(v, msg, code)
   return v
 end
 
+--- txn.failure(e) -> nil, msg, code when e, an error caught out of a
+-- transaction, is a db failure txn.check raised (the service's code, as
+-- txn.dberr); false for any other error (re-raise it). Whatever catches
+-- a raise out of DB:_txn_open's paths (db:put_row_pb, db:get_row_pb...,
+-- which run without a pcall) answers a db failure with this.
+function txn.failure(e)
+  if getmetatable(e) ~= DBFAIL then return false end
+  return dberr(e.msg, e.code)
+end
+
 -- The metadata generation: a counter row in "meta" that every change of
 -- a table's definition (create, delete, update_table, a split) increments
 -- in its transaction, so other connections notice changes SQLite's
@@ -178,8 +188,9 @@ function DB:_sync()
         if not (old and old.meta == text) then
           local ok, r = pcall(self._attach, self, name, meta.pk, meta.bounds, meta.popts, meta.options, meta.reserved, meta.ext)
           if not ok then
-            if getmetatable(r) == DBFAIL then return dberr(r.msg, r.code) end
-            error(r, 0)
+            local f, fm, fc = txn.failure(r)
+            if f == false then error(r, 0) end
+            return f, fm, fc
           end
           r.meta = text
         end
@@ -237,8 +248,9 @@ function DB:_txn(write, fn, req)
   end
   if not okp then
     h:rollback()
-    if getmetatable(r1) == DBFAIL then return dberr(r1.msg, r1.code) end
-    error(r1, 0)
+    local f, fm, fc = txn.failure(r1)
+    if f == false then error(r1, 0) end
+    return f, fm, fc
   end
   return finish(h, r1, r2, r3, r4)
 end
@@ -252,7 +264,9 @@ end
 -- error raised out of fn leaves the transaction open, marked
 -- (self._open): db:_recover() rolls it back -- otskit serve calls it when
 -- a request raises, before anything else runs on this db -- and so does
--- the next db:_txn_open or DB:_txn (fn calls neither). Returns as DB:_txn.
+-- the next db:_txn_open or DB:_txn (fn calls neither). Returns as DB:_txn,
+-- except that a db failure inside fn (txn.check) is raised, not
+-- returned: the catcher maps it with txn.failure.
 function DB:_txn_open(write, fn, req)
   local h = self.h
   if h == nil then error("otskit.store: db is closed", 3) end

@@ -482,7 +482,10 @@ end
 -- indexed or index tables, and any row the C conversion does not take
 -- (AUTO_INCREMENT, a bad or duplicate cell, a limit passed...): call
 -- db:put_row with the decoded request instead. An error raised out of it
--- leaves its transaction open until db:_recover() (DB:_txn_open).
+-- leaves its transaction open until db:_recover() (DB:_txn_open); a db
+-- failure in the partition accounting (a split's write refused...) is
+-- raised too, and otskit.store.txn's txn.failure(e) gives its nil, msg,
+-- code (what db:put_row answers for it).
 function DB:put_row_pb(m)
   if type(m) ~= "table" or type(m.table_name) ~= "string" or type(m.row) ~= "string" or self.faults
       or m.transaction_id ~= nil then

@@ -20,11 +20,15 @@ local COLLAPSE_KEYS = base.set{ "field_name" }
 -- when rows carry columns: row_of each key then).
 function analytics.run(self, t, ix, ctx, cond, req, row_of, leaf, keys_of)
   if req.aggs == nil and req.group_bys == nil then return nil end
-  local env = { h = self.h, ix = ix, ctx = ctx, row_of = row_of, keys_of = keys_of,
-    sign = function(p) return sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name, p) end,
-    open = function(tok) return sort.open(self:_search_secret() or "", t.name .. "/" .. ix.name, tok) end }
+  local env = { h = self.h, ix = ix, ctx = ctx, row_of = row_of, keys_of = keys_of }
+  if req.group_bys ~= nil then -- (a composite group-by's tokens)
+    env.sign = function(p) return sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name, p) end
+    env.open = function(tok) return sort.open(self:_search_secret() or "", t.name .. "/" .. ix.name, tok) end
+  end
   if leaf and leaf.d and not leaf.d.array and not leaf.d.parent then
-    env.leaf = { scope = cond, d = leaf.d, tbl = leaf.tbl, cond = leaf.cond, vcond = leaf.vcond, bounds = leaf.bounds }
+    -- (the search's own record of its leaf, ctx.from, with its scope)
+    leaf.scope = cond
+    env.leaf = leaf
   end
   local aggs, m, c
   if req.aggs ~= nil then

@@ -156,6 +156,7 @@ end
 --- inner.plan(def, req) -> a plan | false (nothing to add to the hits) |
 -- nil, msg, code (a bad highlight or inner_hits)
 function inner.plan(def, req)
+  if req.highlight == nil and not has_nested(def) then return false end -- (as below, without its tables)
   local p = {}
   if req.highlight ~= nil then
     local h, m, c = hl.check(def, req.highlight, nil)

@@ -28,7 +28,6 @@
 -- match_all, const_score and nested score 1; bool sums its must and
 -- matching should clauses.
 local base = require "otskit.store.base"
-local analyzers = require "otskit.store.search.analyzers"
 local docs = require "otskit.store.search.docs"
 local values = require "otskit.values"
 
@@ -68,6 +67,7 @@ local FVF_KEYS = base.set{ "field_name" }
 
 local Ctx = {}
 Ctx.__index = Ctx
+local text_of -- (below)
 
 --- query.ctx(def, p) -> a compile context (binds, alias counter)
 function query.ctx(def, p)
@@ -83,8 +83,13 @@ end
 
 --- ctx:bindv(d, v) -> the SQL of a value v of field d (convert's): "?N",
 -- or on LuaJIT an int64 beyond 2^53 (decimal text) cast to an integer
+-- whether ctx:bindv binds v as text cast to an INTEGER
+local function bind_cast(d, v)
+  return type(v) == "string" and d.type ~= "KEYWORD" and d.type ~= "TEXT"
+end
+
 function Ctx:bindv(d, v)
-  if type(v) == "string" and d.type ~= "KEYWORD" and d.type ~= "TEXT" then
+  if bind_cast(d, v) then
     return "CAST(" .. self:bind(v) .. " AS INTEGER)"
   end
   return self:bind(v)
@@ -137,6 +142,8 @@ local function convert(d, v, what)
   return bad(("%s: a %s field [%s] cannot be queried this way"):format(what, ty, d.name))
 end
 
+query.convert = convert
+
 local function fts_quote(tok) return '"' .. docs.hex(tok) .. '"' end
 
 -- A leaf is "a.id IN (SELECT doc ...)" when it drives the scan (the first
@@ -154,10 +161,62 @@ local function fts_quote(tok) return '"' .. docs.hex(tok) .. '"' end
 -- from ctx.from (no user text is ever in the SQL: every value is bound).
 query.MARK_OPEN, query.MARK_CLOSE = "\1", "\2"
 
+-- Texts remembered: a search's SQL texts repeat with its shape (the
+-- kinds, fields and flags of its query; the values are bound), so the
+-- texts built from a part of it are remembered per what they depend on
+-- (and a remembered text is the same string each time, so the next
+-- lookup of what is built from it is cheap too). query.memo() -> m: a
+-- table m.t of at most 512 entries (query.keep(m, k, v) adds one; all
+-- are dropped when it is full); query.forget() empties every memo (a
+-- spec compares what is remembered with what is built afresh).
+local MEMOS = setmetatable({}, { __mode = "k" })
+function query.memo()
+  local m = { t = {}, n = 0 }
+  MEMOS[m] = true
+  return m
+end
+function query.keep(m, k, v)
+  if m.n >= 512 then m.t, m.n = {}, 0 end
+  m.t[k], m.n = v, m.n + 1
+  return v
+end
+function query.forget()
+  for m in pairs(MEMOS) do m.t, m.n = {}, 0 end
+end
+local memo, keep = query.memo, query.keep
+
+-- fn(s) remembered per string s
+local function remembered(fn)
+  local m = memo()
+  return function(s)
+    local r = m.t[s]
+    if r == nil then r = keep(m, s, fn(s)) end
+    return r
+  end
+end
+
 --- query.with_driver(cond) -> cond as written (the driver kept)
-function query.with_driver(cond) return (cond:gsub("[\1\2]", "")) end
+query.with_driver = remembered(function(cond) return (cond:gsub("[\1\2]", "")) end)
 --- query.without_driver(cond) -> cond with the driving leaf as "1"
-function query.without_driver(cond) return (cond:gsub("\1[^\2]*\2", "1")) end
+query.without_driver = remembered(function(cond) return (cond:gsub("\1[^\2]*\2", "1")) end)
+
+-- the texts of a driving leaf on alias a of value table tbl whose
+-- field is parameter ?n, its condition cond: { e (a's documents), marked
+-- (e as the search's driver), tbl, fcond (the condition on that table) },
+-- remembered per (cond, n) for the prefix, table and alias last seen
+local TEXTS = memo()
+text_of = function(self, a, tbl, n, cond)
+  local by = TEXTS.t[cond]
+  local t = by and by[n]
+  local p = self.p
+  if t and t.p == p and t.a == a and t.t == tbl then return t end
+  local f = "?" .. n
+  local e = ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, p, tbl, f, cond)
+  t = { p = p, a = a, t = tbl, e = e, marked = "\1" .. e .. "\2", tbl = p .. tbl, fcond = ("f = %s AND %s"):format(f, cond) }
+  if not by then by = keep(TEXTS, cond, {}) end
+  by[n] = t
+  return t
+end
 
 -- the documents whose values of d (num or kw) meet cond, a condition on
 -- the value "v" (a word of its own in cond: the rest of it is operators
@@ -176,16 +235,18 @@ function Ctx:values(a, d, cond, bounds)
     return ("coalesce(%s, 0)"):format((cond:gsub("%f[%w_]v%f[^%w_]", "d." .. d.col)))
   end
   if self.drive then
-    local f = self:bind(d.id)
-    local e = ("%s.id IN (SELECT doc FROM %s%s WHERE f = %s AND %s)"):format(a, self.p, tbl, f, cond)
+    -- (its texts remembered per (cond, the field's parameter): they
+    -- depend on nothing else a search changes)
+    local t = text_of(self, a, tbl, self.n + 1, cond)
+    self:bind(d.id)
     if self.top and not self.from and a == "d" and not d.parent and not d.array and self.def.keyed then
       -- (d and cond: the field and the condition on its value v, for
       -- the analytics of a search that is this leaf alone)
       -- (bounds: a range's { lo, lo_incl, hi, hi_incl })
-      self.from = { tbl = self.p .. tbl, cond = ("f = %s AND %s"):format(f, cond), d = d, vcond = cond, bounds = bounds }
-      return "\1" .. e .. "\2"
+      self.from = { tbl = t.tbl, cond = t.fcond, d = d, vcond = cond, bounds = bounds }
+      return t.marked
     end
-    return e
+    return t.e
   end
   return ("EXISTS (SELECT 1 FROM %s%s WHERE doc = %s.id AND f = %s AND %s)"):format(self.p, tbl, a, self:bind(d.id), cond)
 end
@@ -222,78 +283,6 @@ local K = {}
 
 K.match_all = function() return "1", "1" end
 
-K.match = function(self, q, a, path)
-  local d, m, c = self:field(q.field_name, path, "match")
-  if not d then return nil, m, c end
-  if type(q.text) ~= "string" then return bad("match: text must be a string") end
-  if q.operator ~= nil and q.operator ~= "OR" and q.operator ~= "AND" then return bad("match: operator must be OR or AND") end
-  local _, m1, c1 = msm(q.minimum_should_match, 1, "match") -- its type, whatever the field and the text
-  if m1 then return nil, m1, c1 end
-  if d.type ~= "TEXT" then
-    -- a non-TEXT field: the text is one term
-    local v, m2, c2 = convert(d, d.type == "KEYWORD" and q.text or tonumber(q.text) or q.text, "match")
-    if v == nil then return nil, m2, c2 end
-    return self:values(a, d, "v = " .. self:bindv(d, v)), "1"
-  end
-  local toks = analyzers.tokens(d.analyzer, d.params, q.text)
-  local seen, uniq = {}, {}
-  for _, t in ipairs(toks) do
-    if not seen[t] then seen[t] = true; uniq[#uniq + 1] = fts_quote(t) end
-  end
-  if #uniq == 0 then return "0", "0" end
-  local need, m3, c3 = msm(q.minimum_should_match, #uniq, "match")
-  if need == nil and m3 then return nil, m3, c3 end
-  local all = table.concat(uniq, q.operator == "AND" and " AND " or " OR ")
-  local expr
-  if q.operator == "AND" or not need or need <= 1 then
-    expr = self:fts(a, d, "(" .. all .. ")")
-  else
-    local parts = {}
-    local drive = self.drive
-    self.drive = false
-    for i, t in ipairs(uniq) do parts[i] = "(" .. self:fts(a, d, t) .. ")" end
-    self.drive = drive
-    expr = "(" .. table.concat(parts, " + ") .. ") >= " .. math.floor(need)
-  end
-  return expr, self:fts_score(a, d, "(" .. table.concat(uniq, " OR ") .. ")")
-end
-
-K.match_phrase = function(self, q, a, path)
-  local d, m, c = self:field(q.field_name, path, "match_phrase")
-  if not d then return nil, m, c end
-  if type(q.text) ~= "string" then return bad("match_phrase: text must be a string") end
-  if d.type ~= "TEXT" then return bad(("match_phrase: field [%s] is %s, not TEXT"):format(d.name, d.type)) end
-  local toks
-  if d.analyzer == "fuzzy" then
-    -- contains: the text itself when it fits in max_chars, else every
-    -- max_chars window of it
-    local chars = {}
-    for ch in q.text:gmatch("[%z\1-\127\194-\244][\128-\191]*") do chars[#chars + 1] = ch end
-    local hi = d.params.max_chars or 7
-    toks = {}
-    local text = table.concat(chars)
-    if not d.params.case_sensitive then text = text:lower() end
-    if #chars <= hi then toks[1] = text
-    else
-      for i = 1, #chars - hi + 1 do
-        local w = table.concat(chars, "", i, i + hi - 1)
-        toks[#toks + 1] = d.params.case_sensitive and w or w:lower()
-      end
-    end
-    if #chars == 0 then return "0", "0" end
-    local parts = {}
-    for i, t in ipairs(toks) do parts[i] = fts_quote(t) end
-    local e = "(" .. table.concat(parts, " AND ") .. ")"
-    return self:fts(a, d, e), self:fts_score(a, d, e)
-  end
-  toks = analyzers.tokens(d.analyzer, d.params, q.text)
-  if #toks == 0 then return "0", "0" end
-  local hx = {}
-  for i, t in ipairs(toks) do hx[i] = docs.hex(t) end
-  local e = '"' .. table.concat(hx, " ") .. '"'
-  return self:fts(a, d, e), self:fts_score(a, d, e)
-end
-
 K.term = function(self, q, a, path)
   local d, m, c = self:field(q.field_name, path, "term")
   if not d then return nil, m, c end
@@ -323,6 +312,25 @@ end
 
 local RANGE_FLAGS = { "include_lower", "include_upper" }
 local RANGE_SIDES = { { "from", "include_lower", ">", "lo", "lo_incl" }, { "to", "include_upper", "<", "hi", "hi_incl" } }
+-- a range's shape: per side (bits * 1 for from, * 8 for to) 1 given, 2
+-- inclusive, 4 bound as text cast to INTEGER
+local RANGE_BIT = { 1, 8 }
+local RANGE_TEXT = memo() -- [first parameter][shape] -> the condition
+-- the condition on v of a range of that shape, its first parameter ?n0+1
+local function range_text(n0, shape)
+  local conds, n = {}, n0
+  for i = 1, 2 do
+    local bits = math.floor(shape / RANGE_BIT[i]) % 8
+    if bits % 2 == 1 then
+      n = n + 1
+      local ref = "?" .. n
+      if bits >= 4 then ref = "CAST(" .. ref .. " AS INTEGER)" end
+      conds[#conds + 1] = "v " .. RANGE_SIDES[i][3] .. (bits % 4 >= 2 and "=" or "") .. " " .. ref
+    end
+  end
+  if #conds == 0 then conds[1] = "1" end
+  return table.concat(conds, " AND ")
+end
 K.range = function(self, q, a, path)
   local d, m, c = self:field(q.field_name, path, "range")
   if not d then return nil, m, c end
@@ -330,18 +338,31 @@ K.range = function(self, q, a, path)
   for _, k in ipairs(RANGE_FLAGS) do
     if q[k] ~= nil and type(q[k]) ~= "boolean" then return bad("range: " .. k .. " must be a boolean") end
   end
-  local conds, bounds = {}, {}
-  for _, side in ipairs(RANGE_SIDES) do
+  -- the condition's text depends only on which sides are given, their
+  -- flags, whether each is bound as text cast to INTEGER (LuaJIT: an
+  -- int64 beyond 2^53) and the first parameter's number: remembered
+  local bounds, shape, n0 = {}, 0, self.n
+  for i = 1, 2 do
+    local side = RANGE_SIDES[i]
     local v = q[side[1]]
     if v ~= nil then
       local x, m2, c2 = convert(d, v, "range")
       if x == nil then return nil, m2, c2 end
-      conds[#conds + 1] = "v " .. side[3] .. (q[side[2]] and "=" or "") .. " " .. self:bindv(d, x)
-      bounds[side[4]], bounds[side[5]] = x, q[side[2]] and true or false
+      local incl = q[side[2]] and true or false
+      shape = shape + RANGE_BIT[i] * (1 + (incl and 2 or 0) + (bind_cast(d, x) and 4 or 0))
+      self.n = self.n + 1
+      self.binds[self.n] = x
+      bounds[side[4]], bounds[side[5]] = x, incl
     end
   end
-  if #conds == 0 then conds[1] = "1" end
-  return self:values(a, d, table.concat(conds, " AND "), bounds), "1"
+  local by = RANGE_TEXT.t[n0]
+  local cond = by and by[shape]
+  if not cond then
+    if not by then by = keep(RANGE_TEXT, n0, {}) end
+    cond = range_text(n0, shape)
+    by[shape] = cond
+  end
+  return self:values(a, d, cond, bounds), "1"
 end
 
 -- the smallest string greater than every string starting with s, or nil
@@ -551,13 +572,18 @@ function Ctx:compile(q, a, path, depth)
   -- conjunction; inside any other kind no leaf becomes ctx.from
   local top = self.top
   if not SAME_ROWS[kind] then self.top = false end
+  local had = self.from
   local e, s, c = f(self, b, a, path, depth)
   self.top = top
+  -- (the query whose leaf became ctx.from: otskit.store.search.docvalues
+  -- tests every other clause of a bool around it)
+  if self.from and not had and self.from.q == nil then self.from.q = q end
   if not e or w == nil then return e, s, c end
   return e, ("((%s) * %s)"):format(s, self:bind(w))
 end
 
 require("otskit.store.search.geoquery")(query, Ctx, K) -- geo_distance, geo_bounding_box, geo_polygon
+require("otskit.store.search.textquery")(K, convert, msm, fts_quote) -- match, match_phrase
 
 query.KINDS = K
 return query

@@ -1,6 +1,7 @@
 --- otskit.store.search.run -- searching a search index: db:search (query,
 -- sort, offset/limit, next_token paging, total count, columns_to_get,
--- routing values), db:compute_splits and db:parallel_scan.
+-- routing values); db:compute_splits and db:parallel_scan are
+-- otskit.store.search.scan.
 local base = require "otskit.store.base"
 local txn = require "otskit.store.txn"
 local keycodec = require "otskit.key"
@@ -11,9 +12,11 @@ local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
 local analytics = require "otskit.store.search.analytics"
 local inner = require "otskit.store.search.inner"
+local docvalues = require "otskit.store.search.docvalues"
 require "otskit.store.search.score" -- the functions_score query kind
 require "otskit.store.search.knn" -- the knn_vector query kind
 
+local sql = require("otskit.core").sql
 local DB = base.DB
 local invalid, check_req, now_ms = base.invalid, base.check_req, base.now_ms
 local guarded = docs.guarded
@@ -48,8 +51,9 @@ local COLUMNS_KEYS = base.set{ "return_type", "column_names" }
 
 -- columns_to_get -> { mode, names (list), set } | nil, msg, code; index_only:
 -- whether every column asked for is stored in the index
+local NONE = { mode = "RETURN_NONE" } -- (read only)
 local function columns(ix, ctg)
-  if ctg == nil then return { mode = "RETURN_NONE" }, true end
+  if ctg == nil then return NONE, true end
   if type(ctg) ~= "table" then return invalid("columns_to_get must be a table { return_type, column_names }") end
   local ok, km, kc = base.known(ctg, COLUMNS_KEYS, "columns_to_get")
   if not ok then return nil, km, kc end
@@ -205,18 +209,68 @@ local function is_count(v, lo, hi)
   return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
 end
 
+-- timeout_ms (a search's or a parallel scan's): absent, or a positive
+-- int32 (the wire's type) number of milliseconds
+local function bad_timeout(req)
+  return req.timeout_ms ~= nil and not is_count(req.timeout_ms, 1, 2^31 - 1)
+end
+local TIMEOUT_RULE = "timeout_ms must be an integer number of milliseconds in 1..2147483647"
+
+-- arms req.timeout_ms on the connection (fn calls it once it starts
+-- reading, after the index caught up with delayed writes)
+local function arm(self, req)
+  if req.timeout_ms ~= nil then sql.deadline(self.h, req.timeout_ms) end
+end
+
+-- fn(self, req) -- a search or a parallel scan -- under its timeout_ms,
+-- as db:sql's: a statement running past it is interrupted (an SQLite
+-- progress handler, otskit.core.sql.deadline), and a request that ran
+-- past it fails OTSTimeout, whatever it had computed
+local function timed(fn, self, req)
+  if req.timeout_ms == nil then return guarded(fn, self, req) end -- (nothing armed)
+  local ok, r1, r2, r3 = pcall(guarded, fn, self, req)
+  local over = sql.deadline(self.h) -- (lifted on every path)
+  if over == "interrupted" or (over == "passed" and ok and r1 ~= nil) then
+    return nil, ("The request ran longer than its timeout_ms (%d ms)."):format(req.timeout_ms), "OTSTimeout"
+  end
+  if not ok then error(r1, 0) end
+  return r1, r2, r3
+end
+
 -- the WHERE of a search: the query, the index TTL, routing -> cond (on
 -- "<p>doc d"), score, nil, from, fast (| nil, msg, code): the same documents as "FROM <from> d
 -- WHERE <fast>". When the query's driving leaf recorded ctx.from (see
 -- otskit.store.search.query), from is that leaf's value index, so SQLite
 -- walks the matches in primary key order and counts them on that index
 -- alone; else from is the document table and fast is cond.
+local MATCH_ALL = { match_all = {} }
+-- where's texts of a query cond without TTL, routing or value columns
+-- (remembered: they depend on cond and its driver's table and condition
+-- alone, and repeat with the search's shape)
+local WHERE = query.memo()
+local function where_texts(ix, ctx, cond)
+  local w = WHERE.t[cond]
+  local from = ctx.from
+  if w and w.p == ix.p and w.ftbl == (from and from.tbl) and w.fcond == (from and from.cond) then return w end
+  local full = "d.parent IS NULL AND (" .. query.with_driver(cond) .. ")"
+  w = { p = ix.p, ftbl = from and from.tbl, fcond = from and from.cond, full = full, from = ix.p .. "doc", fast = full }
+  if from then
+    w.from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(from.tbl, from.cond)
+    w.fast = "(" .. query.without_driver(cond) .. ")"
+  end
+  return query.keep(WHERE, cond, w)
+end
+
 local function where(self, ctx, t, ix, req)
-  local q = req.query or { match_all = {} }
+  local q = req.query or MATCH_ALL
   ctx.drive, ctx.top = true, true
   local cond, score, code = ctx:compile(q, "d", nil, 0)
   ctx.top = false
   if not cond then return nil, score, code end
+  if ix.ttl == -1 and req.routing_values == nil and not ctx.cols then
+    local w = where_texts(ix, ctx, cond)
+    return w.full, score, nil, w.from, w.fast
+  end
   local extra = {}
   if ix.ttl ~= -1 then extra[#extra + 1] = "d.ts >= " .. ctx:bind(now_ms(self) - ix.ttl * 1000) end
   local r, rm, rc = routing(ctx, t, ix, req.routing_values)
@@ -252,9 +306,11 @@ end
 local function do_search(self, req)
   local ok, m, c = base.known(req, SEARCH_FIELDS, "search")
   if not ok then return nil, m, c end
+  if bad_timeout(req) then return invalid(TIMEOUT_RULE) end
   local t, ix, code = self:_search_index(req.table, req.index)
   if not t then return nil, ix, code end
   self:_search_catch_up()
+  arm(self, req)
   local cols, index_only = columns(ix, req.columns_to_get)
   if not cols then return nil, index_only, "OTSParameterInvalid" end
   local offset, limit = req.offset or 0, req.limit
@@ -315,8 +371,7 @@ local function do_search(self, req)
   end
   local extra, em, ec = inner.plan(ix.def, req) -- highlight, inner_hits
   if extra == nil then return nil, em, ec end
-  local function add_extra(pks, hits)
-    if not extra then return hits end
+  local add_extra = extra and function(pks, hits)
     return inner.hits({ h = self.h, p = ix.p, def = ix.def, read_vector = ctx.read_vector, read = function(pk, names)
       local set = {}
       for _, n in ipairs(names) do set[n] = true end
@@ -330,17 +385,33 @@ local function do_search(self, req)
     ckey, cm, cc = analytics.collapse(ctx, req.collapse)
     if not ckey then return nil, cm, cc end
   end
+  -- a bool whose driving leaf is a value index and whose other clauses
+  -- doc values answer (otskit.store.search.docvalues): the driver's
+  -- entries, each document tested in C, none of their rows read
+  if ctx.from and ctx.from.q and self._dv_own and ix.ttl == -1 and not extra and ckey == nil
+    and req.aggs == nil and req.group_bys == nil and not used_score and #keys == 1 and keys[1][1] == "d.pk"
+    and not (type(req.routing_values) == "table" and #req.routing_values > 0) then
+    local plan = docvalues.plan(ctx, req.query)
+    local f = plan and docvalues.filter(self, ix, plan)
+    if f then
+      from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(ctx.from.tbl, ctx.from.cond)
+      fast = "otskit_dv(" .. ctx:bind(f) .. ", d.id)"
+    end
+  end
   -- a query that is one value index's range (fast == "(1)": no other
   -- clause, no TTL, no routing): the analytics may read that index alone
   local leaf = fast == "(1)" and ctx.from or nil
   -- without columns, the rows of keys a statement selects first are built
   -- in one C call (docs.keys), none read
-  local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
-    return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
-  end or nil
-  local aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
-    keys_of)
-  if aggs == nil and gbs then return nil, gbs, c3 end
+  local aggs, gbs, c3
+  if req.aggs ~= nil or req.group_bys ~= nil then
+    local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
+      return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
+    end or nil
+    aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
+      keys_of)
+    if aggs == nil and gbs then return nil, gbs, c3 end
+  end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
   -- the count: on its own when the matches are one value index's range
@@ -374,7 +445,8 @@ local function do_search(self, req)
       res.rows[#res.rows + 1] = row_of(self, t, kept[i], cols)
       pks[#pks + 1] = kept[i]
     end
-    local xh, xm, xc = add_extra(pks, nil)
+    local xh, xm, xc
+    if extra then xh, xm, xc = add_extra(pks, nil) end
     if extra and not xh then return nil, xm, xc end
     res.search_hits = xh
     return res
@@ -434,7 +506,7 @@ end
 
 --- db:search{ table, index, query, sort, offset = 0, limit = 10, token,
 -- get_total_count, columns_to_get = { return_type, column_names },
--- routing_values, highlight } -> { rows = { {primary_key, columns} }, total_count
+-- routing_values, highlight, timeout_ms } -> { rows = { {primary_key, columns} }, total_count
 -- (-1 unless get_total_count), next_token (while more rows match),
 -- search_hits (with a score_sort, a highlight or a nested query's
 -- inner_hits: one per row, { score, highlight_fields, inner_hits }: see
@@ -460,103 +532,18 @@ end
 
 function DB:search(req)
   check_req(req, "search")
-  return refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return guarded(do_search, self, req) end))
+  -- (doc values answer only in a read transaction of the search's own)
+  local h = self.h
+  self._dv_own = h ~= nil and self.sdelay == nil and not self._open and not h:in_txn()
+  local r1, r2, r3, r4 = refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return timed(do_search, self, req) end))
+  self._dv_own = false
+  return r1, r2, r3, r4
 end
 
-----------------------------------------------------------------------
--- compute_splits and parallel_scan
-
-local function splits(self, req)
-  local ok, m, c = base.known(req, base.set{ "table", "index" }, "compute_splits")
-  if not ok then return nil, m, c end
-  local t, ix, code = self:_search_index(req.table, req.index)
-  if not t then return nil, ix, code end
-  local n = docs.run(self.h, ("SELECT count(*) FROM %sdoc WHERE parent IS NULL"):format(ix.p))[1][1]
-  local size = math.max(1, math.min(L.max_parallel, math.ceil(n / 100000)))
-  local session = sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name,
-    { kind = "session", after = {}, extra = { size = size, at = now_ms(self) } })
-  return { session_id = session, splits_size = size }
-end
-
---- db:compute_splits{ table, index } -> { session_id, splits_size }
-function DB:compute_splits(req)
-  check_req(req, "compute_splits")
-  return self:_txn(false, function() return guarded(splits, self, req) end)
-end
-
-local SCAN_FIELDS = base.set{ "table", "index", "session_id", "query", "limit", "alive_time", "token",
-  "current_parallel_id", "max_parallel", "columns_to_get", "timeout_ms" }
-
-local function scan(self, req)
-  local ok, m, c = base.known(req, SCAN_FIELDS, "parallel_scan")
-  if not ok then return nil, m, c end
-  local t, ix, code = self:_search_index(req.table, req.index)
-  if not t then return nil, ix, code end
-  local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
-  local now = now_ms(self)
-  local sess
-  if req.session_id ~= nil then
-    sess = sort.open(secret, scope, req.session_id)
-    if not sess or sess.kind ~= "session" then return nil, "session_id is not a session of this index", "OTSSessionNotExist" end
-  end
-  local size = sess and sess.extra.size or 1
-  local maxp = req.max_parallel or 1
-  local cur = req.current_parallel_id or 0
-  if not is_count(maxp, 1, size) then return invalid(("max_parallel must be in 1..%d (splits_size)"):format(size)) end
-  if not is_count(cur, 0, maxp - 1) then return invalid("current_parallel_id must be in 0..max_parallel-1") end
-  local limit = req.limit or L.scan_default_limit
-  if not is_count(limit, 1, L.scan_limit) then return invalid("limit must be in 1.." .. L.scan_limit) end
-  local alive = req.alive_time or L.default_alive_time
-  if not is_count(alive, 1, L.alive_time) then return invalid("alive_time must be in 1.." .. L.alive_time .. " seconds") end
-  local cols, cm, cc = columns(ix, req.columns_to_get)
-  if not cols then return nil, cm, cc end
-  local ctx = query.ctx(ix.def, ix.p)
-  local full, score, c2, from, cond = where(self, ctx, t, ix, { query = req.query })
-  if not full then return nil, score, c2 end
-  local after
-  if req.token ~= nil then
-    local p, pm, pc = sort.open(secret, scope, req.token)
-    if not p or p.kind ~= "scan" then return nil, pm or "invalid token", pc or "OTSParameterInvalid" end
-    local e = p.extra
-    if e.cur ~= cur or e.maxp ~= maxp or e.session ~= (req.session_id and #req.session_id or 0) then
-      return invalid("the token belongs to another parallel id, max_parallel or session")
-    end
-    if now > e.expires then return nil, "the scan's alive_time has passed", "OTSSessionExpired" end
-    after = p.after
-  end
-  if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
-  if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
-  local text = ("SELECT d.pk FROM %s d WHERE %s ORDER BY d.pk"):format(from, cond)
-  local res = { rows = {} }
-  if cols.mode == "RETURN_NONE" then
-    local vals, n, _, mark = docs.keys(self.h, text, ctx.binds, nparams(text), limit + 1, 0, false, key_types(t), limit)
-    key_rows(t, vals, math.min(n, limit), res.rows)
-    if n > limit then
-      res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", mark } },
-        extra = { cur = cur, maxp = maxp, expires = now + alive * 1000,
-          session = req.session_id and #req.session_id or 0 } })
-    end
-    return res
-  end
-  local rows = docs.run(self.h, text, ctx.binds, nparams(text), limit + 1)
-  for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end
-  if #rows > limit then
-    res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", rows[limit][1] } },
-      extra = { cur = cur, maxp = maxp, expires = now + alive * 1000,
-        session = req.session_id and #req.session_id or 0 } })
-  end
-  return res
-end
-
---- db:parallel_scan{ table, index, session_id, query, limit = 100 (<=
--- 2000), alive_time = 60 (s), token, current_parallel_id = 0, max_parallel
--- = 1 (<= splits_size), columns_to_get } -> { rows, next_token }. The
--- max_parallel scans (ids 0..max_parallel-1) together return every
--- matching row once, each in primary key order; next_token while more
--- remain; a token lives alive_time seconds.
-function DB:parallel_scan(req)
-  check_req(req, "parallel_scan")
-  return self:_txn(false, function() return guarded(scan, self, req) end)
-end
+-- for otskit.store.search.scan (db:compute_splits, db:parallel_scan):
+-- the parts a parallel scan shares with a search
+run.nparams, run.columns, run.row_of, run.key_types, run.key_rows = nparams, columns, row_of, key_types, key_rows
+run.is_count, run.bad_timeout, run.TIMEOUT_RULE, run.arm, run.timed = is_count, bad_timeout, TIMEOUT_RULE, arm, timed
+run.where = where
 
 return run
