@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench/rows_bench.sh [decode] [jit] [serve] [client] -- issue 30's figures
-# (all four parts when none is named; bench/ROWS.md has the results and
+# bench/rows_bench.sh [decode] [jit] [serve] [client] [phases] -- issue 30's
+# figures (all five parts when none is named; bench/ROWS.md has the results and
 # what they mean). Needs `make build` and, for decode and client, `make
 # interop` (the Node SDK in build/node); serve and client need nginx with
 # the lua module and wrk. Everything listens on 127.0.0.1 only and every
@@ -16,11 +16,14 @@
 #           alternating the two servers; medians, ranges, load average
 #   client  otskit.client vs the SDK's client: GetRange of 5000-row pages
 #           against the same serve, rows/s, interleaved rounds
+#   phases  otskit.client's CPU per 5000-row page by phase (transport, MD5
+#           and signature, decode, GetRange check), both VMs, PAGES (20);
+#           then the client's paths before and after, alternating (ROUNDS)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 unset LD_PRELOAD
-parts=${*:-decode jit serve client}
+parts=${*:-decode jit serve client phases}
 ROUNDS=${ROUNDS:-5}; REPS=${REPS:-5}; WORKERS=${WORKERS:-1}; CONNS=${CONNS:-8}; DUR=${DUR:-3}
 has() { case " $parts " in *" $1 "*) return 0;; esac; return 1; }
 . bench/serve_lib.sh
@@ -41,7 +44,7 @@ if has jit; then
   echo
 fi
 
-has serve || has client || exit 0
+has serve || has client || has phases || exit 0
 tmp=$(mktemp -d /tmp/otskit-rows-bench.XXXXXX)
 chmod 755 "$tmp" # the workers may run as nobody
 trap 'serve_lib_cleanup "$tmp/ceil"' EXIT
@@ -79,4 +82,11 @@ fi
 if has client; then
   LUA_PATH="$LP" LUA_CPATH="build/jit/?.so;;" luajit bench/rows_client.lua "http://127.0.0.1:$port" "$ROUNDS" "$tmp"
   LUA_PATH_5_4="$LP" LUA_CPATH_5_4="build/5.4/?.so;;" lua5.4 bench/rows_client.lua "http://127.0.0.1:$port" "$ROUNDS" "$tmp"
+fi
+
+if has phases; then
+  # the table (ROUNDS 0: rows_client.lua only fills it, when the client part did not)
+  has client || LUA_PATH="$LP" LUA_CPATH="build/jit/?.so;;" luajit bench/rows_client.lua "http://127.0.0.1:$port" 0 "$tmp"
+  LUA_PATH="$LP" LUA_CPATH="build/jit/?.so;;" luajit bench/rows_client_phases.lua "http://127.0.0.1:$port" "${PAGES:-20}" "$ROUNDS"
+  LUA_PATH_5_4="$LP" LUA_CPATH_5_4="build/5.4/?.so;;" lua5.4 bench/rows_client_phases.lua "http://127.0.0.1:$port" "${PAGES:-20}" "$ROUNDS"
 fi

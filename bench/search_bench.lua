@@ -11,6 +11,8 @@
 -- A third column, "otskit SQL", replays the very statements otskit ran
 -- for each query (captured at its first round) straight on the same
 -- connection: what otskit costs beyond that is building the Lua answer.
+-- The bool is answered with doc values (otskit.store.search.docvalues)
+-- from its QUIET-th search on; their read time and memory are printed.
 -- N: OTSKIT_SEARCH_BENCH_N (default 1 000 000; 20 000 in the quick suite);
 -- Q: OTSKIT_SEARCH_BENCH_Q (default 200; 50 quick); R:
 -- OTSKIT_SEARCH_BENCH_ROUNDS (default 5; 2 quick); builds:
@@ -241,6 +243,13 @@ for _, spec in ipairs(QUERIES) do
   bench.value("search " .. name .. ": p50 vs SQLite", "x", "lower", m50)
   bench.value("search " .. name .. ": otskit SQL p50 vs SQLite", "x", "lower", median(s50r))
 end
+-- the doc values bool read (otskit.store.search.docvalues: its columns,
+-- read once the index is quiet, and the memory they hold)
+local dvs = require("otskit.store.search.docvalues")
+print(("doc values: %d columns read in %.0f ms (CPU), %.1f MB held; %d searches answered with them")
+  :format(dvs.stats.builds, dvs.stats.ms, dvs.bytes(db) / 1e6, dvs.stats.hits))
+bench.value("search doc values: read", "ms", "lower", dvs.stats.ms)
+bench.value("search doc values: memory", "MB", "lower", dvs.bytes(db) / 1e6)
 print(("load average at the end: %s"):format(loadavg()))
 db:close()
 h:close()

@@ -7,6 +7,7 @@
 #include "kvsql.h"
 #include "vec.h"
 #include "bucket.h"
+#include "docval.h"
 
 typedef struct entry {
   char *text;
@@ -133,7 +134,7 @@ static kvsql *state(kv_db *db) {
                               NULL, NULL) != SQLITE_OK ||
       sqlite3_create_function(sql, "geo_in_poly", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_in_poly,
                               NULL, NULL) != SQLITE_OK ||
-      vec_register(sql) != SQLITE_OK || bucket_register(sql) != SQLITE_OK) {
+      vec_register(sql) != SQLITE_OK || bucket_register(sql) != SQLITE_OK || dv_register(sql) != SQLITE_OK) {
     free(x);
     return NULL;
   }

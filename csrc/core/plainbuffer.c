@@ -432,3 +432,48 @@ int pb_scan_rows(pb_reader *r, const void *buf, size_t n, size_t *rows, size_t *
   pb_row_free(&row);
   return rc == 0;
 }
+
+/* ---- the order of the rows read */
+
+int pb_key_cmp(const pb_cell *a, size_t na, const pb_cell *b, size_t nb) {
+  size_t i, n = na > nb ? na : nb;
+  if (n == 0) return PB_KEY_OTHER;
+  for (i = 0; i < n; i++) {
+    const pb_cell *x, *y;
+    int r;
+    if (i >= na || i >= nb) return PB_KEY_OTHER;
+    x = &a[i]; y = &b[i];
+    if (x->name_len != y->name_len || (x->name_len && memcmp(x->name, y->name, x->name_len) != 0))
+      return PB_KEY_OTHER;
+    if (x->v.vt != y->v.vt) return PB_KEY_OTHER;
+    switch (x->v.vt) {
+    case PB_VT_INTEGER: r = x->v.i < y->v.i ? -1 : (x->v.i > y->v.i ? 1 : 0); break;
+    case PB_VT_STRING: case PB_VT_BLOB:
+      r = bytes_cmp(x->v.s, x->v.n, y->v.s, y->v.n);
+      r = r < 0 ? -1 : r > 0;
+      break;
+    default: return PB_KEY_OTHER;
+    }
+    if (r != 0) return r;
+  }
+  return 0;
+}
+
+void pb_order_init(pb_order *o) {
+  o->nprev = 0;
+  o->rows = 0;
+  o->flags = PB_ORDER_ASC | PB_ORDER_DESC;
+}
+
+void pb_order_add(pb_order *o, const pb_row *row) {
+  if (o->flags && o->rows > 0) {
+    int r = o->nprev <= PB_ORDER_MAXPK ? pb_key_cmp(row->cells, row->npk, o->prev, o->nprev) : PB_KEY_OTHER;
+    if (r != 1) o->flags &= ~PB_ORDER_ASC;
+    if (r != -1) o->flags &= ~PB_ORDER_DESC;
+  }
+  o->rows++;
+  if (!o->flags) return;
+  if (row->npk > PB_ORDER_MAXPK) { o->flags = 0; return; }
+  if (row->npk) memcpy(o->prev, row->cells, row->npk * sizeof *row->cells);
+  o->nprev = row->npk;
+}

@@ -95,4 +95,26 @@ int pb_scan_rows(pb_reader *r, const void *buf, size_t n, size_t *rows, size_t *
 /* A filter value (type byte + payload) that must fill [p, p+n). */
 int pb_read_value(const void *p, size_t n, pb_value *v, const char **err);
 
+/* ---- the order of the rows read ----
+ * The primary keys of two rows as otskit.client.verify.compare orders the
+ * decoded keys, for the keys it compares the same way here: column by
+ * column, the same names, both INTEGER (as int64) or both STRING or both
+ * BINARY (by bytes, then length). -1, 0 or 1; PB_KEY_OTHER for any other
+ * pair (another type, another name, another length reached, no column):
+ * the caller then knows nothing. */
+#define PB_KEY_OTHER 2
+int pb_key_cmp(const pb_cell *a, size_t na, const pb_cell *b, size_t nb);
+/* pb_order: fed every row read in turn (pb_order_add), it says whether
+ * each row's key is after (PB_ORDER_ASC) or before (PB_ORDER_DESC) the
+ * one before it by pb_key_cmp; both bits with fewer than two rows. */
+#define PB_ORDER_MAXPK 8
+enum { PB_ORDER_ASC = 1, PB_ORDER_DESC = 2 };
+typedef struct {
+  pb_cell prev[PB_ORDER_MAXPK]; /* the last row's key cells (pointing into its buffer) */
+  size_t nprev;
+  int rows, flags;
+} pb_order;
+void pb_order_init(pb_order *o);
+void pb_order_add(pb_order *o, const pb_row *row);
+
 #endif

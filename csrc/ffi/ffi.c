@@ -146,6 +146,7 @@ struct otskit_pb_dec {
   pb_row row;
   otskit_pb_cell *cells;
   size_t cap;
+  pb_order order; /* of the rows read since otskit_pb_open */
 };
 
 #define TWO53 9007199254740992LL
@@ -159,7 +160,12 @@ void otskit_pb_free(otskit_pb_dec *d) {
   free(d);
 }
 
-int otskit_pb_open(otskit_pb_dec *d, const char *buf, size_t n) { return pb_reader_init(&d->r, buf, n); }
+int otskit_pb_open(otskit_pb_dec *d, const char *buf, size_t n) {
+  pb_order_init(&d->order);
+  return pb_reader_init(&d->r, buf, n);
+}
+
+int otskit_pb_order(const otskit_pb_dec *d) { return d->order.flags; }
 
 /* d->row as otskit_pb_cells into d->cells and *out: 1, or -1 out of memory */
 static int pb_fill(otskit_pb_dec *d, const otskit_pb_names *nm, otskit_pb_row *out) {
@@ -226,6 +232,7 @@ int otskit_pb_next(otskit_pb_dec *d, const otskit_pb_names *nm, otskit_pb_row *o
   int rc = pb_read_row(&d->r, &d->row);
   const pb_row *pr = &d->row;
   if (rc != 1) return rc;
+  pb_order_add(&d->order, pr);
   /* the attribute cells start 6 bytes before the first one's name */
   out->attr_at = pr->ncells > pr->npk ? (size_t)((const unsigned char *)pr->cells[pr->npk].name - 6 - d->r.start)
                                       : (size_t)(d->r.p - d->r.start);

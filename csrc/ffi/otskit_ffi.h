@@ -19,7 +19,7 @@
 #define OTSKIT_API
 #endif
 
-#define OTSKIT_FFI_ABI 3
+#define OTSKIT_FFI_ABI 4
 
 /* The output of the splice encoder (splice.h's splice_out). */
 typedef splice_out otskit_splice_out;
@@ -150,6 +150,10 @@ OTSKIT_API int otskit_pb_cells(otskit_pb_dec *d, const char *buf, size_t n, size
                                const otskit_pb_names *nm, otskit_pb_row *out);
 /* 1 when the STRING / BINARY value of c is the n bytes at s, else 0. */
 OTSKIT_API int otskit_pb_is(const otskit_pb_cell *c, const char *s, size_t n);
+/* The order of the rows otskit_pb_next read since otskit_pb_open
+ * (plainbuffer.h's pb_order flags: 1 each key after the one before, 2
+ * before it, 3 both: fewer than two rows, 0 neither). */
+OTSKIT_API int otskit_pb_order(const otskit_pb_dec *d);
 /* END CDEF */
 
 #endif

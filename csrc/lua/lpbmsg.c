@@ -442,9 +442,101 @@ static int l_proto_decode(lua_State *L) {
   return 1;
 }
 
+/* A varint of at most max bytes at *p (< end): 1 and *p past it, or 0. */
+static int span_varint(const uint8_t **p, const uint8_t *end, unsigned max, uint64_t *v) {
+  unsigned i;
+  *v = 0;
+  for (i = 0; i < max && *p + i < end; i++) {
+    *v |= (uint64_t)((*p)[i] & 0x7f) << (7 * i);
+    if (!((*p)[i] & 0x80)) {
+      *p += i + 1;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* proto_decode_span(message_name, bytes, field) -> t, first unknown field
+ * number or false, off, len | nil: proto_decode's answer with the bytes
+ * field number `field` (a top-level one) left where it is: t.field is ""
+ * and the field's value is the len bytes at off (0-based) of bytes. No
+ * copy of a large field (a GetRange answer's rows). nil: the field does
+ * not appear exactly once as a length-delimited field, or the top level
+ * is not plain (a group, field number 0, a tag or a length of more than
+ * 4 varint bytes, a varint too long, truncated): call proto_decode, which says what it finds. The
+ * message is unpacked with the field emptied (its length 0): the rest of
+ * the bytes are the same, so t is what proto_decode gives but that field.
+ * Tags and lengths of at most 4 varint bytes are read alike by every
+ * protobuf-c. */
+static int l_proto_decode_span(lua_State *L) {
+  const ProtobufCMessageDescriptor *d = find_message(L, 1);
+  size_t n;
+  const uint8_t *s = (const uint8_t *)luaL_checklstring(L, 2, &n), *p = s, *end = s + n;
+  lua_Integer want = luaL_checkinteger(L, 3);
+  const uint8_t *len_at = NULL, *data = NULL, *data_end = NULL;
+  int count = 0;
+  unsigned unknown = 0;
+  arena a;
+  ProtobufCAllocator alloc;
+  ProtobufCMessage *m;
+  uint8_t *small;
+  size_t head, tail;
+  while (p < end) {
+    uint64_t tag, v;
+    const uint8_t *at;
+    if (!span_varint(&p, end, 4, &tag) || (tag >> 3) == 0) return 0;
+    switch (tag & 7) {
+    case 0:
+      if (!span_varint(&p, end, 10, &v)) return 0;
+      if ((lua_Integer)(tag >> 3) == want) return 0;
+      break;
+    case 1:
+      if ((size_t)(end - p) < 8 || (lua_Integer)(tag >> 3) == want) return 0;
+      p += 8;
+      break;
+    case 5:
+      if ((size_t)(end - p) < 4 || (lua_Integer)(tag >> 3) == want) return 0;
+      p += 4;
+      break;
+    case 2:
+      at = p;
+      if (!span_varint(&p, end, 4, &v) || v > (size_t)(end - p)) return 0;
+      if ((lua_Integer)(tag >> 3) == want) {
+        count++;
+        len_at = at; data = p; data_end = p + v;
+      }
+      p += v;
+      break;
+    default: return 0; /* groups, wire types 6 and 7 */
+    }
+  }
+  if (count != 1) return 0;
+  /* bytes with the field's value cut out: its length byte 0 */
+  head = (size_t)(len_at - s);
+  tail = (size_t)(end - data_end);
+  arena_init(&a, L);
+  small = (uint8_t *)arena_alloc(&a, head + 1 + tail);
+  if (small == NULL) return 0;
+  memcpy(small, s, head);
+  small[head] = 0;
+  if (tail) memcpy(small + head + 1, data_end, tail);
+  alloc.alloc = pa_alloc;
+  alloc.free = pa_free;
+  alloc.allocator_data = &a;
+  m = protobuf_c_message_unpack(d, &alloc, head + 1 + tail, small);
+  if (!m) return 0;
+  push_msg(L, m, &unknown);
+  if (unknown) lua_pushinteger(L, (lua_Integer)unknown);
+  else lua_pushboolean(L, 0);
+  lua_pushinteger(L, (lua_Integer)(data - s));
+  lua_pushinteger(L, (lua_Integer)(data_end - data));
+  return 4;
+}
+
 static const luaL_Reg funcs[] = {
   {"proto_encode", l_proto_encode},
   {"proto_decode", l_proto_decode},
+  {"proto_decode_span", l_proto_decode_span},
   {NULL, NULL}
 };
 

@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "compat.h"
+#include "docval.h"
 #include "kvsql.h"
 #include "laux.h"
 #include "lkv.h"
@@ -101,7 +102,12 @@ static void push_col(lua_State *L, sqlite3_stmt *st, int i) {
 /* Prepares text (argument 2) and binds argument 3's values (nbinds at
  * argument 4); the statement, or NULL with the failure pushed (*ret: the
  * count of values it returns). */
-static sqlite3_stmt *prepare_bound(lua_State *L, kv_db *db, int *ret) {
+const dv_filter *otsk_dv_testfilter(lua_State *L, int idx); /* ldv.c */
+
+/* (*ptr: set when a doc values filter was bound, as a pointer: the
+ * caller clears the statement's bindings after its run, so no statement
+ * in the cache keeps it) */
+static sqlite3_stmt *prepare_bound(lua_State *L, kv_db *db, int *ret, int *ptr) {
   size_t len;
   const char *text = luaL_checklstring(L, 2, &len);
   sqlite3_stmt *st;
@@ -140,8 +146,18 @@ static sqlite3_stmt *prepare_bound(lua_State *L, kv_db *db, int *ret) {
     }
     case LUA_TBOOLEAN: sqlite3_bind_int(st, i, lua_toboolean(L, -1)); break;
     case LUA_TLIGHTUSERDATA: case LUA_TNIL: sqlite3_bind_null(st, i); break;
+    case LUA_TUSERDATA: {
+      const dv_filter *f = otsk_dv_testfilter(L, -1);
+      if (f != NULL) {
+        sqlite3_bind_pointer(st, i, (void *)f, DV_PTR_TYPE, NULL);
+        *ptr = 1;
+        break;
+      }
+    }
+    /* fall through */
     default:
       sqlite3_reset(st);
+      sqlite3_clear_bindings(st);
       *ret = otsk_error(L, "sql", "parameter %d: cannot bind a %s", i, luaL_typename(L, -1));
       return NULL;
     }
@@ -169,10 +185,10 @@ static int l_deadline(lua_State *L) {
 static int l_rows(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
-  int i, rc = SQLITE_DONE, ncol, n = 0, ret = 0;
+  int i, rc = SQLITE_DONE, ncol, n = 0, ret = 0, ptr = 0;
   lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
   int count = lua_toboolean(L, 7);
-  st = prepare_bound(L, db, &ret);
+  st = prepare_bound(L, db, &ret, &ptr);
   if (st == NULL) return ret;
   ncol = sqlite3_column_count(st);
   lua_newtable(L);
@@ -189,6 +205,7 @@ static int l_rows(lua_State *L) {
   }
   if (!count && maxrows >= 0 && n >= maxrows) rc = SQLITE_DONE;
   sqlite3_reset(st);
+  if (ptr) sqlite3_clear_bindings(st);
   if (rc != SQLITE_DONE) return fail(L, db, rc);
   lua_pushinteger(L, n);
   if (!count) return 2;
@@ -394,7 +411,7 @@ static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *
 static int l_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
-  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list;
+  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list, ptr = 0;
   lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
   lua_Integer mark = luaL_optinteger(L, 9, 0);
   int count = lua_toboolean(L, 7), rows = !lua_isnoneornil(L, 10);
@@ -411,7 +428,7 @@ static int l_keys(lua_State *L) {
     }
   }
   lua_settop(L, 10);
-  st = prepare_bound(L, db, &ret);
+  st = prepare_bound(L, db, &ret, &ptr);
   if (st == NULL) return ret;
   lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)(rows ? 1 : nt)) : 0, 0);
   list = lua_gettop(L);
@@ -440,10 +457,12 @@ static int l_keys(lua_State *L) {
   }
   if (why != NULL) {
     sqlite3_reset(st);
+    if (ptr) sqlite3_clear_bindings(st);
     return otsk_fail(L, "KVCorrupt", "a stored row key is damaged: %s", why);
   }
   if (!count && maxrows >= 0 && n >= maxrows) rc = SQLITE_DONE;
   sqlite3_reset(st);
+  if (ptr) sqlite3_clear_bindings(st);
   if (rc != SQLITE_DONE) return fail(L, db, rc);
   lua_pushvalue(L, list);
   lua_pushinteger(L, n);

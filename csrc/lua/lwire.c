@@ -14,8 +14,9 @@
 int otsk_wire_proto_register(lua_State *L); /* lpbmsg.c */
 
 /* The context (upvalue 1 of every function): the store's typed-value
- * metatable and sentinels (set by wire.init), and a scratch writer. */
-enum { CTX_TYPED = 1, CTX_INF_MIN, CTX_INF_MAX, CTX_AUTO, CTX_WRITER, CTX_KEYS, CTX_WEAK_KEYS };
+ * metatable and sentinels (set by wire.init), a scratch writer and the
+ * scratch row of decode_rows (take_scratch). */
+enum { CTX_TYPED = 1, CTX_INF_MIN, CTX_INF_MAX, CTX_AUTO, CTX_WRITER, CTX_KEYS, CTX_WEAK_KEYS, CTX_SCRATCH };
 #define WRITER_MT "otskit.wire.writer"
 #define TWO53 9007199254740992.0
 
@@ -690,12 +691,10 @@ static void dec_open(lua_State *L, dec *d) {
 }
 
 #define ROW_MT "otskit.wire.row"
-/* a pb_row for lazy_cells; busy while one is being built (a finalizer
- * that runs during the build and reads another row's cells gets its own) */
+/* a pb_row to read rows into (decode_rows, lazy_cells) */
 typedef struct {
   pb_row row;
-  int busy;
-  name_cache names; /* of the closure's name upvalues */
+  name_cache names; /* lazy_cells': of the closure's name upvalues */
 } scratch_row;
 
 static int row_gc(lua_State *L) {
@@ -712,28 +711,30 @@ static scratch_row *new_scratch(lua_State *L) {
   return s;
 }
 
-/* The scratch row decode_rows reads into: one per Lua state, reused (no
- * object with a finalizer per decode: a finalizer the GC runs while
- * LuaJIT records a trace aborts it), pushed; a new one when it is busy (a
- * decode inside a decode, or one an error left busy). *cached: it is the
- * reused one (release it with busy = 0, its memory kept). */
-#define SCRATCH_KEY "otskit.wire.scratch_row"
-static scratch_row *get_scratch(lua_State *L, int *cached) {
+/* The scratch row kept at slot idx (the context's CTX_SCRATCH, or
+ * lazy_cells' upvalue), reused (no object with a finalizer per decode: a
+ * finalizer the GC runs while LuaJIT records a trace aborts it), pushed.
+ * It is taken out of the slot while in use and put back by put_scratch
+ * (its cells' memory kept): a decode inside a decode (a finalizer run
+ * during it) gets a new one, and one an error raised out of a decode
+ * took is garbage, never left marked in use: the next decode makes the
+ * next one. */
+static scratch_row *take_scratch(lua_State *L, int tbl, int idx) {
   scratch_row *s;
-  lua_getfield(L, LUA_REGISTRYINDEX, SCRATCH_KEY);
+  if (tbl) lua_rawgeti(L, tbl, idx); else lua_pushvalue(L, idx);
   s = (scratch_row *)lua_touserdata(L, -1);
-  if (s != NULL && !s->busy) { s->busy = 1; *cached = 1; return s; }
-  lua_pop(L, 1);
-  *cached = 0;
   if (s == NULL) {
-    s = new_scratch(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, SCRATCH_KEY);
-    s->busy = 1;
-    *cached = 1;
-    return s;
+    lua_pop(L, 1);
+    return new_scratch(L);
   }
-  return new_scratch(L);
+  lua_pushnil(L);
+  if (tbl) lua_rawseti(L, tbl, idx); else lua_replace(L, idx);
+  return s;
+}
+
+static void put_scratch(lua_State *L, int tbl, int idx, int at) {
+  lua_pushvalue(L, at);
+  if (tbl) lua_rawseti(L, tbl, idx); else lua_replace(L, idx);
 }
 
 /* __index of the untyped rows of one decode whose cells were not read yet
@@ -750,6 +751,7 @@ static int lazy_cells(lua_State *L) {
   scratch_row *sc;
   dec d;
   lua_Integer off;
+  int at;
   if (!lua_rawequal(L, 2, lua_upvalueindex(1 + K_CELLS))) return 0;
   lua_settop(L, 1);
   lua_pushvalue(L, 1);
@@ -758,19 +760,21 @@ static int lazy_cells(lua_State *L) {
   s = lua_tolstring(L, lua_upvalueindex(U_BYTES), &n);
   if (off < 0 || (size_t)off > n) return luaL_error(L, "otskit.wire: row.cells of a table that is not a decoded row (its metatable was copied)");
   luaL_checkstack(L, 16, "otskit.wire: decode");
-  sc = lua_touserdata(L, lua_upvalueindex(U_SCRATCH));
+  sc = take_scratch(L, 0, lua_upvalueindex(U_SCRATCH));
+  at = lua_gettop(L);
   dec_index(&d, 0, 1);
   d.atc = &sc->names; d.at_base = U_NAMES; d.at_upv = 1;
-  if (sc->busy) sc = new_scratch(L);
   r.start = (const unsigned char *)s; r.p = r.start + off; r.end = r.start + n;
   r.err = NULL; r.err_at = 0;
   r.trusted = 1; /* verified by decode_rows */
-  if (pb_read_cells(&r, &sc->row) != 1) return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
+  if (pb_read_cells(&r, &sc->row) != 1) {
+    put_scratch(L, 0, lua_upvalueindex(U_SCRATCH), at);
+    return luaL_error(L, "otskit.wire: a decoded row's bytes changed");
+  }
   lua_pushvalue(L, d.k_cols);
   lua_rawget(L, 1);
-  sc->busy = 1;
   push_cells(L, &d, &sc->row, 0, lua_type(L, -1) == LUA_TTABLE ? lua_gettop(L) : 0);
-  sc->busy = 0;
+  put_scratch(L, 0, lua_upvalueindex(U_SCRATCH), at);
   lua_pushvalue(L, d.k_cells);
   lua_pushvalue(L, -2);
   lua_rawset(L, 1);
@@ -782,25 +786,42 @@ static int lazy_cells(lua_State *L) {
   return 1;
 }
 
-/* decode_rows(bytes [, max [, typed [, eager]]]) -> rows | nil, msg, "CorruptPlainBuffer".
+/* decode_rows(bytes [, max [, typed [, eager [, off, len]]]]) -> rows | nil, msg, "CorruptPlainBuffer".
  * max: refuse more rows than this (1 for a single-row field); typed: BINARY
  * values as typed tables (what the store takes) rather than strings with
  * the type in cells[i][4] (what the store returns). Untyped rows (a
  * response's) build row.cells when first read (lazy_cells): a reader of
  * primary_key and columns allocates no table per cell; the rows of one
  * call share one metatable. eager: build every row.cells now (the
- * representation the lazy rows equal). */
+ * representation the lazy rows equal). off, len: the rows are the len
+ * bytes at off of bytes (a response's field where it is); then a second
+ * value, the rows' order (pb_order's flags: 1 each row's key after the one
+ * before, 2 before it, 3 both: fewer than two rows, 0 neither), is
+ * returned: what otskit.client.verify needs not check again. */
 static int l_decode_rows(lua_State *L) {
   size_t n, nrows = 0, max;
-  const char *s = luaL_checklstring(L, 1, &n);
+  const char *base = luaL_checklstring(L, 1, &n), *s = base;
   pb_reader r;
+  pb_order ord;
   scratch_row *sc, *lsc = NULL;
   dec d;
-  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k, cached = 0;
+  int rc, out, typed, eager, mt = 0, offsets = 0, fn = 0, k, sc_at, span = 0;
+  const int ctx = lua_upvalueindex(1);
   name_cache pkc, atc;
   max = (size_t)luaL_optinteger(L, 2, 0);
   typed = lua_toboolean(L, 3);
   eager = lua_toboolean(L, 4);
+  if (!lua_isnoneornil(L, 5)) {
+    /* the rows are the len bytes at off (0-based) of bytes: a field of the
+     * message in bytes, read where it is (no copy of it) */
+    lua_Integer off = luaL_checkinteger(L, 5), len = luaL_checkinteger(L, 6);
+    if (off < 0 || len < 0 || (size_t)off > n || (size_t)len > n - (size_t)off)
+      return luaL_error(L, "otskit.wire: decode_rows: the span is outside the bytes");
+    s = base + off;
+    n = (size_t)len;
+    span = 1;
+  }
+  pb_order_init(&ord);
   lua_settop(L, 1);
   dec_open(L, &d);
   d.want_typed = typed;
@@ -809,12 +830,13 @@ static int l_decode_rows(lua_State *L) {
   for (k = 0; k < 2 * NAMES; k++) lua_pushnil(L);
   d.pkc = &pkc; d.atc = &atc;
   d.pk_base = lua_gettop(L) - 2 * NAMES + 1; d.at_base = d.pk_base + NAMES;
-  sc = get_scratch(L, &cached);
+  sc = take_scratch(L, ctx, CTX_SCRATCH);
+  sc_at = lua_gettop(L);
   /* presize: rows are rarely under ~16 bytes */
   lua_createtable(L, (int)(n / 64 < 4096 ? n / 64 : 4096), 0);
   out = lua_gettop(L);
   if (!pb_reader_init(&r, s, n)) {
-    if (cached) sc->busy = 0;
+    put_scratch(L, ctx, CTX_SCRATCH, sc_at);
     return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s", r.err);
   }
   if (!typed && !eager && n) {
@@ -823,7 +845,7 @@ static int l_decode_rows(lua_State *L) {
     mt = lua_gettop(L);
     lua_createtable(L, 0, (int)(n / 128 < 4096 ? n / 128 : 4096));
     offsets = lua_gettop(L);
-    lua_rawgeti(L, lua_upvalueindex(1), CTX_WEAK_KEYS);
+    lua_rawgeti(L, ctx, CTX_WEAK_KEYS);
     lua_setmetatable(L, offsets);
     for (k = 0; k < K_N; k++) lua_pushvalue(L, d.typed + k);
     lua_pushvalue(L, 1);
@@ -839,22 +861,22 @@ static int l_decode_rows(lua_State *L) {
   for (;;) {
     if ((rc = pb_read_row(&r, &sc->row)) != 1) break;
     if (max && nrows == max) {
-      if (cached) sc->busy = 0;
+      put_scratch(L, ctx, CTX_SCRATCH, sc_at);
       return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: more than %d row(s)", (int)max);
     }
+    if (span) pb_order_add(&ord, &sc->row);
     push_row(L, &d, &sc->row, mt);
     if (mt) { /* where its attribute cells start (6 bytes before the first name), else the row's end */
       const pb_row *pr = &sc->row;
       const char *at = pr->ncells > pr->npk ? pr->cells[pr->npk].name - 6 : (const char *)r.p;
       lua_pushvalue(L, -1);
-      lua_pushinteger(L, (lua_Integer)(at - s));
+      lua_pushinteger(L, (lua_Integer)(at - base));
       lua_rawset(L, offsets);
     }
     lua_rawseti(L, out, (lua_Integer)++nrows);
   }
-  if (cached) sc->busy = 0; /* (its cells' memory kept for the next decode) */
+  put_scratch(L, ctx, CTX_SCRATCH, sc_at); /* (its cells' memory kept for the next decode) */
   if (rc < 0) return otsk_fail(L, "CorruptPlainBuffer", "PlainBuffer: %s at byte %d", r.err, (int)r.err_at);
-  if (!cached) pb_row_free(&sc->row);
   if (fn) { /* the last row's attribute names for lazy_cells */
     for (k = 0; k < NAMES; k++) {
       if (!atc.s[k]) continue;
@@ -865,6 +887,10 @@ static int l_decode_rows(lua_State *L) {
     }
   }
   lua_pushvalue(L, out);
+  if (span) {
+    lua_pushinteger(L, ord.flags);
+    return 2;
+  }
   return 1;
 }
 
@@ -1050,7 +1076,7 @@ int otsk_open_wire(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
   lua_newtable(L);                 /* the module */
-  lua_createtable(L, 5, 0);        /* the context */
+  lua_createtable(L, CTX_SCRATCH, 0); /* the context (CTX_SCRATCH: nil until the first decode) */
   w = lua_newuserdata(L, sizeof *w);
   pb_writer_init(w);
   luaL_getmetatable(L, WRITER_MT);

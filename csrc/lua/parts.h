@@ -18,7 +18,8 @@
   X(resume) \
   X(wire) \
   X(http) \
-  X(vec)
+  X(vec) \
+  X(dv)
 
 #define OTSKIT_DECLARE_PART(name) int otsk_open_##name(lua_State *L);
 OTSKIT_PARTS(OTSKIT_DECLARE_PART)

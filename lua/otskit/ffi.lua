@@ -87,8 +87,9 @@ int otskit_pb_next(otskit_pb_dec *d, const otskit_pb_names *nm, otskit_pb_row *o
 int otskit_pb_cells(otskit_pb_dec *d, const char *buf, size_t n, size_t off,
                                const otskit_pb_names *nm, otskit_pb_row *out);
 int otskit_pb_is(const otskit_pb_cell *c, const char *s, size_t n);
+int otskit_pb_order(const otskit_pb_dec *d);
 ]]
-M.abi = 3
+M.abi = 4
 
 local function load()
   if not jit then return nil, "not LuaJIT" end

@@ -146,6 +146,48 @@ int main(void) {
     free(two);
   }
 
+  { /* pb_key_cmp: INTEGER as int64, STRING / BINARY by bytes then length; other pairs PB_KEY_OTHER */
+    pb_cell a[3], b[3];
+    pb_value i1, i2;
+    pb_row ra, rb;
+    pb_order o;
+    memset(&i1, 0, sizeof i1); i1.vt = PB_VT_INTEGER; i1.i = INT64_MAX;
+    i2 = i1; i2.i = INT64_MAX - 1;
+    a[0] = cell("k", str("ab", PB_VT_STRING)); b[0] = cell("k", str("ab", PB_VT_STRING));
+    a[1] = cell("n", i1); b[1] = cell("n", i2);
+    CHECK(pb_key_cmp(a, 2, b, 2) == 1 && pb_key_cmp(b, 2, a, 2) == -1 && pb_key_cmp(a, 2, a, 2) == 0);
+    CHECK(pb_key_cmp(a, 1, b, 2) == PB_KEY_OTHER); /* another length reached */
+    CHECK(pb_key_cmp(a, 0, b, 0) == PB_KEY_OTHER);
+    b[0] = cell("k", str("abc", PB_VT_STRING));
+    CHECK(pb_key_cmp(a, 1, b, 2) == -1); /* decided before the lengths differ */
+    b[0] = cell("k", str("a\xff", PB_VT_STRING));
+    CHECK(pb_key_cmp(a, 2, b, 2) == -1); /* bytes unsigned */
+    b[0] = cell("k", str("ab", PB_VT_BLOB));
+    CHECK(pb_key_cmp(a, 2, b, 2) == PB_KEY_OTHER); /* STRING vs BINARY */
+    b[0] = cell("j", str("ab", PB_VT_STRING));
+    CHECK(pb_key_cmp(a, 2, b, 2) == PB_KEY_OTHER); /* another name */
+    b[0] = cell("k", str("ab", PB_VT_STRING));
+    b[1].v.vt = PB_VT_DOUBLE;
+    CHECK(pb_key_cmp(a, 2, b, 2) == PB_KEY_OTHER);
+    /* pb_order over a < b, then b < a */
+    b[1] = cell("n", i2);
+    memset(&ra, 0, sizeof ra); memset(&rb, 0, sizeof rb);
+    ra.cells = a; ra.npk = ra.ncells = 2;
+    rb.cells = b; rb.npk = rb.ncells = 2;
+    pb_order_init(&o);
+    CHECK(o.flags == (PB_ORDER_ASC | PB_ORDER_DESC));
+    pb_order_add(&o, &rb);
+    CHECK(o.flags == (PB_ORDER_ASC | PB_ORDER_DESC));
+    pb_order_add(&o, &ra);
+    CHECK(o.flags == PB_ORDER_ASC);
+    pb_order_add(&o, &ra); /* equal keys: neither */
+    CHECK(o.flags == 0);
+    pb_order_init(&o);
+    pb_order_add(&o, &ra);
+    pb_order_add(&o, &rb);
+    CHECK(o.flags == PB_ORDER_DESC);
+  }
+
   free(bad);
   pb_row_free(&row);
   pb_writer_free(&w);

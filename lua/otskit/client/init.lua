@@ -276,7 +276,7 @@ function C:_exchange(api, body, t_end, req)
     return nil, { code = code or "OTSResponseInvalid", message = "cannot decode the " .. api .. " response: " .. tostring(msg),
                   http_status = r.status, request_id = rid, network = true }
   end
-  bad = verify.rows(api, req, out)
+  bad = verify.rows(api, req, out, w.rows_order and w.rows_order(out.rows))
   if bad then bad.http_status, bad.request_id = r.status, rid; return nil, bad end
   out.request_id = rid
   return out

@@ -193,21 +193,32 @@ end
 -- compare, every row is then inside the range and range_rows' checks of
 -- each row against both bounds would find nothing either; any other
 -- answer takes those checks.
-local function ordered_inside(rows, nx, lo, hi, backward)
+-- order: the decoder's word on the rows (otskit.wire.rows_order): when it
+-- says every row's key is after (1) or before (2) the one before it, as
+-- compare orders them, or that there are fewer than two rows (3), the
+-- loop's comparisons are not made again.
+local function ordered_inside(rows, nx, lo, hi, backward, order)
   local step = backward and -1 or 1
   local first, prev
-  local i = 1
-  while rows[i] ~= nil do
-    local row = rows[i]
-    local pk = type(row) == "table" and rawget(row, "primary_key")
-    if type(pk) ~= "table" then return false end
-    if prev then
-      if verify.compare(pk, prev) ~= step then return false end
-    else
-      first = pk
+  if order == 3 or order == (backward and 2 or 1) then
+    local r1, rn = rows[1], rows[#rows]
+    first = type(r1) == "table" and rawget(r1, "primary_key")
+    prev = type(rn) == "table" and rawget(rn, "primary_key")
+    if type(first) ~= "table" or type(prev) ~= "table" then return false end
+  else
+    local i = 1
+    while rows[i] ~= nil do
+      local row = rows[i]
+      local pk = type(row) == "table" and rawget(row, "primary_key")
+      if type(pk) ~= "table" then return false end
+      if prev then
+        if verify.compare(pk, prev) ~= step then return false end
+      else
+        first = pk
+      end
+      prev = pk
+      i = i + 1
     end
-    prev = pk
-    i = i + 1
   end
   if not first then return false end
   local a, b = verify.compare(first, lo), verify.compare(prev, hi)
@@ -220,11 +231,11 @@ local function ordered_inside(rows, nx, lo, hi, backward)
   return true
 end
 
-local function range_rows(req, out)
+local function range_rows(req, out, order)
   local backward = req.direction == "BACKWARD"
   local lo, hi = req.start, req.stop
   local rows = out.rows
-  if type(rows) == "table" and ordered_inside(rows, out.next_start_primary_key, lo, hi, backward) then
+  if type(rows) == "table" and ordered_inside(rows, out.next_start_primary_key, lo, hi, backward, order) then
     return nil
   end
   local asked = ("[%s, %s)"):format(show(lo), show(hi))
@@ -268,16 +279,17 @@ local function range_rows(req, out)
   return nil
 end
 
---- verify.rows(api, req, out) -> nil | err: the rows of a GetRow,
+--- verify.rows(api, req, out [, order]) -> nil | err: the rows of a GetRow,
 -- BatchGetRow or GetRange answer belong to the key or range asked (a key
 -- that cannot be compared -- another form, another type -- is let
--- through: this guards against a wrong answer, not a codec).
-function verify.rows(api, req, out)
+-- through: this guards against a wrong answer, not a codec). order: a
+-- GetRange answer's otskit.wire.rows_order(out.rows), when decoded so.
+function verify.rows(api, req, out, order)
   if type(req) ~= "table" or type(out) ~= "table" then return nil end
   if api == "GetRow" then
     return same_key(out.row, req.primary_key)
   elseif api == "GetRange" then
-    return range_rows(req, out)
+    return range_rows(req, out, order)
   elseif api == "BatchGetRow" then
     local by = {}
     for _, spec in ipairs(type(req.tables) == "table" and req.tables or {}) do

@@ -116,6 +116,8 @@ end
 
 --- db:close(): closes the SQLite database; idempotent.
 function DB:close()
+  -- (a search's doc values: their memory is freed now, not at a collection)
+  if self._dv then require("otskit.store.search.docvalues").drop(self) end
   if self.h then self.h:close(); self.h = nil end
 end
 DB.__close = DB.close

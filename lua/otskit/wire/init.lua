@@ -40,6 +40,10 @@ wire.binary, wire.integer, wire.double = pb.binary, pb.integer, pb.double
 --- PlainBuffer: see otskit.wire.plainbuffer.
 wire.encode_pk, wire.encode_put, wire.encode_delete = pb.encode_pk, pb.encode_put, pb.encode_delete
 wire.encode_update, wire.decode_rows = pb.encode_update, pb.decode_rows
+--- wire.rows_order(rows) -> flags | nil: the order of a GetRange
+-- response's rows as decode_response found them (pb.rows_order), for
+-- otskit.client.verify.
+wire.rows_order = pb.rows_order
 
 --- Signatures and dates: see otskit.wire.sign.
 wire.sign_request, wire.sign_response = sign.sign_request, sign.sign_response
@@ -117,12 +121,25 @@ function wire.encode_response(api, res)
   return core.proto_encode(api .. "Response", m)
 end
 
+-- responses whose large bytes field is decoded where it is in the body
+-- (no copy of it): api -> { message, field number }
+local SPAN = { GetRange = { "GetRangeResponse", 2 } }
+
 --- wire.decode_response(api, body [, req]) -> res | nil, msg, code (code
 -- "CorruptMessage" or "CorruptPlainBuffer" for bytes that do not decode).
 -- req: the request, for what the response does not carry (CreateTable's name).
 function wire.decode_response(api, body, req)
   local op = op_of(api)
   if type(body) ~= "string" then error("otskit.wire: decode_response takes the body string", 2) end
+  local span = SPAN[api]
+  if span then
+    -- m.rows = "" there; nil: proto_decode below says what it finds
+    local m, _, at, len = core.proto_decode_span(span[1], body, span[2])
+    if m then
+      m.rows, m.rows_at, m.rows_len = body, at, len
+      return op.from_res(m, req)
+    end
+  end
   local m, unknown = core.proto_decode(api .. "Response", body)
   if not m then return nil, api .. ": " .. unknown, "CorruptMessage" end
   return op.from_res(m, req)

@@ -101,6 +101,30 @@ function pb.decode_rows(bytes, opts)
   return core.decode_rows(bytes, 0, typed)
 end
 
+-- the order of the rows pb.decode_rows_at decoded (pb.rows_order)
+local ORDER = setmetatable({}, { __mode = "k" })
+
+--- pb.decode_rows_at(bytes, off, len) -> rows | nil, msg, code: what
+-- pb.decode_rows(bytes:sub(off + 1, off + len)) returns, read where the
+-- rows are (a response's rows field inside its body: no copy of it).
+-- Remembers the rows' order (pb.rows_order).
+function pb.decode_rows_at(bytes, off, len)
+  local rows, order, code
+  if ffi_rows then rows, order, code = ffi_rows(bytes, 0, off, len)
+  else rows, order, code = core.decode_rows(bytes, 0, false, false, off, len) end
+  if not rows then return nil, order, code end
+  ORDER[rows] = order
+  return rows
+end
+
+--- pb.rows_order(rows) -> flags | nil: for rows pb.decode_rows_at
+-- returned, how each row's primary key compares with the one before, as
+-- otskit.client.verify.compare would compare them: 1 after it (every
+-- row), 2 before it (every row), 3 both (fewer than two rows), 0 neither
+-- (or keys compared no such way: other types, other names); nil for
+-- other rows.
+function pb.rows_order(rows) return ORDER[rows] end
+
 --- pb.decode_row(bytes [, typed]) -> row | nil (no row: nil or "") | false
 -- (a header and no row) | nil, msg, code: one row field of a message;
 -- typed for a request (the store's input).

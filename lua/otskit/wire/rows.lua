@@ -255,7 +255,11 @@ OPS.GetRange = {
     return m
   end,
   from_res = function(m)
-    local rows, msg, code = pb.decode_rows(m.rows)
+    -- rows_at: m.rows is the body, the rows field where it is in it
+    -- (otskit.wire.decode_response)
+    local rows, msg, code
+    if m.rows_at then rows, msg, code = pb.decode_rows_at(m.rows, m.rows_at, m.rows_len)
+    else rows, msg, code = pb.decode_rows(m.rows) end
     if not rows then return nil, msg, code end
     local res = { rows = rows, consumed = consumed(m.consumed) }
     if m.next_start_primary_key and m.next_start_primary_key ~= "" then

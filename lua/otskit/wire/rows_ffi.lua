@@ -76,13 +76,14 @@ end
 -- The __index of the rows of one decode: builds row.cells from the bytes
 -- at offsets[row] (its attribute cells), sets it, drops the offset and
 -- the metatable. names / nm: the decode's names by slot, read only here.
-local function cells_of(bytes, offsets, nm, names)
+local function cells_of(bytes, base, n, offsets, nm, names)
   return function(row, k)
     if k ~= "cells" then return nil end
     local off = offsets[row]
     if off == nil then error(COPIED, 0) end
     local d, o = take()
-    if lib.otskit_pb_cells(d, bytes, #bytes, off, nm, o) ~= 1 then
+    -- base: bytes, or a pointer into bytes (which this closure keeps alive)
+    if lib.otskit_pb_cells(d, base or bytes, n, off, nm, o) ~= 1 then
       give(d, o)
       error(CHANGED, 0)
     end
@@ -118,33 +119,50 @@ local function cells_of(bytes, offsets, nm, names)
   end
 end
 
---- rows_ffi.decode_rows(bytes [, max]) -> rows | nil, msg, code: as
--- core.decode_rows(bytes, max) (untyped).
-function M.decode_rows(bytes, max)
+local charp = ffi.typeof("const char *")
+
+--- rows_ffi.decode_rows(bytes [, max [, off, len]]) -> rows | nil, msg,
+-- code: as core.decode_rows(bytes, max) (untyped); with off and len, as
+-- core.decode_rows(bytes, max, false, false, off, len): the rows are the
+-- len bytes at off (0-based) of bytes, and a second value is their order.
+function M.decode_rows(bytes, max, off, len)
   if type(bytes) ~= "string" then return core.decode_rows(bytes, max) end
-  local n = #bytes
+  local n, base = #bytes, nil
   max = max or 0
+  if off ~= nil then
+    if type(off) ~= "number" or type(len) ~= "number" or off < 0 or len < 0 or off + len > n
+      or off ~= floor(off) or len ~= floor(len) then
+      return core.decode_rows(bytes, max, false, false, off, len) -- says why
+    end
+    base, n = ffi.cast(charp, bytes) + off, len
+  end
   local d, o = take()
-  if lib.otskit_pb_open(d, bytes, n) ~= 1 then
+  if lib.otskit_pb_open(d, base or bytes, n) ~= 1 then
     give(d, o)
-    return core.decode_rows(bytes, max)
+    return core.decode_rows(bytes, max, false, false, off, len)
   end
   local rows = tnew(min(floor(n / 64), 4096), 0)
   if n == 0 then
     give(d, o)
+    if off ~= nil then return rows, 3 end
     return rows
   end
   local offsets = setmetatable(tnew(0, min(floor(n / 128), 4096)), WEAK_KEYS)
   local nm = ffi.new("otskit_pb_names")
   local names = tnew(32, 0)
-  local mt = { __index = cells_of(bytes, offsets, nm, names) }
+  local mt = { __index = cells_of(bytes, base, n, offsets, nm, names) }
   local nrows = 0
   while true do
     local rc = lib.otskit_pb_next(d, nm, o)
     if rc ~= 1 or (max > 0 and nrows == max) then
+      if rc == 0 then
+        local order = lib.otskit_pb_order(d)
+        give(d, o)
+        if off ~= nil then return rows, order end
+        return rows
+      end
       give(d, o)
-      if rc == 0 then break end
-      return core.decode_rows(bytes, max) -- says why
+      return core.decode_rows(bytes, max, false, false, off, len) -- says why
     end
     local cells, npk, nc = o.cells, o.npk, o.ncells
     local pk = tnew(npk, 0)
@@ -192,7 +210,6 @@ function M.decode_rows(bytes, max)
     nrows = nrows + 1
     rows[nrows] = row
   end
-  return rows
 end
 
 return M

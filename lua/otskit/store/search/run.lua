@@ -1,6 +1,7 @@
 --- otskit.store.search.run -- searching a search index: db:search (query,
 -- sort, offset/limit, next_token paging, total count, columns_to_get,
--- routing values), db:compute_splits and db:parallel_scan.
+-- routing values); db:compute_splits and db:parallel_scan are
+-- otskit.store.search.scan.
 local base = require "otskit.store.base"
 local txn = require "otskit.store.txn"
 local keycodec = require "otskit.key"
@@ -11,6 +12,7 @@ local query = require "otskit.store.search.query"
 local sort = require "otskit.store.search.sort"
 local analytics = require "otskit.store.search.analytics"
 local inner = require "otskit.store.search.inner"
+local docvalues = require "otskit.store.search.docvalues"
 require "otskit.store.search.score" -- the functions_score query kind
 require "otskit.store.search.knn" -- the knn_vector query kind
 
@@ -225,6 +227,7 @@ end
 -- progress handler, otskit.core.sql.deadline), and a request that ran
 -- past it fails OTSTimeout, whatever it had computed
 local function timed(fn, self, req)
+  if req.timeout_ms == nil then return guarded(fn, self, req) end -- (nothing armed)
   local ok, r1, r2, r3 = pcall(guarded, fn, self, req)
   local over = sql.deadline(self.h) -- (lifted on every path)
   if over == "interrupted" or (over == "passed" and ok and r1 ~= nil) then
@@ -382,6 +385,19 @@ local function do_search(self, req)
     ckey, cm, cc = analytics.collapse(ctx, req.collapse)
     if not ckey then return nil, cm, cc end
   end
+  -- a bool whose driving leaf is a value index and whose other clauses
+  -- doc values answer (otskit.store.search.docvalues): the driver's
+  -- entries, each document tested in C, none of their rows read
+  if ctx.from and ctx.from.q and self._dv_own and ix.ttl == -1 and not extra and ckey == nil
+    and req.aggs == nil and req.group_bys == nil and not used_score and #keys == 1 and keys[1][1] == "d.pk"
+    and not (type(req.routing_values) == "table" and #req.routing_values > 0) then
+    local plan = docvalues.plan(ctx, req.query)
+    local f = plan and docvalues.filter(self, ix, plan)
+    if f then
+      from = ("(SELECT doc AS id, pk FROM %s WHERE %s)"):format(ctx.from.tbl, ctx.from.cond)
+      fast = "otskit_dv(" .. ctx:bind(f) .. ", d.id)"
+    end
+  end
   -- a query that is one value index's range (fast == "(1)": no other
   -- clause, no TTL, no routing): the analytics may read that index alone
   local leaf = fast == "(1)" and ctx.from or nil
@@ -517,106 +533,18 @@ end
 
 function DB:search(req)
   check_req(req, "search")
-  return refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return timed(do_search, self, req) end))
+  -- (doc values answer only in a read transaction of the search's own)
+  local h = self.h
+  self._dv_own = h ~= nil and self.sdelay == nil and not self._open and not h:in_txn()
+  local r1, r2, r3, r4 = refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return timed(do_search, self, req) end))
+  self._dv_own = false
+  return r1, r2, r3, r4
 end
 
-----------------------------------------------------------------------
--- compute_splits and parallel_scan
-
-local function splits(self, req)
-  local ok, m, c = base.known(req, base.set{ "table", "index" }, "compute_splits")
-  if not ok then return nil, m, c end
-  local t, ix, code = self:_search_index(req.table, req.index)
-  if not t then return nil, ix, code end
-  local n = docs.run(self.h, ("SELECT count(*) FROM %sdoc WHERE parent IS NULL"):format(ix.p))[1][1]
-  local size = math.max(1, math.min(L.max_parallel, math.ceil(n / 100000)))
-  local session = sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name,
-    { kind = "session", after = {}, extra = { size = size, at = now_ms(self) } })
-  return { session_id = session, splits_size = size }
-end
-
---- db:compute_splits{ table, index } -> { session_id, splits_size }
-function DB:compute_splits(req)
-  check_req(req, "compute_splits")
-  return self:_txn(false, function() return guarded(splits, self, req) end)
-end
-
-local SCAN_FIELDS = base.set{ "table", "index", "session_id", "query", "limit", "alive_time", "token",
-  "current_parallel_id", "max_parallel", "columns_to_get", "timeout_ms" }
-
-local function scan(self, req)
-  local ok, m, c = base.known(req, SCAN_FIELDS, "parallel_scan")
-  if not ok then return nil, m, c end
-  if bad_timeout(req) then return invalid(TIMEOUT_RULE) end
-  local t, ix, code = self:_search_index(req.table, req.index)
-  if not t then return nil, ix, code end
-  arm(self, req)
-  local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
-  local now = now_ms(self)
-  local sess
-  if req.session_id ~= nil then
-    sess = sort.open(secret, scope, req.session_id)
-    if not sess or sess.kind ~= "session" then return nil, "session_id is not a session of this index", "OTSSessionNotExist" end
-  end
-  local size = sess and sess.extra.size or 1
-  local maxp = req.max_parallel or 1
-  local cur = req.current_parallel_id or 0
-  if not is_count(maxp, 1, size) then return invalid(("max_parallel must be in 1..%d (splits_size)"):format(size)) end
-  if not is_count(cur, 0, maxp - 1) then return invalid("current_parallel_id must be in 0..max_parallel-1") end
-  local limit = req.limit or L.scan_default_limit
-  if not is_count(limit, 1, L.scan_limit) then return invalid("limit must be in 1.." .. L.scan_limit) end
-  local alive = req.alive_time or L.default_alive_time
-  if not is_count(alive, 1, L.alive_time) then return invalid("alive_time must be in 1.." .. L.alive_time .. " seconds") end
-  local cols, cm, cc = columns(ix, req.columns_to_get)
-  if not cols then return nil, cm, cc end
-  local ctx = query.ctx(ix.def, ix.p)
-  local full, score, c2, from, cond = where(self, ctx, t, ix, { query = req.query })
-  if not full then return nil, score, c2 end
-  local after
-  if req.token ~= nil then
-    local p, pm, pc = sort.open(secret, scope, req.token)
-    if not p or p.kind ~= "scan" then return nil, pm or "invalid token", pc or "OTSParameterInvalid" end
-    local e = p.extra
-    if e.cur ~= cur or e.maxp ~= maxp or e.session ~= (req.session_id and #req.session_id or 0) then
-      return invalid("the token belongs to another parallel id, max_parallel or session")
-    end
-    if now > e.expires then return nil, "the scan's alive_time has passed", "OTSSessionExpired" end
-    after = p.after
-  end
-  if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
-  if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
-  local text = ("SELECT d.pk FROM %s d WHERE %s ORDER BY d.pk"):format(from, cond)
-  local res = { rows = {} }
-  if cols.mode == "RETURN_NONE" then
-    local vals, n, _, mark = docs.keys(self.h, text, ctx.binds, nparams(text), limit + 1, 0, false, key_types(t), limit)
-    key_rows(t, vals, math.min(n, limit), res.rows)
-    if n > limit then
-      res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", mark } },
-        extra = { cur = cur, maxp = maxp, expires = now + alive * 1000,
-          session = req.session_id and #req.session_id or 0 } })
-    end
-    return res
-  end
-  local rows = docs.run(self.h, text, ctx.binds, nparams(text), limit + 1)
-  for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end
-  if #rows > limit then
-    res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", rows[limit][1] } },
-      extra = { cur = cur, maxp = maxp, expires = now + alive * 1000,
-        session = req.session_id and #req.session_id or 0 } })
-  end
-  return res
-end
-
---- db:parallel_scan{ table, index, session_id, query, limit = 100 (<=
--- 2000), alive_time = 60 (s), token, current_parallel_id = 0, max_parallel
--- = 1 (<= splits_size), columns_to_get, timeout_ms } -> { rows, next_token }. The
--- max_parallel scans (ids 0..max_parallel-1) together return every
--- matching row once, each in primary key order; next_token while more
--- remain; a token lives alive_time seconds. timeout_ms (both): past it the
--- request fails OTSTimeout (see timed).
-function DB:parallel_scan(req)
-  check_req(req, "parallel_scan")
-  return self:_txn(false, function() return timed(scan, self, req) end)
-end
+-- for otskit.store.search.scan (db:compute_splits, db:parallel_scan):
+-- the parts a parallel scan shares with a search
+run.nparams, run.columns, run.row_of, run.key_types, run.key_rows = nparams, columns, row_of, key_types, key_rows
+run.is_count, run.bad_timeout, run.TIMEOUT_RULE, run.arm, run.timed = is_count, bad_timeout, TIMEOUT_RULE, arm, timed
+run.where = where
 
 return run
