@@ -539,7 +539,7 @@ static void keep_sortval(lua_State *L, sqlite3_stmt *st, int slot, sortval *v) {
 static int l_top_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
-  int rc = SQLITE_DONE, ret = 0, n = 0, c, head = 0, i, a, keys, list, vslot, at = 0, *run;
+  int rc = SQLITE_DONE, ret = 0, ptr = 0, n = 0, c, head = 0, i, a, keys, list, vslot, at = 0, *run;
   lua_Integer max = luaL_checkinteger(L, 5);
   size_t nt, j;
   const char *types = luaL_checklstring(L, 6, &nt), *why = NULL;
@@ -558,7 +558,7 @@ static int l_top_keys(lua_State *L) {
   keys = lua_gettop(L);
   lua_pushnil(L);                                                 /* 10: v's bytes */
   vslot = lua_gettop(L);
-  st = prepare_bound(L, db, &ret);
+  st = prepare_bound(L, db, &ret, &ptr);
   if (st == NULL) return ret;
   memset(&v, 0, sizeof v);
   while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -589,6 +589,7 @@ static int l_top_keys(lua_State *L) {
     if (rc == SQLITE_ROW) rc = SQLITE_DONE; /* (the next run: not needed) */
   }
   sqlite3_reset(st);
+  if (ptr) sqlite3_clear_bindings(st);
   if (why != NULL) return otsk_fail(L, "KVCorrupt", "a stored row key is damaged: %s", why);
   if (rc != SQLITE_DONE) return fail(L, db, rc);
   lua_createtable(L, n, 0);
