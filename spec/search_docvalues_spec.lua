@@ -230,6 +230,15 @@ describe("otskit.store search: doc values answer as the SQL path", function()
     assert(db:put_row{ table = "t", primary_key = { { "id", 15 } }, columns = { k = "b", l = 15 } })
     assert.are.equal(8, ask().total_count)
     assert.are.equal(h0 + 1, docvalues.stats.hits)
+    -- a write before every search: the arrays are never read again
+    local b0 = docvalues.stats.builds
+    for i = 1, 2 * docvalues.QUIET do
+      assert(db:put_row{ table = "t", primary_key = { { "id", 100 + i } }, columns = { k = "c", l = 1 } })
+      assert.are.equal(8, ask().total_count)
+    end
+    assert.are.equal(b0, docvalues.stats.builds)
+    assert.are.equal(h0 + 1, docvalues.stats.hits)
+    assert.are.equal(0, docvalues.bytes(db))
     -- a write the searching connection makes and rolls back, then a
     -- search in a transaction of its own: SQL (never the arrays)
     docvalues.mode = "force"
