@@ -36,11 +36,17 @@ wrap(client.Client, "_perform", "transport")
 wrap(verify, "headers", "MD5 + signature")
 wrap(wire, "decode_response", "decode_response")
 wrap(verify, "rows", "GetRange check")
+-- the load average now, and the median, min and max of the numbers xs
+local function loadavg() return io.open("/proc/loadavg"):read("l"):match("^(%S+ %S+ %S+)") end
+local function spread(xs)
+  table.sort(xs)
+  return xs[math.floor((#xs + 1) / 2)], xs[1], xs[#xs]
+end
 local c = client.new{ endpoint = url, instance = "bench", access_key_id = "bak", access_key_secret = "bsk", retry = false }
 local INF_MIN, INF_MAX = wire.INF_MIN, wire.INF_MAX
 local req = { table = "rows", start = { { "region", INF_MIN }, { "user", INF_MIN }, { "device", INF_MIN }, { "seq", INF_MIN } },
   stop = { { "region", INF_MAX }, { "user", INF_MAX }, { "device", INF_MAX }, { "seq", INF_MAX } }, limit = 5000 }
-local load0 = io.open("/proc/loadavg"):read("l"):match("^(%S+ %S+ %S+)")
+local load0 = loadavg()
 acc = {}
 for _ = 1, 3 do assert(c:get_range(req)) end
 local samples = {}
@@ -52,7 +58,7 @@ for _ = 1, PAGES do
   acc.total = os.clock() - c0
   samples[#samples + 1] = acc
 end
-local load1 = io.open("/proc/loadavg"):read("l"):match("^(%S+ %S+ %S+)")
+local load1 = loadavg()
 print(("### %s: otskit.client's CPU per 5000-row GetRange page, by phase (%d pages; load average %s before, %s after)")
   :format(jit and jit.version or _VERSION, PAGES, load0, load1))
 print()
@@ -61,8 +67,7 @@ print("|---|---|")
 for _, n in ipairs({ "total", "transport", "MD5 + signature", "decode_response", "GetRange check" }) do
   local xs = {}
   for i, s in ipairs(samples) do xs[i] = (s[n] or 0) * 1e3 end
-  table.sort(xs)
-  print(("| %s | %.2f (%.2f-%.2f) |"):format(n == "total" and "get_range (all)" or n, xs[math.floor((#xs + 1) / 2)], xs[1], xs[#xs]))
+  print(("| %s | %.2f (%.2f-%.2f) |"):format(n == "total" and "get_range (all)" or n, spread(xs)))
 end
 print()
 
@@ -76,7 +81,7 @@ local paths = {
   { "rows read in the body, the decoder's order flag (now)", function() core.proto_decode_span, pb.decode_rows = span, dr end },
 }
 local cpu = { {}, {}, {} }
-local l0 = io.open("/proc/loadavg"):read("l"):match("^(%S+ %S+ %S+)")
+local l0 = loadavg()
 for _ = 1, ROUNDS do
   for k, p in ipairs(paths) do
     p[2]()
@@ -87,7 +92,7 @@ for _ = 1, ROUNDS do
   end
 end
 core.proto_decode_span, pb.decode_rows = span, dr
-local l1 = io.open("/proc/loadavg"):read("l"):match("^(%S+ %S+ %S+)")
+local l1 = loadavg()
 print(("%s, the same pages by path, alternating (%d rounds x 8 pages; load average %s before, %s after):")
   :format(jit and jit.version or _VERSION, ROUNDS, l0, l1))
 print()
@@ -95,10 +100,8 @@ print("| path | CPU ms per page: median (min-max) | vs before |")
 print("|---|---|---|")
 local base
 for k, p in ipairs(paths) do
-  local xs = cpu[k]
-  table.sort(xs)
-  local m = xs[math.floor((#xs + 1) / 2)]
+  local m, lo, hi = spread(cpu[k])
   base = base or m
-  print(("| %s | %.2f (%.2f-%.2f) | %.2fx |"):format(p[1], m, xs[1], xs[#xs], m / base))
+  print(("| %s | %.2f (%.2f-%.2f) | %.2fx |"):format(p[1], m, lo, hi, m / base))
 end
 print()

@@ -57,6 +57,38 @@ function helper.rng(seed)
   return r
 end
 
+--- helper.keys_of(t) -> t's keys as text, sorted, joined by commas
+function helper.keys_of(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = tostring(k) end
+  table.sort(ks)
+  return table.concat(ks, ",")
+end
+
+--- helper.deep_same(a, b, path [, metatables]): raises (naming path)
+-- unless a and b are equal all the way down: the same keys (b's read with
+-- rawget), numbers of the same subtype (Lua 5.4) and sign of zero, NaN
+-- equal to NaN, LuaJIT int64 cdata by value and type; metatables: and
+-- every table's metatable the same.
+function helper.deep_same(a, b, path, metatables)
+  if type(a) == "cdata" or type(b) == "cdata" then
+    assert(tostring(a) == tostring(b), path .. ": " .. tostring(a) .. " ~= " .. tostring(b))
+    return
+  end
+  if type(a) ~= "table" or type(b) ~= "table" then
+    assert(a == b or (a ~= a and b ~= b), path .. ": " .. tostring(a) .. " ~= " .. tostring(b))
+    if type(a) == "number" and type(b) == "number" then -- same subtype, same sign of zero
+      assert(math.type == nil or math.type(a) == math.type(b), path .. ": " .. tostring(a) .. " vs " .. tostring(b))
+      assert(a ~= 0 or 1 / a == 1 / b, path .. ": -0.0 vs 0.0")
+    end
+    return
+  end
+  if metatables then assert(getmetatable(a) == getmetatable(b), path .. ": metatables differ") end
+  local ka, kb = helper.keys_of(a), helper.keys_of(b)
+  assert(ka == kb, path .. ": keys " .. ka .. " ~= " .. kb)
+  for k, v in pairs(a) do helper.deep_same(v, rawget(b, k), path .. "." .. tostring(k), metatables) end
+end
+
 --- helper.empty_pages(db, r) -> get_range(req), count(): db:get_range,
 -- except that about one page in two comes back with no rows and
 -- next_start_primary_key at the first row it would have held, as the

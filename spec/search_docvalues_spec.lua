@@ -230,6 +230,15 @@ describe("otskit.store search: doc values answer as the SQL path", function()
     assert(db:put_row{ table = "t", primary_key = { { "id", 15 } }, columns = { k = "b", l = 15 } })
     assert.are.equal(8, ask().total_count)
     assert.are.equal(h0 + 1, docvalues.stats.hits)
+    -- a write before every search: the arrays are never read again
+    local b0 = docvalues.stats.builds
+    for i = 1, 2 * docvalues.QUIET do
+      assert(db:put_row{ table = "t", primary_key = { { "id", 100 + i } }, columns = { k = "c", l = 1 } })
+      assert.are.equal(8, ask().total_count)
+    end
+    assert.are.equal(b0, docvalues.stats.builds)
+    assert.are.equal(h0 + 1, docvalues.stats.hits)
+    assert.are.equal(0, docvalues.bytes(db))
     -- a write the searching connection makes and rolls back, then a
     -- search in a transaction of its own: SQL (never the arrays)
     docvalues.mode = "force"
@@ -248,6 +257,23 @@ describe("otskit.store search: doc values answer as the SQL path", function()
     local h2 = docvalues.stats.hits
     assert.are.equal(8, ask().total_count)
     assert.are.equal(h2, docvalues.stats.hits)
+    db:close()
+  end)
+
+  it("a column read that SQLite fails answers that failure (not out of memory, not unfit)", function()
+    local dvc = require("otskit.core").dv
+    local db = assert(store.open{ path = ":memory:" })
+    -- abs() of the smallest int64 fails while stepping (SQLITE_ERROR, 1)
+    for _, kind in ipairs({ "i64", "f64", "ord" }) do
+      local ok, r, msg, code = pcall(dvc.column, db.h, "SELECT 0, abs(-9223372036854775807 - 1)", kind, 4)
+      assert.is_true(ok, tostring(r))
+      assert.is_nil(r)
+      assert.are.equal("KVError", code)
+      assert.matches("integer overflow", msg)
+    end
+    -- an unfit value is still unfit, a fit one a column
+    assert.are.same({ nil, "unfit" }, { dvc.column(db.h, "SELECT 0, 'x'", "i64", 4) })
+    assert.is_truthy(dvc.column(db.h, "SELECT 0, 5", "i64", 4))
     db:close()
   end)
 end)

@@ -154,31 +154,9 @@ local function reference(s)
   return rows
 end
 
-local function keys(t)
-  local ks = {}
-  for k in pairs(t) do ks[#ks + 1] = tostring(k) end
-  table.sort(ks)
-  return table.concat(ks, ",")
-end
-
--- deep equality; LuaJIT int64 cdata compared by value and type
-local function same(a, b, path)
-  if type(a) == "cdata" or type(b) == "cdata" then
-    assert(tostring(a) == tostring(b), path .. ": " .. tostring(a) .. " ~= " .. tostring(b))
-    return
-  end
-  if type(a) ~= "table" or type(b) ~= "table" then
-    assert(a == b or (a ~= a and b ~= b), path .. ": " .. tostring(a) .. " ~= " .. tostring(b))
-    if type(a) == "number" and type(b) == "number" then -- same subtype, same sign of zero
-      assert(not LUA54 or math.type(a) == math.type(b), path .. ": " .. tostring(a) .. " vs " .. tostring(b))
-      assert(a ~= 0 or 1 / a == 1 / b, path .. ": -0.0 vs 0.0")
-    end
-    return
-  end
-  assert(getmetatable(a) == getmetatable(b), path .. ": metatables differ")
-  assert.equal(keys(a), keys(b), path .. ": keys")
-  for k, v in pairs(a) do same(v, rawget(b, k), path .. "." .. tostring(k)) end
-end
+local keys = helper.keys_of
+-- deep equality (helper.deep_same), metatables too
+local function same(a, b, path) helper.deep_same(a, b, path, true) end
 
 describe("otskit.wire lazy row cells (property)", function()
   it("decoded rows equal the eagerly built rows, before and after row.cells is read", function()

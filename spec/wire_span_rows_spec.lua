@@ -130,21 +130,7 @@ local function random_body(r)
   return body
 end
 
-local function keys_of(t)
-  local ks = {}
-  for k in pairs(t) do ks[#ks + 1] = tostring(k) end
-  table.sort(ks)
-  return table.concat(ks, ",")
-end
-local function same(a, b, path)
-  if type(a) ~= "table" or type(b) ~= "table" then
-    assert(a == b or (a ~= a and b ~= b), path .. ": " .. tostring(a) .. " ~= " .. tostring(b))
-    if LUA54 and type(a) == "number" then assert(math.type(a) == math.type(b), path .. ": number subtype") end
-    return
-  end
-  assert.equal(keys_of(a), keys_of(b), path .. ": keys")
-  for k, v in pairs(a) do same(v, rawget(b, k), path .. "." .. tostring(k)) end
-end
+local same = helper.deep_same
 
 -- decode_response the way before: the rows field copied out of the body
 local function decode_copied(body)

@@ -28,7 +28,9 @@
 
 #define DV_PTR_TYPE "otskit_dvf"
 
-enum { DV_OK = 0, DV_NOMEM = 1, DV_UNFIT = 2 };
+/* (DV_NOMEM and DV_UNFIT are negative: a load also answers SQLite's own
+ * codes, SQLITE_ERROR 1, SQLITE_INTERNAL 2...) */
+enum { DV_OK = 0, DV_NOMEM = -1, DV_UNFIT = -2 };
 enum { DV_I64 = 1, DV_F64 = 2, DV_ORD = 3 };
 
 typedef struct dv_col {

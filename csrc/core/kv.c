@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 #include <xxhash.h>
@@ -113,13 +114,14 @@ static int64_t pragma_int(kv_db *db, const char *q) {
   return v;
 }
 
-/* PRAGMA journal_mode=WAL on a new file fails SQLITE_BUSY at once (no
- * busy handler) while another connection opens it too: tried again for
- * the busy timeout. */
-static int set_wal(kv_db *db, int busy_ms) {
+/* PRAGMA journal_mode=WAL on a new file (fresh: none or empty before
+ * the open) fails SQLITE_BUSY at once (no busy handler) while another
+ * connection opens it too: tried again for the busy timeout. An existing
+ * file gets one try (busy: another connection holds it). */
+static int set_wal(kv_db *db, int fresh, int busy_ms) {
   int rc, waited = 0;
   while ((rc = sqlite3_exec(db->sql, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL)) ==
-             SQLITE_BUSY && waited < busy_ms) {
+             SQLITE_BUSY && fresh && waited < busy_ms) {
     sqlite3_sleep(2);
     waited += 2;
   }
@@ -201,10 +203,12 @@ static int check_path(const char *path, size_t len, char *err, size_t errlen) {
 
 int kv_open(const char *path, size_t len, int busy_ms, kv_db **out, char *err, size_t errlen) {
   kv_db *db;
-  int rc;
+  struct stat st;
+  int rc, fresh;
   *out = NULL;
   if (path == NULL) { snprintf(err, errlen, "no path"); return KV_BADPATH; }
   if (check_path(path, len, err, errlen) != KV_OK) return KV_BADPATH;
+  fresh = stat(path, &st) != 0 || st.st_size == 0;
   db = calloc(1, sizeof *db);
   if (db == NULL) { snprintf(err, errlen, "out of memory"); return KV_ERR; }
   /* no SQLITE_OPEN_URI; check_path refused what USE_URI would parse */
@@ -218,7 +222,7 @@ int kv_open(const char *path, size_t len, int busy_ms, kv_db **out, char *err, s
   }
   sqlite3_busy_timeout(db->sql, busy_ms < 0 ? 0 : busy_ms);
   /* WAL + NORMAL: durable at checkpoints, no fsync per autocommit write */
-  if (set_wal(db, busy_ms) != SQLITE_OK ||
+  if (set_wal(db, fresh, busy_ms) != SQLITE_OK ||
       prepare(db->sql, "BEGIN IMMEDIATE", &db->begin) != KV_OK ||
       prepare(db->sql, "BEGIN", &db->begin_read) != KV_OK ||
       prepare(db->sql, "COMMIT", &db->commit) != KV_OK ||

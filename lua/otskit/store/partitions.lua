@@ -205,13 +205,18 @@ function P:_split(i, p, sample)
       else rrows, rbytes = rrows + gr[2], rbytes + gr[3] end
     end
   end
+  -- the new bounds are stored first: a store that fails (raises) leaves
+  -- the model as it was, as its transaction leaves the file
+  local los = {}
+  for j = 1, #self.los do los[j] = self.los[j] end
+  table.insert(los, i, bound)
+  if hooks.on_split then hooks.on_split(los) end
+  self.los = los
   p.rows, p.bytes, q.rows, q.bytes = lrows, lbytes, rrows, rbytes
-  table.insert(self.los, i, bound)
   table.insert(self.parts, i + 1, q)
   q.load_win = p.load_win
   p.sample, p.seen = {}, 0
   self.splits = self.splits + 1
-  if hooks.on_split then hooks.on_split(self.los) end
   return true
 end
 

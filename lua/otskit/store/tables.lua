@@ -168,10 +168,16 @@ function DB:_attach(name, pk, bounds, popts, options, reserved, meta)
         if type(v) == "table" then v = tostring(v) end
         return v
       end,
-      on_split = function(los)
+      on_split = function(los) -- (a failed write leaves t as it was)
+        local old = t.bounds
         t.bounds = los
-        t.meta = meta_text(t)
-        check(h:put("meta", name, t.meta))
+        local text = meta_text(t)
+        local ok, m, c = h:put("meta", name, text)
+        if not ok then
+          t.bounds = old
+          check(nil, m, c)
+        end
+        t.meta = text
       end,
     })
     -- sizes of an existing table (reopened file)

@@ -121,13 +121,13 @@ function wire.encode_response(api, res)
   return core.proto_encode(api .. "Response", m)
 end
 
---- wire.decode_response(api, body [, req]) -> res | nil, msg, code (code
--- "CorruptMessage" or "CorruptPlainBuffer" for bytes that do not decode).
--- req: the request, for what the response does not carry (CreateTable's name).
 -- responses whose large bytes field is decoded where it is in the body
 -- (no copy of it): api -> { message, field number }
 local SPAN = { GetRange = { "GetRangeResponse", 2 } }
 
+--- wire.decode_response(api, body [, req]) -> res | nil, msg, code (code
+-- "CorruptMessage" or "CorruptPlainBuffer" for bytes that do not decode).
+-- req: the request, for what the response does not carry (CreateTable's name).
 function wire.decode_response(api, body, req)
   local op = op_of(api)
   if type(body) ~= "string" then error("otskit.wire: decode_response takes the body string", 2) end

@@ -361,4 +361,5 @@ function DB:delete_search_index(req)
 end
 
 require "otskit.store.search.run"
+require "otskit.store.search.scan" -- db:compute_splits, db:parallel_scan
 return search

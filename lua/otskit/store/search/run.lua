@@ -1,6 +1,7 @@
 --- otskit.store.search.run -- searching a search index: db:search (query,
 -- sort, offset/limit, next_token paging, total count, columns_to_get,
--- routing values), db:compute_splits and db:parallel_scan.
+-- routing values); db:compute_splits and db:parallel_scan are
+-- otskit.store.search.scan.
 local base = require "otskit.store.base"
 local txn = require "otskit.store.txn"
 local keycodec = require "otskit.key"
@@ -45,47 +46,8 @@ run.LIMITS = { offset_limit = 100000, limit = 100, limit_index_only = 1000, defa
   scan_limit = 2000, scan_default_limit = 100, alive_time = 3600, default_alive_time = 60, max_parallel = 32 }
 local L = run.LIMITS
 
-local RETURN = { RETURN_ALL = true, RETURN_SPECIFIED = true, RETURN_NONE = true, RETURN_ALL_FROM_INDEX = true }
-local COLUMNS_KEYS = base.set{ "return_type", "column_names" }
-
--- columns_to_get -> { mode, names (list), set } | nil, msg, code; index_only:
--- whether every column asked for is stored in the index
-local NONE = { mode = "RETURN_NONE" } -- (read only)
-local function columns(ix, ctg)
-  if ctg == nil then return NONE, true end
-  if type(ctg) ~= "table" then return invalid("columns_to_get must be a table { return_type, column_names }") end
-  local ok, km, kc = base.known(ctg, COLUMNS_KEYS, "columns_to_get")
-  if not ok then return nil, km, kc end
-  local mode = ctg.return_type or "RETURN_NONE"
-  if not RETURN[mode] then
-    return invalid("columns_to_get.return_type must be RETURN_ALL, RETURN_SPECIFIED, RETURN_NONE or RETURN_ALL_FROM_INDEX")
-  end
-  local out = { mode = mode }
-  if mode ~= "RETURN_SPECIFIED" and ctg.column_names ~= nil
-    and (type(ctg.column_names) ~= "table" or next(ctg.column_names) ~= nil) then
-    return invalid("columns_to_get: column_names is for RETURN_SPECIFIED, not " .. mode)
-  end
-  if mode == "RETURN_SPECIFIED" then
-    local names = ctg.column_names
-    if type(names) ~= "table" or #names == 0 then return invalid("RETURN_SPECIFIED needs column_names") end
-    local lok, lm, lc = base.list(names, "columns_to_get.column_names")
-    if not lok then return nil, lm, lc end
-    out.set = {}
-    local all_stored = true
-    for _, n in ipairs(names) do
-      if type(n) ~= "string" then return invalid("column_names must be strings") end
-      out.set[n] = true
-      local d = ix.def.byname[n]
-      if not (d and d.store and not d.parent) then all_stored = false end
-    end
-    return out, all_stored
-  elseif mode == "RETURN_ALL_FROM_INDEX" then
-    out.set = {}
-    for _, d in ipairs(ix.def.top) do if d.store then out.set[d.name] = true end end
-    return out, true
-  end
-  return out, mode == "RETURN_NONE"
-end
+-- columns_to_get (otskit.store.search.columns)
+local columns = require("otskit.store.search.columns").check
 
 -- the returned row of key k: its primary key and the columns asked for
 local function row_of(self, t, k, cols)
@@ -404,7 +366,8 @@ local function do_search(self, req)
   -- in one C call (docs.keys), none read
   local aggs, gbs, c3
   if req.aggs ~= nil or req.group_bys ~= nil then
-    local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
+    local keys_of = cols.mode == "RETURN_NONE" and function(text, max, desc)
+      if desc then return (docs.top_keys(self.h, text, ctx.binds, nparams(text), max, key_types(t), key_names(t))) end
       return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
     end or nil
     aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
@@ -539,103 +502,10 @@ function DB:search(req)
   return r1, r2, r3, r4
 end
 
-----------------------------------------------------------------------
--- compute_splits and parallel_scan
-
-local function splits(self, req)
-  local ok, m, c = base.known(req, base.set{ "table", "index" }, "compute_splits")
-  if not ok then return nil, m, c end
-  local t, ix, code = self:_search_index(req.table, req.index)
-  if not t then return nil, ix, code end
-  local n = docs.run(self.h, ("SELECT count(*) FROM %sdoc WHERE parent IS NULL"):format(ix.p))[1][1]
-  local size = math.max(1, math.min(L.max_parallel, math.ceil(n / 100000)))
-  local session = sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name,
-    { kind = "session", after = {}, extra = { size = size, at = now_ms(self) } })
-  return { session_id = session, splits_size = size }
-end
-
---- db:compute_splits{ table, index } -> { session_id, splits_size }
-function DB:compute_splits(req)
-  check_req(req, "compute_splits")
-  return self:_txn(false, function() return guarded(splits, self, req) end)
-end
-
-local SCAN_FIELDS = base.set{ "table", "index", "session_id", "query", "limit", "alive_time", "token",
-  "current_parallel_id", "max_parallel", "columns_to_get", "timeout_ms" }
-
-local function scan(self, req)
-  local ok, m, c = base.known(req, SCAN_FIELDS, "parallel_scan")
-  if not ok then return nil, m, c end
-  if bad_timeout(req) then return invalid(TIMEOUT_RULE) end
-  local t, ix, code = self:_search_index(req.table, req.index)
-  if not t then return nil, ix, code end
-  arm(self, req)
-  local secret, scope = self:_search_secret() or "", t.name .. "/" .. ix.name
-  local now = now_ms(self)
-  local sess
-  if req.session_id ~= nil then
-    sess = sort.open(secret, scope, req.session_id)
-    if not sess or sess.kind ~= "session" then return nil, "session_id is not a session of this index", "OTSSessionNotExist" end
-  end
-  local size = sess and sess.extra.size or 1
-  local maxp = req.max_parallel or 1
-  local cur = req.current_parallel_id or 0
-  if not is_count(maxp, 1, size) then return invalid(("max_parallel must be in 1..%d (splits_size)"):format(size)) end
-  if not is_count(cur, 0, maxp - 1) then return invalid("current_parallel_id must be in 0..max_parallel-1") end
-  local limit = req.limit or L.scan_default_limit
-  if not is_count(limit, 1, L.scan_limit) then return invalid("limit must be in 1.." .. L.scan_limit) end
-  local alive = req.alive_time or L.default_alive_time
-  if not is_count(alive, 1, L.alive_time) then return invalid("alive_time must be in 1.." .. L.alive_time .. " seconds") end
-  local cols, cm, cc = columns(ix, req.columns_to_get)
-  if not cols then return nil, cm, cc end
-  local ctx = query.ctx(ix.def, ix.p)
-  local full, score, c2, from, cond = where(self, ctx, t, ix, { query = req.query })
-  if not full then return nil, score, c2 end
-  local after
-  if req.token ~= nil then
-    local p, pm, pc = sort.open(secret, scope, req.token)
-    if not p or p.kind ~= "scan" then return nil, pm or "invalid token", pc or "OTSParameterInvalid" end
-    local e = p.extra
-    if e.cur ~= cur or e.maxp ~= maxp or e.session ~= (req.session_id and #req.session_id or 0) then
-      return invalid("the token belongs to another parallel id, max_parallel or session")
-    end
-    if now > e.expires then return nil, "the scan's alive_time has passed", "OTSSessionExpired" end
-    after = p.after
-  end
-  if maxp > 1 then cond = cond .. (" AND d.id %% %s = %s"):format(ctx:bind(maxp), ctx:bind(cur)) end
-  if after then cond = cond .. " AND d.pk > CAST(" .. ctx:bind(after[1][2]) .. " AS BLOB)" end
-  local text = ("SELECT d.pk FROM %s d WHERE %s ORDER BY d.pk"):format(from, cond)
-  local res = { rows = {} }
-  if cols.mode == "RETURN_NONE" then
-    local vals, n, _, mark = docs.keys(self.h, text, ctx.binds, nparams(text), limit + 1, 0, false, key_types(t), limit)
-    key_rows(t, vals, math.min(n, limit), res.rows)
-    if n > limit then
-      res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", mark } },
-        extra = { cur = cur, maxp = maxp, expires = now + alive * 1000,
-          session = req.session_id and #req.session_id or 0 } })
-    end
-    return res
-  end
-  local rows = docs.run(self.h, text, ctx.binds, nparams(text), limit + 1)
-  for i = 1, math.min(#rows, limit) do res.rows[i] = row_of(self, t, rows[i][1], cols) end
-  if #rows > limit then
-    res.next_token = sort.token(secret, scope, { kind = "scan", after = { { "b", rows[limit][1] } },
-      extra = { cur = cur, maxp = maxp, expires = now + alive * 1000,
-        session = req.session_id and #req.session_id or 0 } })
-  end
-  return res
-end
-
---- db:parallel_scan{ table, index, session_id, query, limit = 100 (<=
--- 2000), alive_time = 60 (s), token, current_parallel_id = 0, max_parallel
--- = 1 (<= splits_size), columns_to_get, timeout_ms } -> { rows, next_token }. The
--- max_parallel scans (ids 0..max_parallel-1) together return every
--- matching row once, each in primary key order; next_token while more
--- remain; a token lives alive_time seconds. timeout_ms (both): past it the
--- request fails OTSTimeout (see timed).
-function DB:parallel_scan(req)
-  check_req(req, "parallel_scan")
-  return self:_txn(false, function() return timed(scan, self, req) end)
-end
+-- for otskit.store.search.scan (db:compute_splits, db:parallel_scan):
+-- the parts a parallel scan shares with a search
+run.nparams, run.columns, run.row_of, run.key_types, run.key_rows = nparams, columns, row_of, key_types, key_rows
+run.is_count, run.bad_timeout, run.TIMEOUT_RULE, run.arm, run.timed = is_count, bad_timeout, TIMEOUT_RULE, arm, timed
+run.where = where
 
 return run
