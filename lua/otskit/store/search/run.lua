@@ -406,7 +406,8 @@ local function do_search(self, req)
   -- in one C call (docs.keys), none read
   local aggs, gbs, c3
   if req.aggs ~= nil or req.group_bys ~= nil then
-    local keys_of = cols.mode == "RETURN_NONE" and function(text, max)
+    local keys_of = cols.mode == "RETURN_NONE" and function(text, max, desc)
+      if desc then return (docs.top_keys(self.h, text, ctx.binds, nparams(text), max, key_types(t), key_names(t))) end
       return (docs.keys(self.h, text, ctx.binds, nparams(text), max, 0, false, key_types(t), nil, key_names(t)))
     end or nil
     aggs, gbs, c3 = analytics.run(self, t, ix, ctx, cond, req, function(k) return row_of(self, t, k, cols) end, leaf,
