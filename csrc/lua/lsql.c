@@ -430,6 +430,24 @@ static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *
   return 0;
 }
 
+/* Pushes what put_row takes at hand: the rows' metatable, "primary_key"
+ * and the nt key column names of the list at stack index names; the
+ * metatable's index (pkey: +1, names: +2), or 0 when the stack cannot
+ * grow so far. */
+static int row_consts(lua_State *L, int names, size_t nt) {
+  size_t j;
+  int mt;
+  if (!lua_checkstack(L, (int)nt + 6)) return 0;
+  mt = lua_gettop(L) + 1;
+  if (luaL_newmetatable(L, KEYROW_MT)) {
+    lua_pushcfunction(L, lazy_columns);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pushliteral(L, "primary_key");
+  for (j = 1; j <= nt; j++) lua_rawgeti(L, names, (lua_Integer)j);
+  return mt;
+}
+
 static int l_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
@@ -456,21 +474,14 @@ static int l_keys(lua_State *L) {
   list = lua_gettop(L);
   lua_pushnil(L); /* the mark row's key */
   if (rows) { /* the rows' metatable, "primary_key" and the key columns' names, at hand */
-    size_t j;
-    if (!lua_checkstack(L, (int)nt + 6)) {
+    mt = row_consts(L, 10, nt);
+    if (mt == 0) {
       sqlite3_reset(st);
       if (ptr) sqlite3_clear_bindings(st);
       return otsk_error(L, "sql", "keys: too many key columns");
     }
-    mt = lua_gettop(L) + 1;
-    if (luaL_newmetatable(L, KEYROW_MT)) {
-      lua_pushcfunction(L, lazy_columns);
-      lua_setfield(L, -2, "__index");
-    }
-    lua_pushliteral(L, "primary_key");
     pkey = mt + 1;
     names = mt + 2;
-    for (j = 1; j <= nt; j++) lua_rawgeti(L, 10, (lua_Integer)j);
   }
   while ((count || maxrows < 0 || n < maxrows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *k;
@@ -578,7 +589,7 @@ static void keep_sortval(lua_State *L, sqlite3_stmt *st, int slot, sortval *v) {
 static int l_top_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
-  int rc = SQLITE_DONE, ret = 0, ptr = 0, n = 0, c, head = 0, i, a, keys, list, vslot, at = 0, *run;
+  int rc = SQLITE_DONE, ret = 0, ptr = 0, n = 0, c, head = 0, i, a, keys, list, vslot, at = 0, mt, *run;
   lua_Integer max = luaL_checkinteger(L, 5);
   size_t nt, j;
   const char *types = luaL_checklstring(L, 6, &nt), *why = NULL;
@@ -633,6 +644,8 @@ static int l_top_keys(lua_State *L) {
   if (rc != SQLITE_DONE) return fail(L, db, rc);
   lua_createtable(L, n, 0);
   list = lua_gettop(L);
+  mt = row_consts(L, 7, nt);
+  if (mt == 0) return otsk_error(L, "sql", "top_keys: too many key columns");
   for (a = 0; a < n; a = i) {
     int b, last;
     for (i = a; i < n && run[i] == run[a]; i++) {}
@@ -642,13 +655,14 @@ static int l_top_keys(lua_State *L) {
       const char *k;
       lua_rawgeti(L, keys, a + (last ? (head + b) % (i - a) : b) + 1);
       k = lua_tolstring(L, -1, &kn);
-      if (put_row(L, (const unsigned char *)k, kn, types, nt, 7, list, at, &why)) {
+      if (put_row(L, (const unsigned char *)k, kn, types, nt, mt + 2, mt + 1, mt, list, at, &why)) {
         return otsk_fail(L, "KVCorrupt", "a stored row key is damaged: %s", why);
       }
       lua_pop(L, 1);
       at++;
     }
   }
+  lua_pushvalue(L, list);
   lua_pushinteger(L, n);
   return 2;
 }
