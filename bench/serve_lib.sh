@@ -90,6 +90,32 @@ CONF
   nginx -p "$1" -c "$1/conf/nginx.conf"
 }
 
+# an nginx with the lua module at prefix $1 on 127.0.0.1:$2 whose
+# `location /` runs the Lua $3 (content_by_lua), FIXED holding serve's
+# answer bodies (the ones bench/serve_reqs.lua left in $tmp) by API name
+# and by URI ("GetRow", "/GetRow"...); started
+start_lua() {
+  mkdir -p "$1/conf" "$1/logs"
+  cat >"$1/conf/nginx.conf" <<CONF
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
+$(nginx_head)
+http {
+  $NGINX_HTTP
+  init_by_lua_block {
+    local function slurp(p) local f = assert(io.open(p, "rb")); local s = f:read("*a"); f:close(); return s end
+    FIXED = { GetRow = slurp("$tmp/get.body"), PutRow = slurp("$tmp/put.body"), GetRange = slurp("$tmp/range.body") }
+    for _, api in ipairs({ "GetRow", "PutRow", "GetRange" }) do FIXED["/" .. api] = FIXED[api] end
+  }
+  server {
+    listen 127.0.0.1:$2;
+    location / { content_by_lua_block { $3 } }
+  }
+}
+CONF
+  nginx -p "$1" -c "$1/conf/nginx.conf"
+}
+
 # the CPU ticks (utime + stime) of the workers of the nginx whose master
 # pid is in $1
 ticks() { for w in $(pgrep -P "$(cat "$1")"); do cut -d' ' -f14,15 "/proc/$w/stat"; done |

@@ -8,15 +8,14 @@
 -- transaction replacing a row of the bench's shape), done
 --   C alone  by otskit_bench.serve_limit (bench/cbench.c: plain C over
 --            the same kv, rowstream, sign and protobuf code), and
---   otskit   by the Lua request path without nginx (auth.verify,
---            dispatch.call, the answer's MD5, date and signature),
+--   otskit   by the Lua request path without nginx (core.wire.raw_verify
+--            over the raw header, dispatch.call, core.wire.answer),
 -- on the same SQLite file (1000 rows of bench/serve_reqs.lua's shape).
 -- Needs `make build build/jit/otskit_bench.so` (or 5.4). Prints us per
 -- request, medians of 5 runs of N (default 2000) requests each.
 local store = require "otskit.store"
 local wire = require "otskit.wire"
 local dispatch = require "otskit.server.dispatch"
-local auth = require "otskit.server.auth"
 local bench = require "otskit_bench"
 
 local N = tonumber(arg[1]) or 2000
@@ -49,13 +48,21 @@ local CASES = {
 local cfg = { access_key_id = AK, secret = SK, instance = INST }
 local db = assert(store.open{ path = path })
 
--- otskit's Lua path for one request, as server.serve and respond.send run it
-local function lua_once(api, body, headers)
-  assert(auth.verify(cfg, api, headers, body, os.time() * 1000))
+-- otskit's Lua path for one request, as server.handle's fast path and
+-- respond.send run it: the raw header and body checked in one C call,
+-- dispatch.call, the answer's MD5, date and signature in one C call
+local core = require("otskit.core")
+local raw_verify, answer = core.wire.raw_verify, core.wire.answer
+local function raw_of(api, body, headers)
+  local t = { "POST /" .. api .. " HTTP/1.1\r\nHost: 127.0.0.1\r\n" }
+  for k, v in pairs(headers) do t[#t + 1] = k .. ": " .. v .. "\r\n" end
+  t[#t + 1] = "Content-Length: " .. #body .. "\r\n\r\n"
+  return table.concat(t)
+end
+local function lua_once(api, body, raw)
+  assert(raw_verify(raw, body, SK, AK, INST, os.time() * 1000))
   local out = assert(dispatch.call(db, api, body))
-  local h = { ["x-ots-contentmd5"] = wire.content_md5(out), ["x-ots-requestid"] = "00000000-0000-0000-0000-000000000000",
-    ["x-ots-date"] = wire.date(math.floor(os.time() * 1000)), ["x-ots-contenttype"] = "protocol buffer" }
-  return wire.sign_response(SK, api, h)
+  return answer(SK, AK, api, out, os.time() * 1000, "00000000-0000-0000-0000-000000000000")
 end
 
 local function median(t)
@@ -80,7 +87,8 @@ for _, c in ipairs(CASES) do
   for r = 1, 5 do
     cs[r] = bench.serve_limit(path, "t_bench", mode, body, headers, resp_h, SK, N)
     local t0 = os.clock()
-    for _ = 1, N do lua_once(api, body, headers) end
+    local raw = raw_of(api, body, headers)
+    for _ = 1, N do lua_once(api, body, raw) end
     ls[r] = (os.clock() - t0) / N * 1e6
   end
   local cm, lm = median(cs), median(ls)

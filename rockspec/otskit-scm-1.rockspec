@@ -116,6 +116,7 @@ build = {
     ["otskit.store.search.textquery"] = "lua/otskit/store/search/textquery.lua",
     ["otskit.store.search.sort"] = "lua/otskit/store/search/sort.lua",
     ["otskit.store.search.run"] = "lua/otskit/store/search/run.lua",
+    ["otskit.store.search.columns"] = "lua/otskit/store/search/columns.lua",
     ["otskit.store.search.scan"] = "lua/otskit/store/search/scan.lua",
     ["otskit.server"] = "lua/otskit/server/init.lua",
     ["otskit.server.auth"] = "lua/otskit/server/auth.lua",

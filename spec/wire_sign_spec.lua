@@ -54,4 +54,27 @@ describe("otskit.wire.sign", function()
     local h2 = { ["x-ots-date"] = "d", ["content-length"] = 10 }
     assert.are.equal(lua_request("k", "PutRow", h2), core.sign_headers("k", "/PutRow\nPOST\n\n", h2, ""))
   end)
+
+  it("computes HMAC-SHA1 and MD5 as their RFCs' test vectors say", function()
+    local A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    local function hex_of_b64(s) -- base64 -> lower-case hex
+      local bits = s:gsub("=", ""):gsub(".", function(ch)
+        local v, t = A:find(ch, 1, true) - 1, {}
+        for i = 5, 0, -1 do t[#t + 1] = math.floor(v / 2 ^ i) % 2 end
+        return table.concat(t)
+      end)
+      bits = bits:sub(1, #bits - #bits % 8) -- (the padding's bits)
+      return (bits:gsub("%d%d%d%d%d%d%d%d", function(b) return ("%02x"):format(tonumber(b, 2)) end))
+    end
+    -- RFC 2202 (keys of 4, 20 and 80 bytes: a key over 64 bytes is hashed first)
+    assert.are.equal("effcdf6ae5eb2fa2d27416d5f184df9c259a7c79",
+      hex_of_b64(core.hmac_sha1_b64("Jefe", "what do ya want for nothing?")))
+    assert.are.equal("b617318655057264e28bc0b6fb378c8ef146be00",
+      hex_of_b64(core.hmac_sha1_b64(("\11"):rep(20), "Hi There")))
+    assert.are.equal("aa4ae5e15272d00e95705637ce8a3b55ed402112",
+      hex_of_b64(core.hmac_sha1_b64(("\170"):rep(80), "Test Using Larger Than Block-Size Key - Hash Key First")))
+    -- RFC 1321
+    assert.are.equal("d41d8cd98f00b204e9800998ecf8427e", hex_of_b64(core.content_md5("")))
+    assert.are.equal("900150983cd24fb0d6963f7d28e17f72", hex_of_b64(core.content_md5("abc")))
+  end)
 end)

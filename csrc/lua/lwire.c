@@ -1032,6 +1032,73 @@ static int l_list_key(lua_State *L) {
   return 1;
 }
 
+/* ------------------------------------------------ otskit serve's requests */
+
+/* raw_api(raw) -> the API of raw's request line "POST /<Api> HTTP/1.x"
+ * (ngx.req.raw_header()) | nil for any other line */
+static int l_raw_api(lua_State *L) {
+  size_t n, alen;
+  const char *raw = luaL_checklstring(L, 1, &n), *api;
+  if (!sign_raw_api(raw, n, &api, &alen)) { lua_pushnil(L); return 1; }
+  lua_pushlstring(L, api, alen);
+  return 1;
+}
+
+/* raw_verify(raw, body, secret, access_key_id, instance, now_ms) -> true
+ * when the request verifies (sign_raw_verify), else false: the caller's
+ * general path (otskit.server.auth over ngx.req.get_headers()) decides */
+static int l_raw_verify(lua_State *L) {
+  size_t n, blen;
+  sign_keys k;
+  const char *raw = luaL_checklstring(L, 1, &n), *body = luaL_checklstring(L, 2, &blen);
+  k.secret = luaL_checklstring(L, 3, &k.slen);
+  k.akid = luaL_checklstring(L, 4, &k.aklen);
+  k.inst = luaL_checklstring(L, 5, &k.ilen);
+  lua_pushboolean(L, sign_raw_verify(raw, n, body, blen, &k, luaL_checknumber(L, 6)));
+  return 1;
+}
+
+/* answer(secret, access_key_id, api, body, ms, rid) -> x-ots-contentmd5,
+ * x-ots-date, authorization ("OTS <id>:<signature>") of an answer with
+ * body and request id rid, at ms since the epoch (an integer) | nil when
+ * sign_answer does not take it (the caller's Lua path makes them) */
+static int l_answer(lua_State *L) {
+  size_t alen, blen, rlen;
+  sign_keys k;
+  sign_answer_t a;
+  luaL_Buffer b;
+  const char *api, *body, *rid;
+  lua_Number ms;
+  k.secret = luaL_checklstring(L, 1, &k.slen);
+  k.akid = luaL_checklstring(L, 2, &k.aklen);
+  api = luaL_checklstring(L, 3, &alen);
+  body = luaL_checklstring(L, 4, &blen);
+  ms = luaL_checknumber(L, 5);
+  rid = luaL_checklstring(L, 6, &rlen);
+  if (!(ms >= 0 && ms < 253402300800000.0) || ms != floor(ms)) { lua_pushnil(L); return 1; }
+  if (!sign_answer(&k, api, alen, body, blen, (long long)ms, rid, rlen, &a)) { lua_pushnil(L); return 1; }
+  lua_pushlstring(L, a.md5, 24);
+  lua_pushlstring(L, a.date, 24);
+  luaL_buffinit(L, &b);
+  luaL_addlstring(&b, "OTS ", 4);
+  luaL_addlstring(&b, k.akid, k.aklen);
+  luaL_addchar(&b, ':');
+  luaL_addlstring(&b, a.sig, 28);
+  luaL_pushresult(&b);
+  return 3;
+}
+
+/* parse_date(s) -> ms | nil (sign_parse_date; for the spec that checks it
+ * against otskit.wire.sign.parse_date) */
+static int l_parse_date(lua_State *L) {
+  size_t n;
+  long long ms;
+  const char *s = luaL_checklstring(L, 1, &n);
+  if (!sign_parse_date(s, n, &ms)) { lua_pushnil(L); return 1; }
+  lua_pushnumber(L, (lua_Number)ms);
+  return 1;
+}
+
 /* init(typed_mt, INF_MIN, INF_MAX, AUTO_INCREMENT): the store's objects */
 static int l_init(lua_State *L) {
   int ctx = lua_upvalueindex(1), i;
@@ -1061,6 +1128,10 @@ static const luaL_Reg funcs[] = {
   {"equal", l_equal},
   {"unknown_key", l_unknown_key},
   {"list_key", l_list_key},
+  {"raw_api", l_raw_api},
+  {"raw_verify", l_raw_verify},
+  {"answer", l_answer},
+  {"parse_date", l_parse_date},
   {NULL, NULL}
 };
 

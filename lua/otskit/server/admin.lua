@@ -65,6 +65,7 @@ function admin.handle(state)
       if cfg == nil then return reply(400, { error = err }) end
       dict:set("faults", spec)
       dict:incr("faults_gen", 1, 0)
+      dict:incr("gen", 1, 0) -- (after: a worker that sees it reads the new faults)
       local out = faults.describe(cfg)
       out.counters = counters()
       return reply(200, out)

@@ -16,6 +16,15 @@
 -- Several workers share one SQLite file (WAL): table metadata is cached
 -- per worker, so a table change bumps a generation counter in the shared
 -- dict and every other worker reopens its store on its next request.
+--
+-- The request path a well-formed request takes reads the request line
+-- and headers as one string (ngx.req.raw_header()) and checks them and
+-- the body in one C call (core.wire.raw_verify), reads one number from
+-- the shared dict (`gen`, bumped by every faults or table change), and
+-- signs the answer in one C call (core.wire.answer). Anything that call
+-- does not take exactly as nginx reads it (see csrc/core/sign.h), and
+-- every request that fails a check, goes the general path (the headers
+-- table, otskit.server.auth), which answers it as before.
 local store = require "otskit.store"
 local txn = require "otskit.store.txn"
 local auth = require "otskit.server.auth"
@@ -23,11 +32,17 @@ local dispatch = require "otskit.server.dispatch"
 local faults = require "otskit.server.faults"
 local respond = require "otskit.server.respond"
 local admin = require "otskit.server.admin"
-local clock = require("otskit.core").row.now -- (not ngx.now: see otskit.server.respond)
+local core = require "otskit.core"
+local clock = core.row.now -- (not ngx.now: see otskit.server.respond)
+local raw_api, raw_verify = core.wire.raw_api, core.wire.raw_verify
+local APIS = dispatch.APIS
 
 local server = {}
 
-local state = { cfg = nil, dict = nil, db = nil, gen = nil, faults = false, faults_gen = nil }
+-- gen: the schema generation the open store has seen; seen: the last
+-- `gen` of the shared dict acted on; n: requests not yet added to the
+-- shared dict's n_requests
+local state = { cfg = nil, dict = nil, db = nil, gen = nil, faults = false, faults_gen = nil, seen = nil, n = 0 }
 
 local DICT = "otskit_serve"
 
@@ -48,7 +63,21 @@ function server.init(cfg)
   dict:set("faults", cfg.faults or "")
   dict:set("faults_gen", 0)
   dict:set("schema_gen", 0)
+  dict:set("gen", 0)
 end
+
+-- this worker's count of requests into the shared dict (the admin
+-- endpoint's counters.requests): at most FLUSH seconds late, not a
+-- shared-dict call per request
+local FLUSH = 0.1
+local function flush_requests()
+  local n = state.n
+  if n > 0 then
+    state.n = 0
+    state.dict:incr("n_requests", n, 0)
+  end
+end
+server.flush_requests = flush_requests
 
 -- A worker whose master is gone (killed -9) exits within a second: its
 -- parent is no longer the master it started under, and no one else would
@@ -76,6 +105,9 @@ end
 function server.init_worker()
   state.dict = ngx.shared[DICT]
   exit_with_master()
+  ngx.timer.every(FLUSH, function(premature)
+    if not premature then flush_requests() end
+  end)
   local jl = state.cfg.jit_log
   if jl and jl ~= "" then
     local ok, err = require("otskit.server.jitlog").start(jl)
@@ -88,10 +120,12 @@ function server.init_worker()
     if b and #b == 4 then seed = seed + b:byte(1) * 16777216 + b:byte(2) * 65536 + b:byte(3) * 256 + b:byte(4) end
   end
   math.randomseed(seed)
+
 end
 
 -- this worker's store: (re)opened when another worker changed a table
-local function get_db()
+-- (changed: the shared dict's `gen` moved since this worker last looked)
+local function get_db(changed)
   local cfg = state.cfg
   if cfg.path == ":memory:" then
     if not state.db then
@@ -101,12 +135,16 @@ local function get_db()
     end
     return state.db
   end
+  if state.db and not changed then return state.db end
   local gen = state.dict:get("schema_gen") or 0
   if state.db and state.gen == gen then return state.db end
   -- the old handle is not closed here: a request of this worker waiting
   -- for the write lock may still hold it; the GC closes it after
   local db, msg, code = store.open{ path = cfg.path }
-  if not db then return nil, msg, code end
+  if not db then
+    state.seen = nil -- (look again next time)
+    return nil, msg, code
+  end
   state.db, state.gen = db, gen
   return db
 end
@@ -140,16 +178,74 @@ local function with_write_lock(fn, db, api, body)
   return a, b, c
 end
 
-local function current_faults()
+-- true when the shared dict's `gen` moved since this worker last looked
+-- (a faults or table change: every writer of faults or schema_gen bumps
+-- it after them), the faults then re-read: one shared-dict read per
+-- request when nothing changed
+local function changed()
   local dict = state.dict
-  local g = dict:get("faults_gen")
-  if g ~= state.faults_gen then
+  local g = dict:get("gen")
+  if g == state.seen then return false end
+  state.seen = g
+  local fg = dict:get("faults_gen")
+  if fg ~= state.faults_gen then
     state.faults = faults.parse(dict:get("faults")) or false
-    state.faults_gen = g
+    state.faults_gen = fg
   end
-  return state.faults
+  return true
 end
 
+-- the request after its checks: faults, the store, the answer
+local function run(api, body)
+  local cfg = state.cfg
+  local dict = state.dict
+  state.n = state.n + 1
+  local moved = changed()
+  local delay, drop, fail, empty = faults.decide(state.faults, api, math.random)
+  if delay > 0 then ngx.sleep(delay) end
+  if drop then
+    dict:incr("n_dropped", 1, 0)
+    return ngx.exit(444) -- close the connection, no answer
+  end
+  if fail then
+    dict:incr("n_failed", 1, 0)
+    local f = state.faults
+    return respond.error(cfg, api, f.code, f.message, f.status)
+  end
+
+  -- (no get_db call when nothing moved: a trace that starts in it and
+  -- returns here aborted, "NYI: return to lower frame")
+  local db = state.db
+  if db == nil or moved then
+    local m, c
+    db, m, c = get_db(moved)
+    if not db then
+      return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
+    end
+  end
+  if db.search_delay then db:search_delay(state.faults and state.faults.search_delay or nil) end
+  -- the index_delay fault: global index visibility (otskit.store.maintain)
+  local idelay = (state.faults and state.faults.index_delay or 0) / 1000
+  if db.index_delay ~= idelay and (idelay > 0 or db.index_pending) then db:set_index_delay(idelay) end
+  local out, emsg, ecode
+  state.running = db -- (server.handle rolls back what a raise leaves open)
+  if cfg.workers > 1 and APIS[api].write and cfg.write_lock ~= false then
+    out, emsg, ecode = with_write_lock(dispatch.call, db, api, body)
+  else
+    out, emsg, ecode = dispatch.call(db, api, body, empty)
+  end
+  if empty and out then dict:incr("n_empty", 1, 0) end
+  if out and APIS[api].schema and cfg.path ~= ":memory:" then
+    local g = dict:incr("schema_gen", 1, 0)
+    if state.db == db and state.gen == g - 1 then state.gen = g end -- this worker already knows
+    dict:incr("gen", 1, 0)
+  end
+  if out == nil then return respond.error(cfg, api, ecode, emsg) end
+  return respond.send(cfg, api, 200, out)
+end
+
+-- the general path: the headers table and otskit.server.auth (every
+-- request raw_verify does not take)
 local function serve(api)
   local cfg = state.cfg
   ngx.req.read_body()
@@ -168,70 +264,52 @@ local function serve(api)
   end
   local ok, msg, code = auth.verify(cfg, api, headers, body, clock() * 1000)
   if not ok then return respond.error(cfg, api, code, msg) end
+  return run(api, body)
+end
 
-  local dict = state.dict
-  dict:incr("n_requests", 1, 0)
-  local delay, drop, fail, empty = faults.decide(current_faults(), api, math.random)
-  if delay > 0 then ngx.sleep(delay) end
-  if drop then
-    dict:incr("n_dropped", 1, 0)
-    return ngx.exit(444) -- close the connection, no answer
+-- a raise out of the pipeline: what it left open rolled back; a db
+-- failure answered with its code, anything else logged and 500
+local function raised(api, err)
+  -- the transaction a raise left open (the store's hot paths run theirs
+  -- without a pcall of their own: otskit.store.txn, DB:_txn_open)
+  for _, db in ipairs({ state.running or false, state.db or false }) do
+    if db and db._recover then pcall(db._recover, db) end
   end
-  if fail then
-    dict:incr("n_failed", 1, 0)
-    local f = state.faults
-    return respond.error(cfg, api, f.code, f.message, f.status)
-  end
-
-  local db, m, c = get_db()
-  if not db then
-    return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
-  end
-  if db.search_delay then db:search_delay(state.faults and state.faults.search_delay or nil) end
-  -- the index_delay fault: global index visibility (otskit.store.maintain)
-  local idelay = (state.faults and state.faults.index_delay or 0) / 1000
-  if db.index_delay ~= idelay and (idelay > 0 or db.index_pending) then db:set_index_delay(idelay) end
-  local out, emsg, ecode
-  state.running = db -- (server.handle rolls back what a raise leaves open)
-  if state.cfg.workers > 1 and dispatch.APIS[api].write and state.cfg.write_lock ~= false then
-    out, emsg, ecode = with_write_lock(dispatch.call, db, api, body)
-  else
-    out, emsg, ecode = dispatch.call(db, api, body, empty)
-  end
-  if empty and out then dict:incr("n_empty", 1, 0) end
-  if out and dispatch.APIS[api].schema and cfg.path ~= ":memory:" then
-    local g = dict:incr("schema_gen", 1, 0)
-    if state.db == db and state.gen == g - 1 then state.gen = g end -- this worker already knows
-  end
-  if out == nil then return respond.error(cfg, api, ecode, emsg) end
-  return respond.send(cfg, api, 200, out)
+  -- a db failure inside the store (txn.check): answered with its code
+  local f, fm, fc = txn.failure(err)
+  if f ~= false and not ngx.headers_sent then return respond.error(state.cfg, api, fc, fm) end
+  ngx.log(ngx.ERR, "otskit serve: internal error on ", api, ": ", tostring(err))
+  if ngx.headers_sent then return ngx.exit(ngx.ERROR) end
+  return respond.error(state.cfg, api, "OTSInternalServerError")
 end
 
 --- server.handle(): content_by_lua of `location /`.
 function server.handle()
   local cfg = state.cfg
+  -- the fast path: "POST /<Api>" of a known API, its headers and body
+  -- checked in one C call
+  local raw = ngx.req.raw_header()
+  local fast = raw_api(raw)
+  if fast and APIS[fast] then
+    ngx.req.read_body()
+    local body = ngx.req.get_body_data()
+    if body == nil and ngx.req.get_body_file() == nil then body = "" end
+    if body and raw_verify(raw, body, cfg.secret, cfg.access_key_id, cfg.instance, clock() * 1000) then
+      local ok, err = pcall(run, fast, body)
+      if not ok then return raised(fast, err) end
+      return
+    end
+  end
   local path = ngx.var.uri
   local api = path:match("^/(%w+)$")
-  if not api or not dispatch.APIS[api] then
+  if not api or not APIS[api] then
     return respond.error(cfg, api, "OTSParameterInvalid", "Unsupported operation: '" .. path:sub(2, 200) .. "'.")
   end
   if ngx.req.get_method() ~= "POST" then
     return respond.error(cfg, api, "OTSMethodNotAllowed")
   end
   local ok, err = pcall(serve, api)
-  if not ok then
-    -- the transaction a raise left open (the store's hot paths run theirs
-    -- without a pcall of their own: otskit.store.txn, DB:_txn_open)
-    for _, db in ipairs({ state.running or false, state.db or false }) do
-      if db and db._recover then pcall(db._recover, db) end
-    end
-    -- a db failure inside the store (txn.check): answered with its code
-    local f, fm, fc = txn.failure(err)
-    if f ~= false and not ngx.headers_sent then return respond.error(cfg, api, fc, fm) end
-    ngx.log(ngx.ERR, "otskit serve: internal error on ", api, ": ", tostring(err))
-    if ngx.headers_sent then return ngx.exit(ngx.ERROR) end
-    return respond.error(cfg, api, "OTSInternalServerError")
-  end
+  if not ok then return raised(api, err) end
 end
 
 --- server.too_large(): the 413 error page (client_max_body_size).
@@ -262,6 +340,7 @@ end
 
 --- server.admin(): content_by_lua of `location /_otskit/`.
 function server.admin()
+  flush_requests() -- (this worker's count; the others' are at most FLUSH s late)
   return admin.handle(state)
 end
 

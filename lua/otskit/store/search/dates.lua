@@ -2,7 +2,8 @@
 -- MILLISECOND..WEEK (fixed lengths; weeks start on Monday) or MONTH,
 -- QUARTER_YEAR, YEAR (calendar months), shifted by a time zone ("+05:30")
 -- and an offset, as SQL bucket numbers and back to each bucket's first
--- millisecond (UTC).
+-- millisecond (UTC); and date text parsed by a field's date_formats
+-- (dates.parse).
 local base = require "otskit.store.base"
 
 local dates = {}
@@ -60,7 +61,7 @@ function dates.bucket_sql(ctx, x, iv, off, tz)
     ctx:bind(iv.months))
 end
 
--- days since 1970-01-01 of a civil date
+-- days since 1970-01-01 of a civil date (Howard Hinnant's algorithm)
 local function days(y, m, d)
   local fl = math.floor
   y = m <= 2 and y - 1 or y
@@ -71,6 +72,59 @@ local function days(y, m, d)
   return era * 146097 + doe - 719468
 end
 dates.days = days
+
+-- a Java date pattern (yyyy MM dd HH mm ss SSS, quoted literals) -> a Lua
+-- pattern and the order of its captures
+local function date_pattern(f)
+  local pat, order, i = { "^" }, {}, 1
+  while i <= #f do
+    local c = f:sub(i, i)
+    local run = f:match("^" .. (c:match("%w") and c or "%" .. c) .. "+", i)
+    if c == "'" then
+      local j = f:find("'", i + 1, true) or #f + 1
+      pat[#pat + 1] = (f:sub(i + 1, j - 1):gsub("%p", "%%%0"))
+      i = j + 1
+    elseif c:match("[yMdHmsS]") then
+      local n = #run
+      if c == "y" and n ~= 4 then return nil end
+      pat[#pat + 1] = "(" .. string.rep("%d", n) .. ")"
+      order[#order + 1] = c
+      i = i + n
+    elseif c:match("%a") then
+      return nil -- a letter the parser does not know (time zones, names)
+    else
+      pat[#pat + 1] = "%" .. c
+      i = i + 1
+    end
+  end
+  pat[#pat + 1] = "$"
+  return table.concat(pat), order
+end
+
+--- dates.parse(s, formats) -> milliseconds since the epoch (UTC) of date
+-- text s in the first of the Java patterns formats it matches | nil
+function dates.parse(s, formats)
+  for _, f in ipairs(formats or {}) do
+    local pat, order = date_pattern(f)
+    if pat then
+      local caps = { s:match(pat) }
+      if caps[1] then
+        local v = { y = 1970, M = 1, d = 1, H = 0, m = 0, s = 0, S = 0 }
+        for i, k in ipairs(order) do
+          if k == "S" then -- a fraction of a second of any precision -> ms
+            v.S = math.floor(tonumber(caps[i]) * 1000 / 10 ^ #caps[i])
+          else
+            v[k] = tonumber(caps[i])
+          end
+        end
+        if v.M >= 1 and v.M <= 12 and v.d >= 1 and v.d <= 31 and v.H < 24 and v.m < 60 and v.s < 60 then
+          return ((days(v.y, v.M, v.d) * 24 + v.H) * 60 + v.m) * 60000 + v.s * 1000 + v.S
+        end
+      end
+    end
+  end
+  return nil
+end
 
 --- dates.bucket_start(b, iv, off, tz) -> the first millisecond (UTC) of bucket b
 function dates.bucket_start(b, iv, off, tz)

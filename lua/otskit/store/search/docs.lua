@@ -27,6 +27,7 @@
 -- the row stays in the index without that field.
 local cjson = require "cjson.safe"
 local analyzers = require "otskit.store.search.analyzers"
+local dates = require "otskit.store.search.dates"
 local sql = require("otskit.core").sql
 local vec = require("otskit.core").vec
 
@@ -130,68 +131,9 @@ function docs.geo(s)
   return lat, lon
 end
 
--- days since 1970-01-01 of a civil date (Howard Hinnant's algorithm)
-local function days(y, m, d)
-  local fl = math.floor
-  y = m <= 2 and y - 1 or y
-  local era = fl((y >= 0 and y or y - 399) / 400)
-  local yoe = y - era * 400
-  local doy = fl((153 * (m + (m > 2 and -3 or 9)) + 2) / 5) + d - 1
-  local doe = yoe * 365 + fl(yoe / 4) - fl(yoe / 100) + doy
-  return era * 146097 + doe - 719468
-end
-
--- a Java date pattern (yyyy MM dd HH mm ss SSS, quoted literals) -> a Lua
--- pattern and the order of its captures
-local function date_pattern(f)
-  local pat, order, i = { "^" }, {}, 1
-  while i <= #f do
-    local c = f:sub(i, i)
-    local run = f:match("^" .. (c:match("%w") and c or "%" .. c) .. "+", i)
-    if c == "'" then
-      local j = f:find("'", i + 1, true) or #f + 1
-      pat[#pat + 1] = (f:sub(i + 1, j - 1):gsub("%p", "%%%0"))
-      i = j + 1
-    elseif c:match("[yMdHmsS]") then
-      local n = #run
-      if c == "y" and n ~= 4 then return nil end
-      pat[#pat + 1] = "(" .. string.rep("%d", n) .. ")"
-      order[#order + 1] = c
-      i = i + n
-    elseif c:match("%a") then
-      return nil -- a letter the parser does not know (time zones, names)
-    else
-      pat[#pat + 1] = "%" .. c
-      i = i + 1
-    end
-  end
-  pat[#pat + 1] = "$"
-  return table.concat(pat), order
-end
-
---- docs.date(s, formats) -> milliseconds since the epoch (UTC) | nil
-function docs.date(s, formats)
-  for _, f in ipairs(formats or {}) do
-    local pat, order = date_pattern(f)
-    if pat then
-      local caps = { s:match(pat) }
-      if caps[1] then
-        local v = { y = 1970, M = 1, d = 1, H = 0, m = 0, s = 0, S = 0 }
-        for i, k in ipairs(order) do
-          if k == "S" then -- a fraction of a second of any precision -> ms
-            v.S = math.floor(tonumber(caps[i]) * 1000 / 10 ^ #caps[i])
-          else
-            v[k] = tonumber(caps[i])
-          end
-        end
-        if v.M >= 1 and v.M <= 12 and v.d >= 1 and v.d <= 31 and v.H < 24 and v.m < 60 and v.s < 60 then
-          return ((days(v.y, v.M, v.d) * 24 + v.H) * 60 + v.m) * 60000 + v.s * 1000 + v.S
-        end
-      end
-    end
-  end
-  return nil
-end
+--- docs.date(s, formats) -> milliseconds since the epoch (UTC) | nil:
+-- otskit.store.search.dates' parse
+docs.date = dates.parse
 
 --- docs.value(d, v) -> the value to index for field d (a number, a string,
 -- {lat, lon}, a token list, a VECTOR's float32 BLOB) | nil when the value
@@ -262,6 +204,16 @@ function docs.keys(h, text, binds, n, max, skip, count, types, mark, names)
   local vals, nr, total, mk = sql.keys(h, text, binds, n, max, skip, count, types, mark, names)
   if not vals then error(setmetatable({ msg = nr, code = total }, docs.FAIL), 0) end
   return vals, nr, total, mk
+end
+
+--- docs.top_keys(h, text, binds, n, max, types, names) -> rows, n:
+-- otskit.core.sql.top_keys (text's rows (key, v) in the order v DESC, key
+-- DESC; rows: the first max in the order v DESC, key ASC), raising
+-- docs.FAIL on a SQLite error
+function docs.top_keys(h, text, binds, n, max, types, names)
+  local rows, nr, code = sql.top_keys(h, text, binds, n, max, types, names)
+  if not rows then error(setmetatable({ msg = nr, code = code }, docs.FAIL), 0) end
+  return rows, nr
 end
 
 --- docs.guarded(fn, ...) -> fn's results, a docs.FAIL raise turned into
