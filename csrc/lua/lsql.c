@@ -35,12 +35,20 @@
  *     columns' names, one a letter of types): vals[r] is row r as a search
  *     returns it, { primary_key = { {name, v} ... }, columns = {} } (a
  *     cell {name, v, "INTEGER"|"BINARY"} when v is a string of such a
- *     column, as otskit.values.key_cell gives it).
+ *     column, as otskit.values.key_cell gives it); its columns table is
+ *     made when first read (the rows' metatable: row.columns is an empty
+ *     table, the same one each time; pairs(row) shows it once read).
  *   sql.deadline(db, ms) -> true: a time limit ms (>= 0) milliseconds from
  *     now on db's statements: one running past it is interrupted (fails
  *     "KVError", "sqlite: interrupted"); sql.deadline(db) lifts it ->
  *     "interrupted" (it stopped a statement), "passed" (none, but the time
  *     is up) or false (kvsql.h's kvsql_deadline).
+ *   sql.top_keys(db, text, binds, nbinds, max, types, names) -> rows, n
+ *       | nil, msg, code
+ *     for text's rows (key, v) in the order v DESC, key DESC: the first
+ *     max of them in the order v DESC, key ASC (as ORDER BY v DESC, key
+ *     LIMIT max, without SQLite's temporary B-tree), each row as sql.keys
+ *     builds it with names (see l_top_keys).
  *   sql.NULL: the NULL parameter.
  * Failure codes are the kv ones: "KVBusy", "KVCorrupt", "KVFull",
  * "KVError". */
@@ -363,29 +371,49 @@ static int put_key(lua_State *L, const unsigned char *k, size_t kn, const char *
   return 0;
 }
 
-/* Sets list[at+1] = { primary_key = { {name, v[, type]} ... }, columns = {} }
- * from key k[0..kn) of the key types types[0..nt), names at stack index
- * names (a cell is {name, v, type} when v is a string of an INTEGER (LuaJIT:
- * beyond 2^53) or BINARY column, as otskit.values.key_cell makes it); 0, or
- * -1 when k is not such a key (*why set). */
-static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int names, int list,
-                   int at, const char **why) {
+/* A key row's columns, made when first read (row.columns: an empty
+ * table, the same one from then on): a page of keys is most often read
+ * for its keys alone, and the empty table per row was a fifth of its
+ * tables. The rows' metatable's __index. */
+static int lazy_columns(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "columns") != 0) return 0;
+  lua_newtable(L);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, 1);
+  return 1;
+}
+
+#define KEYROW_MT "otskit.sql.keyrow"
+
+/* Sets list[at+1] = { primary_key = { {name, v[, type]} ... } } with
+ * metatable mt (a stack index: columns = {} when first read, lazy_columns)
+ * from key k[0..kn) of the key types types[0..nt), the key columns' names
+ * at stack indexes names+0..names+nt-1 and the string "primary_key" at
+ * pkey (a cell is {name, v, type} when v is a string of an INTEGER
+ * (LuaJIT: beyond 2^53) or BINARY column, as otskit.values.key_cell makes
+ * it); 0, or -1 when k is not such a key (*why set). Each table is made at
+ * its final size. */
+static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int names, int pkey,
+                   int mt, int list, int at, const char **why) {
   tuple_reader r;
   tuple_item it;
   size_t j;
   int rc;
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, pkey);
   lua_createtable(L, (int)nt, 0);
   tuple_reader_init(&r, k, kn, 0);
   for (j = 0; j < nt; j++) {
     int typed;
     rc = tuple_read(&r, &it);
-    if (rc != 1) { *why = rc < 0 ? r.err : "fewer elements than the table's primary key"; lua_pop(L, 2); return -1; }
-    lua_createtable(L, 3, 0);
-    lua_rawgeti(L, names, (lua_Integer)j + 1);
-    lua_rawseti(L, -2, 1);
+    if (rc != 1) { *why = rc < 0 ? r.err : "fewer elements than the table's primary key"; lua_pop(L, 3); return -1; }
     if (push_elem(L, &it, types[j], why)) { lua_pop(L, 3); return -1; }
     typed = types[j] != 's' && lua_type(L, -1) == LUA_TSTRING;
+    lua_createtable(L, typed ? 3 : 2, 0);
+    lua_pushvalue(L, names + (int)j);
+    lua_rawseti(L, -2, 1);
+    lua_insert(L, -2);
     lua_rawseti(L, -2, 2);
     if (typed) {
       lua_pushstring(L, types[j] == 'i' ? "INTEGER" : "BINARY");
@@ -394,18 +422,36 @@ static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *
     lua_rawseti(L, -2, (lua_Integer)j + 1);
   }
   rc = tuple_read(&r, &it);
-  if (rc != 0) { *why = rc < 0 ? r.err : "more elements than the table's primary key"; lua_pop(L, 2); return -1; }
-  lua_setfield(L, -2, "primary_key");
-  lua_newtable(L);
-  lua_setfield(L, -2, "columns");
+  if (rc != 0) { *why = rc < 0 ? r.err : "more elements than the table's primary key"; lua_pop(L, 3); return -1; }
+  lua_rawset(L, -3);
+  lua_pushvalue(L, mt);
+  lua_setmetatable(L, -2);
   lua_rawseti(L, list, at + 1);
   return 0;
+}
+
+/* Pushes what put_row takes at hand: the rows' metatable, "primary_key"
+ * and the nt key column names of the list at stack index names; the
+ * metatable's index (pkey: +1, names: +2), or 0 when the stack cannot
+ * grow so far. */
+static int row_consts(lua_State *L, int names, size_t nt) {
+  size_t j;
+  int mt;
+  if (!lua_checkstack(L, (int)nt + 6)) return 0;
+  mt = lua_gettop(L) + 1;
+  if (luaL_newmetatable(L, KEYROW_MT)) {
+    lua_pushcfunction(L, lazy_columns);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pushliteral(L, "primary_key");
+  for (j = 1; j <= nt; j++) lua_rawgeti(L, names, (lua_Integer)j);
+  return mt;
 }
 
 static int l_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
-  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list, ptr = 0;
+  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list, ptr = 0, pkey = 0, names = 0, mt = 0;
   lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
   lua_Integer mark = luaL_optinteger(L, 9, 0);
   int count = lua_toboolean(L, 7), rows = !lua_isnoneornil(L, 10);
@@ -427,6 +473,16 @@ static int l_keys(lua_State *L) {
   lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)(rows ? 1 : nt)) : 0, 0);
   list = lua_gettop(L);
   lua_pushnil(L); /* the mark row's key */
+  if (rows) { /* the rows' metatable, "primary_key" and the key columns' names, at hand */
+    mt = row_consts(L, 10, nt);
+    if (mt == 0) {
+      sqlite3_reset(st);
+      if (ptr) sqlite3_clear_bindings(st);
+      return otsk_error(L, "sql", "keys: too many key columns");
+    }
+    pkey = mt + 1;
+    names = mt + 2;
+  }
   while ((count || maxrows < 0 || n < maxrows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *k;
     size_t kn;
@@ -442,7 +498,7 @@ static int l_keys(lua_State *L) {
       lua_replace(L, list + 1);
     }
     if (rows) {
-      if (put_row(L, k, kn, types, nt, 10, list, at, &why)) break;
+      if (put_row(L, k, kn, types, nt, names, pkey, mt, list, at, &why)) break;
       at++;
     } else {
       if (put_key(L, k, kn, types, nt, list, at, &why)) break;
@@ -465,10 +521,156 @@ static int l_keys(lua_State *L) {
   return 4;
 }
 
+/* The sort value of a row (its second column) as top_keys remembers the
+ * last one seen: its type, the number, or its bytes (a string at a stack
+ * slot, so the pointer stays valid). */
+typedef struct {
+  int type;
+  sqlite3_int64 i;
+  double r;
+  const char *s;
+  size_t n;
+} sortval;
+
+/* whether INTEGER i and REAL r are the same number (SQLite compares them
+ * exactly) */
+static int int_is_real(sqlite3_int64 i, double r) {
+  if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0) || r != floor(r)) return 0;
+  return (sqlite3_int64)r == i;
+}
+
+/* whether column 1 of st's row equals v as SQLite's ordering compares it
+ * (so that the rows of one run of equal values in an index on it are
+ * exactly those of one value here): numbers by value, an INTEGER and a REAL
+ * alike; TEXT and BLOB by their bytes (BINARY); NULL equals NULL */
+static int same_sortval(sqlite3_stmt *st, const sortval *v) {
+  int t = sqlite3_column_type(st, 1);
+  if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) {
+    if (v->type == SQLITE_INTEGER)
+      return t == SQLITE_INTEGER ? sqlite3_column_int64(st, 1) == v->i : int_is_real(v->i, sqlite3_column_double(st, 1));
+    if (v->type == SQLITE_FLOAT)
+      return t == SQLITE_FLOAT ? sqlite3_column_double(st, 1) == v->r : int_is_real(sqlite3_column_int64(st, 1), v->r);
+    return 0;
+  }
+  if (t != v->type) return 0;
+  if (t == SQLITE_NULL) return 1;
+  {
+    const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, 1) : sqlite3_column_blob(st, 1);
+    size_t n = (size_t)sqlite3_column_bytes(st, 1);
+    return n == v->n && (n == 0 || memcmp(p, v->s, n) == 0);
+  }
+}
+
+/* remembers column 1 of st's row in v (its bytes at stack slot slot) */
+static void keep_sortval(lua_State *L, sqlite3_stmt *st, int slot, sortval *v) {
+  v->type = sqlite3_column_type(st, 1);
+  if (v->type == SQLITE_INTEGER) v->i = sqlite3_column_int64(st, 1);
+  else if (v->type == SQLITE_FLOAT) v->r = sqlite3_column_double(st, 1);
+  else if (v->type != SQLITE_NULL) {
+    const void *p = v->type == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, 1) : sqlite3_column_blob(st, 1);
+    size_t n = (size_t)sqlite3_column_bytes(st, 1);
+    lua_pushlstring(L, p != NULL ? (const char *)p : "", n);
+    lua_replace(L, slot);
+    v->s = lua_tolstring(L, slot, &v->n);
+  }
+}
+
+/* sql.top_keys(db, text, binds, nbinds, max, types, names) -> rows, n |
+ * nil, msg, code. text's rows are (key, v) in the order v DESC, key DESC (a
+ * backward walk of an index on (..., v, key), which SQLite reads without
+ * sorting); rows: its first max rows in the order v DESC, key ASC, as
+ * ORDER BY v DESC, key LIMIT max gives them -- for which SQLite sorts each
+ * run of equal v in a temporary B-tree (EXPLAIN: "USE TEMP B-TREE FOR RIGHT
+ * PART OF ORDER BY"), opened and dropped per statement. Each run of equal v
+ * comes back reversed; the run the max-th row ends in is read to its end,
+ * its last rows (its smallest keys) kept, as many as the first max rows
+ * hold of it. Keys are distinct within a run (a top-level document has one
+ * value of the field). Each row as sql.keys builds it with names. */
+static int l_top_keys(lua_State *L) {
+  kv_db *db = checkdb(L);
+  sqlite3_stmt *st;
+  int rc = SQLITE_DONE, ret = 0, ptr = 0, n = 0, c, head = 0, i, a, keys, list, vslot, at = 0, mt, *run;
+  lua_Integer max = luaL_checkinteger(L, 5);
+  size_t nt, j;
+  const char *types = luaL_checklstring(L, 6, &nt), *why = NULL;
+  sortval v;
+  luaL_argcheck(L, max >= 1 && max <= 4096, 5, "max: 1..4096 rows");
+  if (nt == 0 || strspn(types, "isb") != nt) return luaL_argerror(L, 6, "key types: one of i, s, b per column");
+  luaL_checktype(L, 7, LUA_TTABLE);
+  for (j = 1; j <= nt; j++) {
+    lua_rawgeti(L, 7, (lua_Integer)j);
+    if (lua_type(L, -1) != LUA_TSTRING) return luaL_argerror(L, 7, "key names: one string per column");
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 7);
+  run = (int *)lua_newuserdatauv(L, (size_t)max * sizeof *run, 0); /* 8: each kept row's run */
+  lua_createtable(L, (int)max, 0);                                /* 9: the kept keys */
+  keys = lua_gettop(L);
+  lua_pushnil(L);                                                 /* 10: v's bytes */
+  vslot = lua_gettop(L);
+  st = prepare_bound(L, db, &ret, &ptr);
+  if (st == NULL) return ret;
+  memset(&v, 0, sizeof v);
+  while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const void *k = sqlite3_column_blob(st, 0);
+    if (k == NULL || sqlite3_column_type(st, 0) != SQLITE_BLOB) { why = "not a key"; break; }
+    lua_pushlstring(L, (const char *)k, (size_t)sqlite3_column_bytes(st, 0));
+    lua_rawseti(L, keys, n + 1);
+    if (n == 0 || !same_sortval(st, &v)) {
+      run[n] = n == 0 ? 0 : run[n - 1] + 1;
+      keep_sortval(L, st, vslot, &v);
+    } else {
+      run[n] = run[n - 1];
+    }
+    n++;
+  }
+  if (why == NULL && n == max) {
+    /* the last run to its end: its last c keys, in a ring over its slots
+     * keys[a+1..n] (head: the oldest) */
+    for (a = n; a > 0 && run[a - 1] == run[n - 1]; a--) {}
+    c = n - a;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && same_sortval(st, &v)) {
+      const void *k = sqlite3_column_blob(st, 0);
+      if (k == NULL || sqlite3_column_type(st, 0) != SQLITE_BLOB) { why = "not a key"; break; }
+      lua_pushlstring(L, (const char *)k, (size_t)sqlite3_column_bytes(st, 0));
+      lua_rawseti(L, keys, a + head + 1);
+      head = (head + 1) % c;
+    }
+    if (rc == SQLITE_ROW) rc = SQLITE_DONE; /* (the next run: not needed) */
+  }
+  sqlite3_reset(st);
+  if (ptr) sqlite3_clear_bindings(st);
+  if (why != NULL) return otsk_fail(L, "KVCorrupt", "a stored row key is damaged: %s", why);
+  if (rc != SQLITE_DONE) return fail(L, db, rc);
+  lua_createtable(L, n, 0);
+  list = lua_gettop(L);
+  mt = row_consts(L, 7, nt);
+  if (mt == 0) return otsk_error(L, "sql", "top_keys: too many key columns");
+  for (a = 0; a < n; a = i) {
+    int b, last;
+    for (i = a; i < n && run[i] == run[a]; i++) {}
+    last = i == n; /* the last run: its ring starts at head */
+    for (b = i - a - 1; b >= 0; b--) {
+      size_t kn;
+      const char *k;
+      lua_rawgeti(L, keys, a + (last ? (head + b) % (i - a) : b) + 1);
+      k = lua_tolstring(L, -1, &kn);
+      if (put_row(L, (const unsigned char *)k, kn, types, nt, mt + 2, mt + 1, mt, list, at, &why)) {
+        return otsk_fail(L, "KVCorrupt", "a stored row key is damaged: %s", why);
+      }
+      lua_pop(L, 1);
+      at++;
+    }
+  }
+  lua_pushvalue(L, list);
+  lua_pushinteger(L, n);
+  return 2;
+}
+
 static const char null_marker = 0;
 
 int otsk_open_sql(lua_State *L) {
-  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {"build", l_build},
+  static const luaL_Reg fns[] = {{"exec", l_exec}, {"rows", l_rows}, {"keys", l_keys}, {"top_keys", l_top_keys}, {"build", l_build},
                                   {"deadline", l_deadline}, {NULL, NULL}};
   lua_newtable(L);
   otsk_setfuncs(L, fns);

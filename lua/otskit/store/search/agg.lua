@@ -318,11 +318,17 @@ require("otskit.store.search.percentiles")(agg, RUN, ndocs, NUMERIC)
 -- the statement of top_rows on a value index: remembered per condition
 -- (the search's, which repeats with its shape) for the table, order and
 -- limit parameter last seen
+-- (lim "": the rows (pk, v) in the order v DESC, pk DESC, for
+-- docs.top_keys, which puts each run of equal v in key order: the same
+-- rows as ORDER BY v DESC, pk without SQLite's temporary B-tree for the
+-- pk part)
 local TOP = query.memo()
 local function top_text(t, own, order, lim)
   local e = TOP.t[own]
   if e and e.t == t and e.order == order and e.lim == lim then return e.text end
-  e = { t = t, order = order, lim = lim, text = ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(t, own, order, lim) }
+  local text = lim == "" and ("SELECT pk, v FROM %s WHERE %s ORDER BY v DESC, pk DESC"):format(t, own)
+    or ("SELECT pk FROM %s WHERE %s ORDER BY v %s, pk LIMIT %s"):format(t, own, order, lim)
+  e = { t = t, order = order, lim = lim, text = text }
   return query.keep(TOP, own, e).text
 end
 
@@ -347,9 +353,11 @@ function RUN.top_rows(env, a, scope, what)
     local own = d and d.col and d.sort and not d.parent and d.type ~= "GEO_POINT"
       and not (fs.mode == "AVG" and d.type == "KEYWORD") and agg.own(env, d, scope)
     if own then
-      local text = top_text(tbl(env, d), own, fs.order or "ASC", env.ctx:bind(limit))
+      local order = fs.order or "ASC"
+      local desc = order == "DESC" and env.keys_of ~= nil -- (rows without columns: docs.top_keys)
+      local text = top_text(tbl(env, d), own, order, desc and "" or env.ctx:bind(limit))
       if env.keys_of then
-        local out = env.keys_of(text, limit)
+        local out = env.keys_of(text, limit, desc)
         -- (fewer: documents without a value follow them) (name and type
         -- as run_list sets them: the table made at its size)
         if #out == limit then return { rows = out, name = a.name, type = a.type } end

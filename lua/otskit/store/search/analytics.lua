@@ -17,7 +17,9 @@ local COLLAPSE_KEYS = base.set{ "field_name" }
 -- the query is that one leaf on a single-valued top-level field (see
 -- otskit.store.search.agg's env.leaf). keys_of(text, max) -> the result
 -- rows of the keys in the first column of text's first max rows (nil
--- when rows carry columns: row_of each key then).
+-- when rows carry columns: row_of each key then); keys_of(text, max, true):
+-- text's rows are (key, v) in the order v DESC, key DESC, the result its
+-- first max in the order v DESC, key ASC (docs.top_keys).
 function analytics.run(self, t, ix, ctx, cond, req, row_of, leaf, keys_of)
   if req.aggs == nil and req.group_bys == nil then return nil end
   local env = { h = self.h, ix = ix, ctx = ctx, row_of = row_of, keys_of = keys_of }

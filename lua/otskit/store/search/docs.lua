@@ -206,6 +206,16 @@ function docs.keys(h, text, binds, n, max, skip, count, types, mark, names)
   return vals, nr, total, mk
 end
 
+--- docs.top_keys(h, text, binds, n, max, types, names) -> rows, n:
+-- otskit.core.sql.top_keys (text's rows (key, v) in the order v DESC, key
+-- DESC; rows: the first max in the order v DESC, key ASC), raising
+-- docs.FAIL on a SQLite error
+function docs.top_keys(h, text, binds, n, max, types, names)
+  local rows, nr, code = sql.top_keys(h, text, binds, n, max, types, names)
+  if not rows then error(setmetatable({ msg = nr, code = code }, docs.FAIL), 0) end
+  return rows, nr
+end
+
 --- docs.guarded(fn, ...) -> fn's results, a docs.FAIL raise turned into
 -- nil, msg, code (other errors re-raised)
 function docs.guarded(fn, ...)
