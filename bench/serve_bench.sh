@@ -52,14 +52,10 @@ echo "| op | body B | serve req/s | return 200 req/s | lua floor req/s | serve /
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for op in $OPS; do
   case $op in GetRow) f=get;; PutRow) f=put;; GetRange) f=range;; *) echo "unknown op $op" >&2; exit 2;; esac
-  : >"$tmp/s"; : >"$tmp/r"; : >"$tmp/l"; : >"$tmp/x"
-  r=0; while [ $r -lt "$ROUNDS" ]; do
-    run "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" >>"$tmp/s"
-    run "http://127.0.0.1:$rport" "$tmp/$f.lua" "$tmp/ret/logs/nginx.pid" >>"$tmp/r"
-    run "http://127.0.0.1:$lport" "$tmp/$f.lua" "$tmp/lua/logs/nginx.pid" >>"$tmp/l"
-    run "http://127.0.0.1:$xport" "$tmp/$f.lua" "$tmp/luaio/logs/nginx.pid" >>"$tmp/x"
-    r=$((r + 1))
-  done
+  rounds "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" "$tmp/s" \
+    "http://127.0.0.1:$rport" "$tmp/$f.lua" "$tmp/ret/logs/nginx.pid" "$tmp/r" \
+    "http://127.0.0.1:$lport" "$tmp/$f.lua" "$tmp/lua/logs/nginx.pid" "$tmp/l" \
+    "http://127.0.0.1:$xport" "$tmp/$f.lua" "$tmp/luaio/logs/nginx.pid" "$tmp/x"
   s=$(cut -d' ' -f1 "$tmp/s" | med); rr=$(cut -d' ' -f1 "$tmp/r" | med); l=$(cut -d' ' -f1 "$tmp/l" | med); x=$(cut -d' ' -f1 "$tmp/x" | med)
   echo "| $op | $(wc -c <"$tmp/$f.body") | $(cut -d' ' -f1 "$tmp/s" | stat) | $(cut -d' ' -f1 "$tmp/r" | stat) | $(cut -d' ' -f1 "$tmp/l" | stat) | $(awk "BEGIN { printf \"%.2f\", $s / $rr }") | $(awk "BEGIN { printf \"%.2f\", $s / $l }") | $(cut -d' ' -f1 "$tmp/x" | stat) | $(awk "BEGIN { printf \"%.2f\", $s / $x }") | $(cut -d' ' -f2 "$tmp/s" | stat) | $(cut -d' ' -f2 "$tmp/r" | stat) | $(cut -d' ' -f2 "$tmp/l" | stat) | $(cut -d' ' -f2 "$tmp/x" | stat) |"
 done

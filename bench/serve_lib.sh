@@ -134,5 +134,22 @@ run() {
 }
 
 # numbers, one a line -> "median (min-max)"; -> the median
+# $ROUNDS alternating rounds of run, over the servers given as groups of
+# four: URL, the wrk script, the nginx pid file, the file each run's line
+# is appended to (emptied first)
+rounds() {
+  rd_i=0; for rd_a in "$@"; do [ $((rd_i % 4)) = 3 ] && : >"$rd_a"; rd_i=$((rd_i + 1)); done
+  rd_r=0; while [ $rd_r -lt "$ROUNDS" ]; do
+    rd_i=0
+    for rd_a in "$@"; do
+      case $((rd_i % 4)) in
+        0) rd_u=$rd_a;; 1) rd_s=$rd_a;; 2) rd_p=$rd_a;;
+        3) run "$rd_u" "$rd_s" "$rd_p" >>"$rd_a";;
+      esac
+      rd_i=$((rd_i + 1))
+    done
+    rd_r=$((rd_r + 1))
+  done
+}
 stat() { sort -n | awk '{ a[NR] = $1 } END { printf "%.0f (%.0f-%.0f)", a[int((NR + 1) / 2)], a[1], a[NR] }'; }
 med() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

@@ -24,22 +24,7 @@ local pk_out = schema.pk_out
 
 local run = {}
 
--- the number of parameters text uses: the highest ?N in it (a compiled
--- query may bind values only a part it left out refers to); remembered
--- for the texts last seen (a search's statements repeat with its shape)
-local NPARAMS, nseen = {}, 0
-local function nparams(text)
-  local n = NPARAMS[text]
-  if n then return n end
-  n = 0
-  for d in text:gmatch("%?(%d+)") do
-    local v = tonumber(d)
-    if v > n then n = v end
-  end
-  if nseen >= 512 then NPARAMS, nseen = {}, 0 end
-  NPARAMS[text], nseen = n, nseen + 1
-  return n
-end
+local nparams = query.nparams
 
 --- The service's limits on a search.
 run.LIMITS = { offset_limit = 100000, limit = 100, limit_index_only = 1000, default_limit = 10,
@@ -170,19 +155,20 @@ end
 
 -- fmt:format(a, b, c, d) remembered by its parts: a search's texts
 -- repeat with its shape, and a remembered text is the same string each
--- time (so nparams and the statement cache find it at once)
-local TEXTS, ntexts = {}, 0
+-- time (so nparams and the statement cache find it at once); a
+-- query.memo, emptied with the others by query.forget
+local TEXTS = query.memo()
 local function text_of(fmt, a, b, c, d)
-  local l1 = TEXTS[fmt]
+  local l1 = TEXTS.t[fmt]
   local l2 = l1 and l1[a]
   local l3 = l2 and l2[b]
   local l4 = l3 and l3[c]
   local text = l4 and l4[d]
   if text then return text end
   text = fmt:format(a, b, c, d)
-  if ntexts >= 512 then TEXTS, ntexts, l1 = {}, 0, nil end
-  ntexts = ntexts + 1
-  if not l1 then l1 = {}; TEXTS[fmt] = l1 end
+  if TEXTS.n >= 512 then TEXTS.t, TEXTS.n, l1 = {}, 0, nil end
+  TEXTS.n = TEXTS.n + 1
+  if not l1 then l1 = {}; TEXTS.t[fmt] = l1 end
   l2 = l1[a] or {}; l1[a] = l2
   l3 = l2[b] or {}; l2[b] = l3
   l4 = l3[c] or {}; l3[c] = l4
