@@ -64,12 +64,8 @@ if has serve; then
   echo "|---|---|---|---|---|---|---|---|"
   for op in GetRow PutRow GetRange; do
     case $op in GetRow) f=get;; PutRow) f=put;; GetRange) f=range;; esac
-    : >"$tmp/s"; : >"$tmp/c"
-    r=0; while [ $r -lt "$ROUNDS" ]; do
-      run "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" >>"$tmp/s"
-      run "http://127.0.0.1:$cport" "$tmp/$f.lua" "$tmp/ceil/logs/nginx.pid" >>"$tmp/c"
-      r=$((r + 1))
-    done
+    rounds "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" "$tmp/s" \
+      "http://127.0.0.1:$cport" "$tmp/$f.lua" "$tmp/ceil/logs/nginx.pid" "$tmp/c"
     sr=$(cut -d' ' -f1 "$tmp/s" | med); cr=$(cut -d' ' -f1 "$tmp/c" | med)
     sc=$(cut -d' ' -f2 "$tmp/s" | med); cc=$(cut -d' ' -f2 "$tmp/c" | med)
     echo "| $op | $(wc -c <"$tmp/$f.body") | $(cut -d' ' -f1 "$tmp/s" | stat) | $(cut -d' ' -f1 "$tmp/c" | stat) | $(awk "BEGIN { printf \"%.2f\", $sr / $cr }") | $(cut -d' ' -f2 "$tmp/s" | stat) | $(cut -d' ' -f2 "$tmp/c" | stat) | $(awk "BEGIN { printf \"%.2f\", $cc / $sc }") |"

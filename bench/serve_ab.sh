@@ -45,12 +45,8 @@ echo "| op | base req/s | new req/s | new / base | base CPU us/req | new CPU us/
 echo "|---|---|---|---|---|---|"
 for op in $OPS; do
   case $op in GetRow) f=get;; PutRow) f=put;; GetRange) f=range;; *) echo "unknown op $op" >&2; exit 2;; esac
-  : >"$tmp/ra"; : >"$tmp/rb"
-  r=0; while [ $r -lt "$ROUNDS" ]; do
-    run "http://127.0.0.1:$porta" "$tmp/a/$f.lua" "$tmp/a/ng/logs/nginx.pid" >>"$tmp/ra"
-    run "http://127.0.0.1:$portb" "$tmp/b/$f.lua" "$tmp/b/ng/logs/nginx.pid" >>"$tmp/rb"
-    r=$((r + 1))
-  done
+  rounds "http://127.0.0.1:$porta" "$tmp/a/$f.lua" "$tmp/a/ng/logs/nginx.pid" "$tmp/ra" \
+    "http://127.0.0.1:$portb" "$tmp/b/$f.lua" "$tmp/b/ng/logs/nginx.pid" "$tmp/rb"
   a=$(cut -d' ' -f1 "$tmp/ra" | med); b=$(cut -d' ' -f1 "$tmp/rb" | med)
   echo "| $op | $(cut -d' ' -f1 "$tmp/ra" | stat) | $(cut -d' ' -f1 "$tmp/rb" | stat) | $(awk "BEGIN { printf \"%.2f\", $b / $a }") | $(cut -d' ' -f2 "$tmp/ra" | stat) | $(cut -d' ' -f2 "$tmp/rb" | stat) |"
 done

@@ -28,39 +28,8 @@ trap 'exit 1' INT TERM HUP
 port=$(free_port); rport=$(free_port); lport=$(free_port); xport=$(free_port)
 start_serve "$port"
 start_return200 "$tmp/ret" "$rport"
-mkdir -p "$tmp/lua/conf" "$tmp/lua/logs"
-cat >"$tmp/lua/conf/nginx.conf" <<CONF
-load_module /usr/lib/nginx/modules/ndk_http_module.so;
-load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
-$(nginx_head)
-http {
-  $NGINX_HTTP
-  init_by_lua_block {
-    local function slurp(p) local f = assert(io.open(p, "rb")); local s = f:read("*a"); f:close(); return s end
-    FIXED = { ["/GetRow"] = slurp("$tmp/get.body"), ["/PutRow"] = slurp("$tmp/put.body"),
-              ["/GetRange"] = slurp("$tmp/range.body") }
-  }
-  server {
-    listen 127.0.0.1:$lport;
-    location / { content_by_lua_block { ngx.req.read_body(); ngx.print(FIXED[ngx.var.uri]) } }
-  }
-}
-CONF
-nginx -p "$tmp/lua" -c "$tmp/lua/conf/nginx.conf"
-mkdir -p "$tmp/luaio/conf" "$tmp/luaio/logs"
-cat >"$tmp/luaio/conf/nginx.conf" <<CONF
-load_module /usr/lib/nginx/modules/ndk_http_module.so;
-load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
-$(nginx_head)
-http {
-  $NGINX_HTTP
-  init_by_lua_block {
-    local function slurp(p) local f = assert(io.open(p, "rb")); local s = f:read("*a"); f:close(); return s end
-    FIXED = { GetRow = slurp("$tmp/get.body"), PutRow = slurp("$tmp/put.body"), GetRange = slurp("$tmp/range.body") }
-  }
-  server {
-    listen 127.0.0.1:$xport;
-    location / { content_by_lua_block {
+start_lua "$tmp/lua" "$lport" 'ngx.req.read_body(); ngx.print(FIXED[ngx.var.uri])'
+start_lua "$tmp/luaio" "$xport" '
       local api = ngx.req.raw_header():match("^POST /(%w+)")
       ngx.req.read_body()
       if ngx.req.get_body_data() == nil then return ngx.exit(400) end
@@ -73,11 +42,7 @@ http {
       h["authorization"] = "OTS bak:LQ1pIcPfC9NHZWMR9vrydXG4U4A="
       h["content-length"] = #body
       ngx.print(body)
-    } }
-  }
-}
-CONF
-nginx -p "$tmp/luaio" -c "$tmp/luaio/conf/nginx.conf"
+'
 sleep 0.3
 
 l0=$(load)
@@ -87,14 +52,10 @@ echo "| op | body B | serve req/s | return 200 req/s | lua floor req/s | serve /
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for op in $OPS; do
   case $op in GetRow) f=get;; PutRow) f=put;; GetRange) f=range;; *) echo "unknown op $op" >&2; exit 2;; esac
-  : >"$tmp/s"; : >"$tmp/r"; : >"$tmp/l"; : >"$tmp/x"
-  r=0; while [ $r -lt "$ROUNDS" ]; do
-    run "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" >>"$tmp/s"
-    run "http://127.0.0.1:$rport" "$tmp/$f.lua" "$tmp/ret/logs/nginx.pid" >>"$tmp/r"
-    run "http://127.0.0.1:$lport" "$tmp/$f.lua" "$tmp/lua/logs/nginx.pid" >>"$tmp/l"
-    run "http://127.0.0.1:$xport" "$tmp/$f.lua" "$tmp/luaio/logs/nginx.pid" >>"$tmp/x"
-    r=$((r + 1))
-  done
+  rounds "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" "$tmp/s" \
+    "http://127.0.0.1:$rport" "$tmp/$f.lua" "$tmp/ret/logs/nginx.pid" "$tmp/r" \
+    "http://127.0.0.1:$lport" "$tmp/$f.lua" "$tmp/lua/logs/nginx.pid" "$tmp/l" \
+    "http://127.0.0.1:$xport" "$tmp/$f.lua" "$tmp/luaio/logs/nginx.pid" "$tmp/x"
   s=$(cut -d' ' -f1 "$tmp/s" | med); rr=$(cut -d' ' -f1 "$tmp/r" | med); l=$(cut -d' ' -f1 "$tmp/l" | med); x=$(cut -d' ' -f1 "$tmp/x" | med)
   echo "| $op | $(wc -c <"$tmp/$f.body") | $(cut -d' ' -f1 "$tmp/s" | stat) | $(cut -d' ' -f1 "$tmp/r" | stat) | $(cut -d' ' -f1 "$tmp/l" | stat) | $(awk "BEGIN { printf \"%.2f\", $s / $rr }") | $(awk "BEGIN { printf \"%.2f\", $s / $l }") | $(cut -d' ' -f1 "$tmp/x" | stat) | $(awk "BEGIN { printf \"%.2f\", $s / $x }") | $(cut -d' ' -f2 "$tmp/s" | stat) | $(cut -d' ' -f2 "$tmp/r" | stat) | $(cut -d' ' -f2 "$tmp/l" | stat) | $(cut -d' ' -f2 "$tmp/x" | stat) |"
 done

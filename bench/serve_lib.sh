@@ -90,6 +90,32 @@ CONF
   nginx -p "$1" -c "$1/conf/nginx.conf"
 }
 
+# an nginx with the lua module at prefix $1 on 127.0.0.1:$2 whose
+# `location /` runs the Lua $3 (content_by_lua), FIXED holding serve's
+# answer bodies (the ones bench/serve_reqs.lua left in $tmp) by API name
+# and by URI ("GetRow", "/GetRow"...); started
+start_lua() {
+  mkdir -p "$1/conf" "$1/logs"
+  cat >"$1/conf/nginx.conf" <<CONF
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
+$(nginx_head)
+http {
+  $NGINX_HTTP
+  init_by_lua_block {
+    local function slurp(p) local f = assert(io.open(p, "rb")); local s = f:read("*a"); f:close(); return s end
+    FIXED = { GetRow = slurp("$tmp/get.body"), PutRow = slurp("$tmp/put.body"), GetRange = slurp("$tmp/range.body") }
+    for _, api in ipairs({ "GetRow", "PutRow", "GetRange" }) do FIXED["/" .. api] = FIXED[api] end
+  }
+  server {
+    listen 127.0.0.1:$2;
+    location / { content_by_lua_block { $3 } }
+  }
+}
+CONF
+  nginx -p "$1" -c "$1/conf/nginx.conf"
+}
+
 # the CPU ticks (utime + stime) of the workers of the nginx whose master
 # pid is in $1
 ticks() { for w in $(pgrep -P "$(cat "$1")"); do cut -d' ' -f14,15 "/proc/$w/stat"; done |
@@ -108,5 +134,22 @@ run() {
 }
 
 # numbers, one a line -> "median (min-max)"; -> the median
+# $ROUNDS alternating rounds of run, over the servers given as groups of
+# four: URL, the wrk script, the nginx pid file, the file each run's line
+# is appended to (emptied first)
+rounds() {
+  rd_i=0; for rd_a in "$@"; do [ $((rd_i % 4)) = 3 ] && : >"$rd_a"; rd_i=$((rd_i + 1)); done
+  rd_r=0; while [ $rd_r -lt "$ROUNDS" ]; do
+    rd_i=0
+    for rd_a in "$@"; do
+      case $((rd_i % 4)) in
+        0) rd_u=$rd_a;; 1) rd_s=$rd_a;; 2) rd_p=$rd_a;;
+        3) run "$rd_u" "$rd_s" "$rd_p" >>"$rd_a";;
+      esac
+      rd_i=$((rd_i + 1))
+    done
+    rd_r=$((rd_r + 1))
+  done
+}
 stat() { sort -n | awk '{ a[NR] = $1 } END { printf "%.0f (%.0f-%.0f)", a[int((NR + 1) / 2)], a[1], a[NR] }'; }
 med() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

@@ -126,4 +126,60 @@ describe("otskit.core.sql.rows", function()
     assert.are.equal(0, total)
     h:close()
   end)
+  it("keys with names: each row as a search returns it, its columns made when first read", function()
+    local key = require "otskit.key"
+    local values = require "otskit.values"
+    local h = assert(kv.open(":memory:"))
+    assert(sql.exec(h, "CREATE TABLE t (a INTEGER PRIMARY KEY, k BLOB)"))
+    local seed = 23
+    local function rnd(n) seed = (seed * 48271) % 2147483647; return seed % n end
+    local TYPES = { i = "INTEGER", s = "STRING", b = "BINARY" }
+    for round = 1, 60 do
+      assert(sql.exec(h, "DELETE FROM t"))
+      local types, names, cols = {}, {}, {}
+      for j = 1, 1 + rnd(4) do
+        types[j] = ({ "i", "s", "b" })[1 + rnd(3)]
+        names[j] = "c" .. j
+        cols[j] = TYPES[types[j]]
+      end
+      local want = {}
+      for a = 1, rnd(12) do
+        local vals = {}
+        for j, ty in ipairs(types) do
+          if ty == "i" then
+            -- (beyond 2^53 too: LuaJIT gives those as decimal text, a typed cell)
+            vals[j] = rnd(3) == 0 and key.int("9007199254740993") or rnd(1000) - 500
+          else
+            vals[j] = ("x"):rep(rnd(4)) .. string.char(rnd(256))
+          end
+        end
+        assert(sql.rows(h, "INSERT INTO t VALUES (?1, CAST(?2 AS BLOB))", { a, key.pack(vals) }))
+        local pk = {}
+        for j, v in ipairs(vals) do
+          if type(v) ~= "number" and type(v) ~= "string" then v = tostring(v) end -- (an int64 box)
+          if values.LUA54 and type(v) == "string" and cols[j] == "INTEGER" then v = math.tointeger(tonumber(v)) end
+          pk[j] = values.key_cell(names[j], cols[j], v)
+        end
+        want[a] = { primary_key = pk, columns = {} }
+      end
+      local rows, n = sql.keys(h, "SELECT k FROM t ORDER BY a", nil, 0, -1, 0, false, table.concat(types), nil, names)
+      assert(rows, n)
+      assert.are.equal(#want, n)
+      for a, row in ipairs(rows) do
+        assert.are.same(want[a].primary_key, row.primary_key, "round " .. round)
+        assert.is_nil(rawget(row, "columns")) -- (not made yet)
+        assert.is_nil(row.cells)
+        local c = row.columns
+        assert.are.same({}, c)
+        assert.are.equal(c, row.columns) -- the same table each time
+        assert.are.equal(c, rawget(row, "columns"))
+        local seen = {}
+        for k in pairs(row) do seen[#seen + 1] = k end
+        table.sort(seen)
+        assert.are.same({ "columns", "primary_key" }, seen)
+        assert.are.same(want[a], row)
+      end
+    end
+    h:close()
+  end)
 end)

@@ -2,7 +2,8 @@
 -- index alone (a query that is one leaf on a single-valued top-level
 -- field, or no query: otskit.store.search.agg's env.leaf / agg.ALL, the
 -- range group-by's intersected bounds, top_rows' walk of the value index,
--- the count on its own, the page of keys decoded in C) answer as the
+-- the count on its own or taken from a page that ended short, the page
+-- of keys decoded in C or read row by row) answer as the
 -- general path does: each random search is asked as is and again with a
 -- clause every row meets (an exists on a field every row has) beside it,
 -- which takes the general path; aggregations, group-bys, the rows of
@@ -178,6 +179,9 @@ describe("otskit.store search: the value-index paths answer as the general path"
         local every = { exists = { field_name = "all" } }
         local slow = q and { bool = { must = { q, every } } } or { bool = { must = { every }, filter = { every } } }
         local req = { table = "t", index = "ix", limit = r.int(0, 6), offset = r.int(0, 3), get_total_count = r.int(0, 1) == 1 }
+        -- (with columns: the page read row by row; without, its keys decoded
+        -- in C; either way a page short of limit + 1 rows gives the count)
+        if r.int(1, 3) == 1 then req.columns_to_get = { return_type = "RETURN_ALL" } end
         if r.int(1, 2) == 1 then req.aggs = aggs_of(r) end
         if r.int(1, 2) == 1 then req.group_bys = gbs_of(r) end
         local function ask(query)

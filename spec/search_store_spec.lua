@@ -240,4 +240,29 @@ describe("otskit.store search index (model-based)", function()
     end
     assert.is_true(nonempty >= checked / 4, ("only %d of %d queries matched rows"):format(nonempty, checked))
   end)
+  it("a page token made from its remembered shape is the token made whole: the same payload, signed alike", function()
+    local sort = require "otskit.store.search.sort"
+    local r = helper.rng(4242)
+    local SORTS = { {}, { { pk_sort = { order = "DESC" } } }, { { field_sort = { field_name = "n", order = "ASC" } } },
+      { { field_sort = { field_name = "k/\"x", order = "DESC", missing_value = 2 ^ 60 } } } }
+    for round = 1, 200 do
+      local secret = ({ "", "s3cret", "\0\255" })[r.int(1, 3)]
+      local scope = ({ "t/ix", "a\"b/c\\d", "t/\226\130\172" })[r.int(1, 3)]
+      local srt = r.int(0, #SORTS) > 0 and SORTS[r.int(1, #SORTS)] or nil
+      local key = {}
+      for j = 1, r.int(0, 12) do key[j] = string.char(r.int(0, 255)) end
+      key = table.concat(key)
+      local p = { kind = ({ "search", "scan" })[r.int(1, 2)], sort = srt, after = { { "b", key } } }
+      local fast, whole = sort.token(secret, scope, p, true), sort.token(secret, scope, p)
+      for _, tok in ipairs({ fast, whole }) do
+        local got = assert(sort.open(secret, scope, tok))
+        assert.are.same(p.kind, got.kind)
+        assert.are.same(p.sort, got.sort)
+        assert.are.same(p.after, got.after)
+        assert.is_nil(sort.open(secret .. "x", scope, tok))
+        assert.is_nil(sort.open(secret, scope .. "x", tok))
+        assert.is_nil(sort.open(secret, scope, tok:sub(1, -2) .. (tok:sub(-1) == "}" and " " or "}")))
+      end
+    end
+  end)
 end)

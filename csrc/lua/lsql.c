@@ -35,7 +35,9 @@
  *     columns' names, one a letter of types): vals[r] is row r as a search
  *     returns it, { primary_key = { {name, v} ... }, columns = {} } (a
  *     cell {name, v, "INTEGER"|"BINARY"} when v is a string of such a
- *     column, as otskit.values.key_cell gives it).
+ *     column, as otskit.values.key_cell gives it); its columns table is
+ *     made when first read (the rows' metatable: row.columns is an empty
+ *     table, the same one each time; pairs(row) shows it once read).
  *   sql.deadline(db, ms) -> true: a time limit ms (>= 0) milliseconds from
  *     now on db's statements: one running past it is interrupted (fails
  *     "KVError", "sqlite: interrupted"); sql.deadline(db) lifts it ->
@@ -369,29 +371,49 @@ static int put_key(lua_State *L, const unsigned char *k, size_t kn, const char *
   return 0;
 }
 
-/* Sets list[at+1] = { primary_key = { {name, v[, type]} ... }, columns = {} }
- * from key k[0..kn) of the key types types[0..nt), names at stack index
- * names (a cell is {name, v, type} when v is a string of an INTEGER (LuaJIT:
- * beyond 2^53) or BINARY column, as otskit.values.key_cell makes it); 0, or
- * -1 when k is not such a key (*why set). */
-static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int names, int list,
-                   int at, const char **why) {
+/* A key row's columns, made when first read (row.columns: an empty
+ * table, the same one from then on): a page of keys is most often read
+ * for its keys alone, and the empty table per row was a fifth of its
+ * tables. The rows' metatable's __index. */
+static int lazy_columns(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "columns") != 0) return 0;
+  lua_newtable(L);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, 1);
+  return 1;
+}
+
+#define KEYROW_MT "otskit.sql.keyrow"
+
+/* Sets list[at+1] = { primary_key = { {name, v[, type]} ... } } with
+ * metatable mt (a stack index: columns = {} when first read, lazy_columns)
+ * from key k[0..kn) of the key types types[0..nt), the key columns' names
+ * at stack indexes names+0..names+nt-1 and the string "primary_key" at
+ * pkey (a cell is {name, v, type} when v is a string of an INTEGER
+ * (LuaJIT: beyond 2^53) or BINARY column, as otskit.values.key_cell makes
+ * it); 0, or -1 when k is not such a key (*why set). Each table is made at
+ * its final size. */
+static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *types, size_t nt, int names, int pkey,
+                   int mt, int list, int at, const char **why) {
   tuple_reader r;
   tuple_item it;
   size_t j;
   int rc;
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, pkey);
   lua_createtable(L, (int)nt, 0);
   tuple_reader_init(&r, k, kn, 0);
   for (j = 0; j < nt; j++) {
     int typed;
     rc = tuple_read(&r, &it);
-    if (rc != 1) { *why = rc < 0 ? r.err : "fewer elements than the table's primary key"; lua_pop(L, 2); return -1; }
-    lua_createtable(L, 3, 0);
-    lua_rawgeti(L, names, (lua_Integer)j + 1);
-    lua_rawseti(L, -2, 1);
+    if (rc != 1) { *why = rc < 0 ? r.err : "fewer elements than the table's primary key"; lua_pop(L, 3); return -1; }
     if (push_elem(L, &it, types[j], why)) { lua_pop(L, 3); return -1; }
     typed = types[j] != 's' && lua_type(L, -1) == LUA_TSTRING;
+    lua_createtable(L, typed ? 3 : 2, 0);
+    lua_pushvalue(L, names + (int)j);
+    lua_rawseti(L, -2, 1);
+    lua_insert(L, -2);
     lua_rawseti(L, -2, 2);
     if (typed) {
       lua_pushstring(L, types[j] == 'i' ? "INTEGER" : "BINARY");
@@ -400,18 +422,36 @@ static int put_row(lua_State *L, const unsigned char *k, size_t kn, const char *
     lua_rawseti(L, -2, (lua_Integer)j + 1);
   }
   rc = tuple_read(&r, &it);
-  if (rc != 0) { *why = rc < 0 ? r.err : "more elements than the table's primary key"; lua_pop(L, 2); return -1; }
-  lua_setfield(L, -2, "primary_key");
-  lua_newtable(L);
-  lua_setfield(L, -2, "columns");
+  if (rc != 0) { *why = rc < 0 ? r.err : "more elements than the table's primary key"; lua_pop(L, 3); return -1; }
+  lua_rawset(L, -3);
+  lua_pushvalue(L, mt);
+  lua_setmetatable(L, -2);
   lua_rawseti(L, list, at + 1);
   return 0;
+}
+
+/* Pushes what put_row takes at hand: the rows' metatable, "primary_key"
+ * and the nt key column names of the list at stack index names; the
+ * metatable's index (pkey: +1, names: +2), or 0 when the stack cannot
+ * grow so far. */
+static int row_consts(lua_State *L, int names, size_t nt) {
+  size_t j;
+  int mt;
+  if (!lua_checkstack(L, (int)nt + 6)) return 0;
+  mt = lua_gettop(L) + 1;
+  if (luaL_newmetatable(L, KEYROW_MT)) {
+    lua_pushcfunction(L, lazy_columns);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pushliteral(L, "primary_key");
+  for (j = 1; j <= nt; j++) lua_rawgeti(L, names, (lua_Integer)j);
+  return mt;
 }
 
 static int l_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
-  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list, ptr = 0;
+  int rc = SQLITE_DONE, n = 0, ret = 0, at = 0, list, ptr = 0, pkey = 0, names = 0, mt = 0;
   lua_Integer maxrows = luaL_optinteger(L, 5, -1), skip = luaL_optinteger(L, 6, 0), total = 0;
   lua_Integer mark = luaL_optinteger(L, 9, 0);
   int count = lua_toboolean(L, 7), rows = !lua_isnoneornil(L, 10);
@@ -433,6 +473,16 @@ static int l_keys(lua_State *L) {
   lua_createtable(L, maxrows > 0 && maxrows < 4096 ? (int)(maxrows * (lua_Integer)(rows ? 1 : nt)) : 0, 0);
   list = lua_gettop(L);
   lua_pushnil(L); /* the mark row's key */
+  if (rows) { /* the rows' metatable, "primary_key" and the key columns' names, at hand */
+    mt = row_consts(L, 10, nt);
+    if (mt == 0) {
+      sqlite3_reset(st);
+      if (ptr) sqlite3_clear_bindings(st);
+      return otsk_error(L, "sql", "keys: too many key columns");
+    }
+    pkey = mt + 1;
+    names = mt + 2;
+  }
   while ((count || maxrows < 0 || n < maxrows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *k;
     size_t kn;
@@ -448,7 +498,7 @@ static int l_keys(lua_State *L) {
       lua_replace(L, list + 1);
     }
     if (rows) {
-      if (put_row(L, k, kn, types, nt, 10, list, at, &why)) break;
+      if (put_row(L, k, kn, types, nt, names, pkey, mt, list, at, &why)) break;
       at++;
     } else {
       if (put_key(L, k, kn, types, nt, list, at, &why)) break;
@@ -539,7 +589,7 @@ static void keep_sortval(lua_State *L, sqlite3_stmt *st, int slot, sortval *v) {
 static int l_top_keys(lua_State *L) {
   kv_db *db = checkdb(L);
   sqlite3_stmt *st;
-  int rc = SQLITE_DONE, ret = 0, ptr = 0, n = 0, c, head = 0, i, a, keys, list, vslot, at = 0, *run;
+  int rc = SQLITE_DONE, ret = 0, ptr = 0, n = 0, c, head = 0, i, a, keys, list, vslot, at = 0, mt, *run;
   lua_Integer max = luaL_checkinteger(L, 5);
   size_t nt, j;
   const char *types = luaL_checklstring(L, 6, &nt), *why = NULL;
@@ -594,6 +644,8 @@ static int l_top_keys(lua_State *L) {
   if (rc != SQLITE_DONE) return fail(L, db, rc);
   lua_createtable(L, n, 0);
   list = lua_gettop(L);
+  mt = row_consts(L, 7, nt);
+  if (mt == 0) return otsk_error(L, "sql", "top_keys: too many key columns");
   for (a = 0; a < n; a = i) {
     int b, last;
     for (i = a; i < n && run[i] == run[a]; i++) {}
@@ -603,13 +655,14 @@ static int l_top_keys(lua_State *L) {
       const char *k;
       lua_rawgeti(L, keys, a + (last ? (head + b) % (i - a) : b) + 1);
       k = lua_tolstring(L, -1, &kn);
-      if (put_row(L, (const unsigned char *)k, kn, types, nt, 7, list, at, &why)) {
+      if (put_row(L, (const unsigned char *)k, kn, types, nt, mt + 2, mt + 1, mt, list, at, &why)) {
         return otsk_fail(L, "KVCorrupt", "a stored row key is damaged: %s", why);
       }
       lua_pop(L, 1);
       at++;
     }
   }
+  lua_pushvalue(L, list);
   lua_pushinteger(L, n);
   return 2;
 }

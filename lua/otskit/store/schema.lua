@@ -127,8 +127,11 @@ local function bound_key(vals)
     elseif INF[v4] then pre, inf = { v1, v2, v3 }, v4
     else pre = { v1, v2, v3, v4 } end
   end
-  if inf == INF_MAX then return pack(pre) .. "\255" end -- above every tuple type code
-  return pack(pre)
+  local b = pack(pre)
+  if inf == INF_MAX then b = b .. "\255" end -- above every tuple type code
+  -- (not `return pack(pre)`: a root trace started here that returns
+  -- through the tail-called packer aborts, "leaving loop in root trace")
+  return b
 end
 
 -- key column c's value v as read back: {name, value [, type]}

@@ -41,20 +41,7 @@ agg.bad = bad
 local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
 local VALUED = { LONG = true, DOUBLE = true, DATE = true, KEYWORD = true, BOOLEAN = true }
 
--- (remembered for the texts last seen: a search's statements repeat)
-local NPARAMS, nseen = {}, 0
-local function nparams(text)
-  local n = NPARAMS[text]
-  if n then return n end
-  n = 0
-  for d in text:gmatch("%?(%d+)") do
-    local v = tonumber(d)
-    if v > n then n = v end
-  end
-  if nseen >= 512 then NPARAMS, nseen = {}, 0 end
-  NPARAMS[text], nseen = n, nseen + 1
-  return n
-end
+local nparams = query.nparams
 
 --- agg.query(env, text) -> rows (the scope's binds)
 function agg.query(env, text)

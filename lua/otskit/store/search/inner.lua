@@ -173,15 +173,7 @@ function inner.plan(def, req)
   return p
 end
 
--- the highest ?N in text
-local function nparams(text)
-  local n = 0
-  for d in text:gmatch("%?(%d+)") do
-    local x = tonumber(d)
-    if x > n then n = x end
-  end
-  return n
-end
+local nparams = query.nparams
 
 -- the objects of a nested field's cell (a JSON array string, a list, one
 -- object), as the index numbered them (only objects count)

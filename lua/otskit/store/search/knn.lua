@@ -31,14 +31,7 @@ local function bad(msg) return nil, msg, "OTSParameterInvalid" end
 
 query.body_keys("knn_vector", { "field_name", "top_k", "float32_query_vector", "filter" })
 
-local function nparams(text)
-  local n = 0
-  for d in text:gmatch("%?(%d+)") do
-    local v = tonumber(d)
-    if v > n then n = v end
-  end
-  return n
-end
+local nparams = query.nparams
 
 --- knn.similarity(metric, a, b, an) -> the score of vector b against a
 -- (an: a's squared norm), in Lua: the model the C scoring is checked

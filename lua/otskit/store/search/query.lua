@@ -195,6 +195,17 @@ local function remembered(fn)
   end
 end
 
+--- query.nparams(text) -> the number of parameters text uses: the
+-- highest ?N in it (a compiled query may bind values only a part it left
+-- out refers to); remembered per text (a search's statements repeat)
+query.nparams = remembered(function(text)
+  local n = 0
+  for d in text:gmatch("%?(%d+)") do
+    local v = tonumber(d)
+    if v > n then n = v end
+  end
+  return n
+end)
 --- query.with_driver(cond) -> cond as written (the driver kept)
 query.with_driver = remembered(function(cond) return (cond:gsub("[\1\2]", "")) end)
 --- query.without_driver(cond) -> cond with the driving leaf as "1"

@@ -24,22 +24,7 @@ local pk_out = schema.pk_out
 
 local run = {}
 
--- the number of parameters text uses: the highest ?N in it (a compiled
--- query may bind values only a part it left out refers to); remembered
--- for the texts last seen (a search's statements repeat with its shape)
-local NPARAMS, nseen = {}, 0
-local function nparams(text)
-  local n = NPARAMS[text]
-  if n then return n end
-  n = 0
-  for d in text:gmatch("%?(%d+)") do
-    local v = tonumber(d)
-    if v > n then n = v end
-  end
-  if nseen >= 512 then NPARAMS, nseen = {}, 0 end
-  NPARAMS[text], nseen = n, nseen + 1
-  return n
-end
+local nparams = query.nparams
 
 --- The service's limits on a search.
 run.LIMITS = { offset_limit = 100000, limit = 100, limit_index_only = 1000, default_limit = 10,
@@ -61,6 +46,19 @@ local function row_of(self, t, k, cols)
     if c then row.columns = c end
   end
   return row
+end
+
+-- the reader of a row's VECTOR column (a knn_vector query's, and inner
+-- hits'): made once per table object of a db, not per search
+local function vector_reader(self, t)
+  local rv = t.search_rv
+  if rv == nil or t.search_rv_db ~= self or t.search_rv_t ~= t then -- (a copy of t: made anew)
+    rv = function(pk, name)
+      return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = { [name] = true } }).columns[name]
+    end
+    t.search_rv, t.search_rv_db, t.search_rv_t = rv, self, t
+  end
+  return rv
 end
 
 -- the key types of table t as otskit.core.sql.keys takes them (one
@@ -154,6 +152,33 @@ local function routing(ctx, t, ix, rv)
   end
   return "d.route IN (" .. table.concat(lits, ", ") .. ")"
 end
+
+-- fmt:format(a, b, c, d) remembered by its parts: a search's texts
+-- repeat with its shape, and a remembered text is the same string each
+-- time (so nparams and the statement cache find it at once); a
+-- query.memo, emptied with the others by query.forget
+local TEXTS = query.memo()
+local function text_of(fmt, a, b, c, d)
+  local l1 = TEXTS.t[fmt]
+  local l2 = l1 and l1[a]
+  local l3 = l2 and l2[b]
+  local l4 = l3 and l3[c]
+  local text = l4 and l4[d]
+  if text then return text end
+  text = fmt:format(a, b, c, d)
+  if TEXTS.n >= 512 then TEXTS.t, TEXTS.n, l1 = {}, 0, nil end
+  TEXTS.n = TEXTS.n + 1
+  if not l1 then l1 = {}; TEXTS.t[fmt] = l1 end
+  l2 = l1[a] or {}; l1[a] = l2
+  l3 = l2[b] or {}; l2[b] = l3
+  l4 = l3[c] or {}; l3[c] = l4
+  l4[d] = text
+  return text
+end
+local COUNT_TEXT = "SELECT count(*) FROM %s d WHERE %s%s%s"
+local PAGE_TEXT = "SELECT d.pk%s FROM %s d WHERE %s %s"
+local PK_KEYS = { { "d.pk", false } } -- (read, never changed)
+local PK_ORDER = { [false] = "ORDER BY d.pk ASC", [true] = "ORDER BY d.pk DESC" } -- (sort.order_by of the key alone)
 
 local SEARCH_FIELDS = base.set{ "table", "index", "query", "sort", "offset", "limit", "token", "get_total_count",
   "columns_to_get", "routing_values", "timeout_ms", "aggs", "group_bys", "collapse", "highlight" }
@@ -289,7 +314,8 @@ local function do_search(self, req)
   if req.get_total_count ~= nil and type(req.get_total_count) ~= "boolean" then
     return invalid("get_total_count must be a boolean")
   end
-  local scope = t.name .. "/" .. ix.name
+  local scope = ix.scope -- (what a token is made for)
+  if not scope then scope = t.name .. "/" .. ix.name; ix.scope = scope end
   local sorters, after = req.sort, nil
   if req.token ~= nil then
     if offset ~= 0 then return invalid("offset must be 0 when a token is given") end
@@ -308,9 +334,7 @@ local function do_search(self, req)
   end
   local ctx = query.ctx(ix.def, ix.p)
   ctx.h = self.h -- a knn_vector query reads the rows' vectors
-  ctx.read_vector = function(pk, name)
-    return row_of(self, t, pk, { mode = "RETURN_SPECIFIED", set = { [name] = true } }).columns[name]
-  end
+  ctx.read_vector = vector_reader(self, t)
   if type(sorters) == "table" then
     for _, so in ipairs(sorters) do
       if type(so) == "table" and so.score_sort then ctx.want_score = true end
@@ -326,6 +350,8 @@ local function do_search(self, req)
   local keys, used_score
   if limit == 0 and not after and sorters == ix.def.index_sort and index_sort_ok(ix) then
     keys, used_score = {}, false
+  elseif type(sorters) == "table" and next(sorters) == nil then -- (sort.compile's keys of no sorter)
+    keys, used_score = PK_KEYS, false
   else
     keys, used_score = sort.compile(ctx, sorters)
     if not keys then return nil, used_score, "OTSParameterInvalid" end
@@ -376,15 +402,20 @@ local function do_search(self, req)
   end
   local h = self.h
   local res = { total_count = -1, is_all_succeeded = true, rows = {}, aggs = aggs or nil, group_bys = gbs }
+  local pdoc = ix.pdoc
+  if not pdoc then pdoc = ix.p .. "doc"; ix.pdoc = pdoc end
   -- the count: on its own when the matches are one value index's range
   -- (the count then reads that index alone); else counted by the page's
   -- own statement, which visits every match anyway (to test the other
   -- clauses on each)
-  local one_leaf = fast == "(1)" and from ~= ix.p .. "doc"
+  local one_leaf = fast == "(1)" and from ~= pdoc
   local count_apart = req.get_total_count and (one_leaf or after or ckey or limit == 0)
-  if count_apart then -- every match, also those before a token's page
-    local ct = ("SELECT count(*) FROM %s d WHERE %s"):format(from, fast)
-    res.total_count = docs.run(h, ct, ctx.binds, nparams(ct))[1][1]
+  -- (a one-leaf search's count waits for its page: a page that ends
+  -- before offset + limit + 1 rows saw every match, and needs no count)
+  local count_later = count_apart and one_leaf and not after and not ckey and limit > 0
+  local count_text = count_apart and text_of(COUNT_TEXT, from, fast, "", "")
+  if count_apart and not count_later then -- every match, also those before a token's page
+    res.total_count = docs.run(h, count_text, ctx.binds, nparams(count_text))[1][1]
   end
   if after then
     if #after ~= #keys then return invalid("invalid token: it was not issued by this index, or it was altered") end
@@ -418,28 +449,37 @@ local function do_search(self, req)
   -- not counted here: SQLite then sorts only the best offset+limit+1 (no
   -- LIMIT over the document table: measured slower there)
   local pk_only = #keys == 1 and keys[1][1] == "d.pk" -- the page's key is its first column
-  local lim = ""
-  if from ~= ix.p .. "doc" and not (req.get_total_count and not count_apart) then
-    lim = " LIMIT " .. ctx:bind(offset + limit + 1)
+  local order = pk_only and PK_ORDER[keys[1][2] and true or false] or sort.order_by(keys)
+  if from ~= pdoc and not (req.get_total_count and not count_apart) then
+    order = order .. " LIMIT " .. ctx:bind(offset + limit + 1)
   end
-  local text = ("SELECT d.pk%s FROM %s d WHERE %s %s%s"):format(pk_only and "" or ", " .. sort.select(keys), from, fast,
-    sort.order_by(keys), lim)
+  local text = text_of(PAGE_TEXT, pk_only and "" or ", " .. sort.select(keys), from, fast, order)
   local count_here = req.get_total_count and not count_apart
   if pk_only and not used_score and not extra and cols.mode == "RETURN_NONE" then
     -- the page's keys decoded in C, no row read: the rows built at once
     local page, n, total, mark = docs.keys(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here,
       key_types(t), limit, key_names(t))
-    if count_here then res.total_count = total end
+    if count_here then res.total_count = total
+    elseif count_later then -- (a page short of limit + 1 rows: the statement ran to its end)
+      res.total_count = n > limit and docs.run(h, count_text, ctx.binds, nparams(count_text))[1][1] or total
+    end
     if n > limit then page[n] = nil end
     res.rows = page
     if n > limit then
       res.next_token = sort.token(self:_search_secret() or "", scope, { kind = "search", sort = sorters,
-        after = { { "b", mark } } })
+        after = { { "b", mark } } }, sorters == ix.def.index_sort)
     end
     return res
   end
   local rows, total = docs.run(h, text, ctx.binds, nparams(text), limit + 1, offset, count_here)
-  if count_here then res.total_count = total end
+  if count_here then res.total_count = total
+  elseif count_later then -- (as above; an empty page past offset: the skipped rows are not known)
+    if #rows > limit or (#rows == 0 and offset > 0) then
+      res.total_count = docs.run(h, count_text, ctx.binds, nparams(count_text))[1][1]
+    else
+      res.total_count = offset + #rows
+    end
+  end
   local n = math.min(#rows, limit)
   local hits = used_score and {} or nil
   for i = 1, n do
@@ -492,12 +532,14 @@ local function refuse_too_deep(r, msg, code, ...)
   return r, msg, code, ...
 end
 
+local function search_in_txn(self, req) return timed(do_search, self, req) end
+
 function DB:search(req)
   check_req(req, "search")
   -- (doc values answer only in a read transaction of the search's own)
   local h = self.h
   self._dv_own = h ~= nil and self.sdelay == nil and not self._open and not h:in_txn()
-  local r1, r2, r3, r4 = refuse_too_deep(self:_txn(self.sdelay ~= nil, function() return timed(do_search, self, req) end))
+  local r1, r2, r3, r4 = refuse_too_deep(self:_txn(self.sdelay ~= nil, search_in_txn, req))
   self._dv_own = false
   return r1, r2, r3, r4
 end
