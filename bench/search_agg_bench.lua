@@ -232,9 +232,9 @@ local FLOOR = {
       sql.rows(db.h, ("SELECT count(*) FROM %snum WHERE f = ?1 AND v >= ?2 AND v < ?3"):format(ix.p), { LF, lo, hi })
     end
   end,
-  ["top_rows (10 by l desc)"] = function(filtered)
-    sql.rows(db.h, ("SELECT pk FROM %snum WHERE f = ?1%s ORDER BY v DESC, pk LIMIT 10"):format(ix.p,
-      filtered and " AND v >= 0 AND v < 333333" or ""), { LF })
+  ["top_rows (10 by l desc)"] = function(filtered) -- (the value index walked backwards, each run of equal values put in key order)
+    sql.top_keys(db.h, ("SELECT pk, v FROM %snum WHERE f = ?1%s ORDER BY v DESC, pk DESC"):format(ix.p,
+      filtered and " AND v >= 0 AND v < 333333" or ""), { LF }, 1, 10, "i", { "id" })
   end,
   ["count"] = function(filtered)
     sql.rows(db.h, ("SELECT count(*) FROM %snum WHERE f = ?1%s"):format(ix.p, filtered and " AND v >= 0 AND v < 333333" or ""), { LF })
