@@ -113,6 +113,7 @@ build = {
     ["otskit.store.search.build"] = "lua/otskit/store/search/build.lua",
     ["otskit.store.search.query"] = "lua/otskit/store/search/query.lua",
     ["otskit.store.search.geoquery"] = "lua/otskit/store/search/geoquery.lua",
+    ["otskit.store.search.memo"] = "lua/otskit/store/search/memo.lua",
     ["otskit.store.search.textquery"] = "lua/otskit/store/search/textquery.lua",
     ["otskit.store.search.sort"] = "lua/otskit/store/search/sort.lua",
     ["otskit.store.search.run"] = "lua/otskit/store/search/run.lua",

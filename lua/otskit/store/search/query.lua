@@ -29,6 +29,7 @@
 -- matching should clauses.
 local base = require "otskit.store.base"
 local docs = require "otskit.store.search.docs"
+local memos = require "otskit.store.search.memo"
 local values = require "otskit.values"
 
 local query = {}
@@ -161,39 +162,9 @@ local function fts_quote(tok) return '"' .. docs.hex(tok) .. '"' end
 -- from ctx.from (no user text is ever in the SQL: every value is bound).
 query.MARK_OPEN, query.MARK_CLOSE = "\1", "\2"
 
--- Texts remembered: a search's SQL texts repeat with its shape (the
--- kinds, fields and flags of its query; the values are bound), so the
--- texts built from a part of it are remembered per what they depend on
--- (and a remembered text is the same string each time, so the next
--- lookup of what is built from it is cheap too). query.memo() -> m: a
--- table m.t of at most 512 entries (query.keep(m, k, v) adds one; all
--- are dropped when it is full); query.forget() empties every memo (a
--- spec compares what is remembered with what is built afresh).
-local MEMOS = setmetatable({}, { __mode = "k" })
-function query.memo()
-  local m = { t = {}, n = 0 }
-  MEMOS[m] = true
-  return m
-end
-function query.keep(m, k, v)
-  if m.n >= 512 then m.t, m.n = {}, 0 end
-  m.t[k], m.n = v, m.n + 1
-  return v
-end
-function query.forget()
-  for m in pairs(MEMOS) do m.t, m.n = {}, 0 end
-end
-local memo, keep = query.memo, query.keep
-
--- fn(s) remembered per string s
-local function remembered(fn)
-  local m = memo()
-  return function(s)
-    local r = m.t[s]
-    if r == nil then r = keep(m, s, fn(s)) end
-    return r
-  end
-end
+-- the memos of a search's SQL texts (otskit.store.search.memo)
+query.memo, query.keep, query.forget = memos.new, memos.keep, memos.forget
+local memo, keep, remembered = memos.new, memos.keep, memos.remembered
 
 --- query.nparams(text) -> the number of parameters text uses: the
 -- highest ?N in it (a compiled query may bind values only a part it left
