@@ -207,6 +207,82 @@ describe("otskit.store search: doc values answer as the SQL path", function()
     assert(docvalues.stats.hits - hits0 > trials * 8, "doc values answered " .. (docvalues.stats.hits - hits0))
   end)
 
+  it("a range group-by over every document counts as the SQL path (random ranges, writes between)", function()
+    local trials = helper.trials(20)
+    local hits0, compared = docvalues.stats.hits, 0
+    local EDGE = { 0, -0.0, 0.5, -0.5, 2 ^ 53, -2 ^ 53, 2 ^ 63, -2 ^ 63, 1e300, -1e300, 1 / 0, -1 / 0, 0 / 0,
+      1700000000000, 1700000000000 + 25 * 3600000 + 0.5 }
+    if LUA54 then EDGE[#EDGE + 1] = math.maxinteger; EDGE[#EDGE + 1] = math.mininteger end
+    local function bound(r)
+      local k = r.int(1, 10)
+      if k <= 2 then return nil end
+      if k == 3 then return pick(r, EDGE) end
+      if k <= 6 then return r.int(-20, 20) end
+      if k <= 8 then return r.int(-40, 40) / 4 end
+      return 1700000000000 + r.int(-2, 52) * 3600000
+    end
+    local function fmt(res)
+      if not res[1] then return "error " .. tostring(res[3]) end
+      local out = {}
+      for _, g in ipairs(res[1].group_bys) do
+        out[#out + 1] = g.name .. ":"
+        for _, it in ipairs(g.items) do
+          out[#out + 1] = ("[%.17g,%.17g)=%s%s"):format(it.from, it.to, tostring(it.row_count),
+            it.sub_aggs and enc(it.sub_aggs) or "")
+        end
+      end
+      return table.concat(out, " ")
+    end
+    for trial = 1, trials do
+      local r = helper.rng(9100 + trial)
+      local dir = tmpdir()
+      local path = dir .. "/s.db"
+      local db = assert(store.open{ path = path, partitions = false })
+      assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+      local nrows = r.int(0, 200)
+      for id = 1, nrows do assert(db:put_row{ table = "t", primary_key = { { "id", id } }, columns = random_row(r) }) end
+      assert(db:create_search_index{ table = "t", index = "ix", schema = SCHEMA })
+      local other = assert(store.open{ path = path, partitions = false })
+      for step = 1, 20 do
+        if step > 1 and r.int(1, 3) == 1 then
+          for _ = 1, r.int(1, 4) do
+            local w = r.int(1, 2) == 1 and db or other
+            local id = r.int(1, nrows + 20)
+            if r.int(1, 4) == 1 then assert(w:delete_row{ table = "t", primary_key = { { "id", id } } })
+            else assert(w:put_row{ table = "t", primary_key = { { "id", id } }, columns = random_row(r) }) end
+          end
+        end
+        local gbs = {}
+        for i = 1, r.int(1, 3) do
+          local rs = {}
+          for j = 1, r.int(1, 5) do rs[j] = { from = bound(r), to = bound(r) } end
+          local g = { name = "g" .. i, type = "range", field_name = pick(r, { "l", "x", "dt", "l", "x", "la", "k" }), ranges = rs }
+          if r.int(1, 10) == 1 then g.sub_aggs = { { name = "c", type = "count", field_name = "l" } } end -- (SQL)
+          gbs[i] = g
+        end
+        local req = { table = "t", index = "ix", group_bys = gbs, limit = 0 }
+        local k = r.int(1, 10)
+        if k <= 4 then req.query = { match_all = {} }
+        elseif k == 5 then req.query = { range = { field_name = "l", from = -5, to = 5 } } end -- (SQL)
+        local what = ("trial %d step %d: %s"):format(trial, step, enc(req))
+        local res = {}
+        for _, mode in ipairs({ "auto", "force", "off" }) do
+          docvalues.mode = mode
+          res[mode] = fmt({ db:search(req) })
+        end
+        docvalues.mode = "auto"
+        assert.are.equal(res.off, res.force, "force " .. what)
+        assert.are.equal(res.off, res.auto, "auto " .. what)
+        if res.off:sub(1, 5) ~= "error" then compared = compared + 1 end
+      end
+      other:close()
+      db:close()
+      os.execute("rm -rf " .. dir)
+    end
+    assert(compared > trials * 10, "too few searches answered: " .. compared)
+    assert(docvalues.stats.hits - hits0 > trials * 5, "doc values answered " .. (docvalues.stats.hits - hits0))
+  end)
+
   it("is not used inside another transaction, nor when a value does not fit, and a stale array never answers", function()
     local db = assert(store.open{ partitions = false })
     assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })

@@ -305,6 +305,38 @@ int dv_test(const dv_filter *f, int64_t id) {
   return 1;
 }
 
+int64_t dv_count(const dv_clause *cl) {
+  const dv_col *c = cl->col;
+  int64_t id, n = 0;
+  if (c->n == 0) return -1;
+  if (cl->op == DV_NEVER) return cl->neg ? -1 : 0;
+  if (cl->op == DV_RANGE && !cl->neg && c->kind == DV_I64) {
+    for (id = 0; id < c->n; id++)
+      n += ((c->has[id >> 3] >> (id & 7)) & 1) && c->i[id] >= cl->lo && c->i[id] <= cl->hi;
+    return n;
+  }
+  if (cl->op == DV_RANGE && !cl->neg && c->kind == DV_F64) {
+    for (id = 0; id < c->n; id++) {
+      double x;
+      if (!((c->has[id >> 3] >> (id & 7)) & 1)) continue;
+      x = c->d[id];
+      n += (!cl->has_lo || (cl->lo_in ? x >= cl->dlo : x > cl->dlo)) &&
+           (!cl->has_hi || (cl->hi_in ? x <= cl->dhi : x < cl->dhi));
+    }
+    return n;
+  }
+  {
+    dv_filter f;
+    f.n = 1, f.c = (dv_clause *)cl;
+    for (id = 0; id < c->n; id++) {
+      int r = dv_test(&f, id);
+      if (r < 0) return -1;
+      n += r;
+    }
+  }
+  return n;
+}
+
 static void f_dv(sqlite3_context *cx, int argc, sqlite3_value **argv) {
   const dv_filter *f = (const dv_filter *)sqlite3_value_pointer(argv[0], DV_PTR_TYPE);
   int r;

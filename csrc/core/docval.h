@@ -92,6 +92,11 @@ void dv_clause_free(dv_clause *cl);
  * outside a column (a freed column, or a document it does not know). */
 int dv_test(const dv_filter *f, int64_t id);
 
+/* The documents of cl's column (ids 0..n-1) that pass cl alone: a
+ * range group-by's bucket counted over every document. -1 when the
+ * column is freed. */
+int64_t dv_count(const dv_clause *cl);
+
 /* Registers otskit_dv(filter, id) on db. */
 int dv_register(sqlite3 *db);
 

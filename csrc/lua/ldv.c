@@ -16,7 +16,9 @@
  *     an integer); a string on a numeric column is the decimal integer
  *     the SQL path's CAST(? AS INTEGER) makes of it. The filter is a
  *     parameter of otskit.core.sql's statements (bound as a pointer):
- *     otskit_dv(?N, id) is 1 when document id passes every clause. */
+ *     otskit_dv(?N, id) is 1 when document id passes every clause.
+ *   dv.count(filter) -> { n1, n2, ... } | nil: for each clause alone,
+ *     the documents of its column that pass it (nil: a column freed). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -231,6 +233,22 @@ static int l_filter(lua_State *L) {
   return 1;
 }
 
+static int l_count(lua_State *L) {
+  lfilter *x = (lfilter *)luaL_checkudata(L, 1, FILTER_MT);
+  int k;
+  lua_createtable(L, x->f.n, 0);
+  for (k = 0; k < x->f.n; k++) {
+    int64_t n = dv_count(&x->f.c[k]);
+    if (n < 0) {
+      lua_pushnil(L);
+      return 1;
+    }
+    lua_pushinteger(L, (lua_Integer)n);
+    lua_rawseti(L, -2, k + 1);
+  }
+  return 1;
+}
+
 /* (otskit.core.sql binds a filter as a pointer: lsql.c) */
 const dv_filter *otsk_dv_testfilter(lua_State *L, int idx) {
   lfilter *x = (lfilter *)luaL_testudata(L, idx, FILTER_MT);
@@ -238,7 +256,7 @@ const dv_filter *otsk_dv_testfilter(lua_State *L, int idx) {
 }
 
 int otsk_open_dv(lua_State *L) {
-  static const luaL_Reg fns[] = {{"stamp", l_stamp}, {"column", l_column}, {"filter", l_filter}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"stamp", l_stamp}, {"column", l_column}, {"filter", l_filter}, {"count", l_count}, {NULL, NULL}};
   static const luaL_Reg colm[] = {{"bytes", col_bytes}, {"free", col_gc}, {NULL, NULL}};
   static const luaL_Reg colmeta[] = {{"__gc", col_gc}, {NULL, NULL}};
   static const luaL_Reg fmeta[] = {{"__gc", filter_gc}, {NULL, NULL}};

@@ -23,6 +23,8 @@ local COLLAPSE_KEYS = base.set{ "field_name" }
 function analytics.run(self, t, ix, ctx, cond, req, row_of, leaf, keys_of)
   if req.aggs == nil and req.group_bys == nil then return nil end
   local env = { h = self.h, ix = ix, ctx = ctx, row_of = row_of, keys_of = keys_of }
+  -- (doc values answer only in the search's own read transaction: run.lua)
+  if self._dv_own then env.db = self end
   if req.group_bys ~= nil then -- (a composite group-by's tokens)
     env.sign = function(p) return sort.token(self:_search_secret() or "", t.name .. "/" .. ix.name, p) end
     env.open = function(tok) return sort.open(self:_search_secret() or "", t.name .. "/" .. ix.name, tok) end

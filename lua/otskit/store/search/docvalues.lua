@@ -193,6 +193,25 @@ function dv.filter(self, ix, plan)
   return f, clauses
 end
 
+--- dv.range_counts(self, ix, d, rs) -> { count of range i } | nil (the
+-- SQL path): a range group-by's buckets over every document (no query,
+-- no TTL, no routing, no sub_aggs or sub_group_bys: otskit.store.search
+-- .groupby), each range { from, to } the SQL path's v >= from AND v < to
+-- (a bound left out: none), counted in one C pass over d's array. Inside
+-- the search's own read transaction, under dv.filter's rule (stamp,
+-- dv.QUIET, dv.mode).
+local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
+function dv.range_counts(self, ix, d, rs)
+  if dv.mode == "off" or not (d.col and not d.parent and not d.array and NUMERIC[d.type]) then return nil end
+  local plan = {}
+  for i, r in ipairs(rs) do
+    if r.from ~= r.from or r.to ~= r.to then return nil end -- (a NaN bound: SQL)
+    plan[i] = { d = d, op = "range", neg = false, lo = r.from, lo_in = true, hi = r.to, hi_in = false }
+  end
+  local f = dv.filter(self, ix, plan)
+  return f and dvc.count(f) or nil
+end
+
 --- dv.bytes(self) -> the memory the db's doc values hold
 function dv.bytes(self)
   local n = 0

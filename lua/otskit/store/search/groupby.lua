@@ -19,6 +19,7 @@ local agg = require "otskit.store.search.agg"
 local sort = require "otskit.store.search.sort"
 local geohash = require "otskit.store.search.geohash"
 local query = require "otskit.store.search.query"
+local docvalues = require "otskit.store.search.docvalues"
 
 local gb = {}
 
@@ -290,7 +291,13 @@ function K.range(env, g, scope, depth, what)
   local ctx = env.ctx
   local counts
   local own = d and not agg.multi(d) and agg.own(env, d, scope)
-  if own then -- every document, or the leaf's own field: its value index, a range each
+  if own and scope == agg.ALL and env.db and g.sub_aggs == nil and g.sub_group_bys == nil then
+    -- every document, plain counts: the field's doc values, one C pass a range
+    -- (otskit.store.search.docvalues.range_counts; nil: the value index)
+    counts = docvalues.range_counts(env.db, env.ix, d, rs)
+  end
+  if counts then -- (counted)
+  elseif own then -- every document, or the leaf's own field: its value index, a range each
     counts = {}
     local lb = scope ~= agg.ALL and env.leaf.bounds
     for i, r in ipairs(rs) do
