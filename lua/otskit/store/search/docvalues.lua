@@ -197,7 +197,7 @@ end
 -- SQL path): a range group-by's buckets over every document (no query,
 -- no TTL, no routing, no sub_aggs or sub_group_bys: otskit.store.search
 -- .groupby), each range { from, to } the SQL path's v >= from AND v < to
--- (a bound left out: none), counted in one C pass over d's array. Inside
+-- (a bound left out: -inf / +inf), counted in one C pass over d's array. Inside
 -- the search's own read transaction, under dv.filter's rule (stamp,
 -- dv.QUIET, dv.mode).
 local NUMERIC = { LONG = true, DOUBLE = true, DATE = true }
@@ -206,7 +206,11 @@ function dv.range_counts(self, ix, d, rs)
   local plan = {}
   for i, r in ipairs(rs) do
     if r.from ~= r.from or r.to ~= r.to then return nil end -- (a NaN bound: SQL)
-    plan[i] = { d = d, op = "range", neg = false, lo = r.from, lo_in = true, hi = r.to, hi_in = false }
+    -- (an absent bound is the SQL path's -inf / +inf: for an integer
+    -- column no bound; for a double one those, as a value may be one)
+    local lo, hi = r.from, r.to
+    if d.type == "DOUBLE" then lo, hi = lo or -math.huge, hi or math.huge end
+    plan[i] = { d = d, op = "range", neg = false, lo = lo, lo_in = true, hi = hi, hi_in = false }
   end
   local f = dv.filter(self, ix, plan)
   return f and dvc.count(f) or nil
