@@ -12,9 +12,22 @@
  * 1 us of an HMAC-SHA1's 1.5 us). */
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
 static EVP_MD *md_md5, *md_sha1;
+static int md_freed_at_exit;
+/* Given back when the process exits or core.so is unloaded (glibc runs a
+ * library's atexit functions at its dlclose), so leak checkers see none. */
+static void free_mds(void) {
+  EVP_MD_free(md_md5);
+  EVP_MD_free(md_sha1);
+  md_md5 = md_sha1 = NULL;
+}
 static const EVP_MD *get_md(int sha1) {
   EVP_MD **m = sha1 ? &md_sha1 : &md_md5;
-  if (*m == NULL) *m = EVP_MD_fetch(NULL, sha1 ? "SHA1" : "MD5", NULL);
+  if (*m == NULL) {
+    *m = EVP_MD_fetch(NULL, sha1 ? "SHA1" : "MD5", NULL);
+    /* registered after the fetch, which initialised OpenSSL and registered
+     * its own cleanup: ours runs first */
+    if (*m != NULL && !md_freed_at_exit) md_freed_at_exit = atexit(free_mds) == 0;
+  }
   return *m;
 }
 #else
