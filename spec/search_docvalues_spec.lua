@@ -128,6 +128,19 @@ local SCHEMA = { field_schemas = {
   { field_name = "la", field_type = "LONG", is_array = true },
 } }
 
+-- a store file in a new directory: table t with lo..hi random rows and
+-- search index ix over SCHEMA, open on two connections (db, other)
+local function indexed_file(r, lo, hi)
+  local dir = tmpdir()
+  local path = dir .. "/s.db"
+  local db = assert(store.open{ path = path, partitions = false })
+  assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
+  local nrows = r.int(lo, hi)
+  for id = 1, nrows do assert(db:put_row{ table = "t", primary_key = { { "id", id } }, columns = random_row(r) }) end
+  assert(db:create_search_index{ table = "t", index = "ix", schema = SCHEMA })
+  return dir, db, assert(store.open{ path = path, partitions = false }), nrows
+end
+
 describe("otskit.store search: doc values answer as the SQL path", function()
   after_each(function() docvalues.mode = "auto" end)
 
@@ -136,14 +149,7 @@ describe("otskit.store search: doc values answer as the SQL path", function()
     local compared, hits0 = 0, docvalues.stats.hits
     for trial = 1, trials do
       local r = helper.rng(7300 + trial)
-      local dir = tmpdir()
-      local path = dir .. "/s.db"
-      local db = assert(store.open{ path = path, partitions = false })
-      assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
-      local nrows = r.int(20, 300)
-      for id = 1, nrows do assert(db:put_row{ table = "t", primary_key = { { "id", id } }, columns = random_row(r) }) end
-      assert(db:create_search_index{ table = "t", index = "ix", schema = SCHEMA })
-      local other = assert(store.open{ path = path, partitions = false })
+      local dir, db, other, nrows = indexed_file(r, 20, 300)
       for step = 1, 24 do
         -- writes between the searches: puts (new rows and over old ones)
         -- and deletes, from this connection or the other
@@ -199,7 +205,6 @@ describe("otskit.store search: doc values answer as the SQL path", function()
       end
       other:close()
       db:close()
-      os.remove(path)
       os.execute("rm -rf " .. dir)
     end
     assert(compared > trials * 12, "too few searches answered: " .. compared)
@@ -235,14 +240,7 @@ describe("otskit.store search: doc values answer as the SQL path", function()
     end
     for trial = 1, trials do
       local r = helper.rng(9100 + trial)
-      local dir = tmpdir()
-      local path = dir .. "/s.db"
-      local db = assert(store.open{ path = path, partitions = false })
-      assert(db:create_table{ name = "t", primary_key = { { "id", "INTEGER" } } })
-      local nrows = r.int(0, 200)
-      for id = 1, nrows do assert(db:put_row{ table = "t", primary_key = { { "id", id } }, columns = random_row(r) }) end
-      assert(db:create_search_index{ table = "t", index = "ix", schema = SCHEMA })
-      local other = assert(store.open{ path = path, partitions = false })
+      local dir, db, other, nrows = indexed_file(r, 0, 200)
       for step = 1, 20 do
         if step > 1 and r.int(1, 3) == 1 then
           for _ = 1, r.int(1, 4) do

@@ -14,6 +14,7 @@ local function alive(pid)
   local f = io.open("/proc/" .. pid .. "/stat")
   if not f then return false end
   local st = f:read("*a"); f:close()
+  if not st then return false end -- (it ended between the open and the read)
   return st:match("^%d+ %b() (%a)") ~= "Z"
 end
 

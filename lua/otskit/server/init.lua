@@ -40,9 +40,12 @@ local APIS = dispatch.APIS
 local server = {}
 
 -- gen: the schema generation the open store has seen; seen: the last
--- `gen` of the shared dict acted on; n: requests not yet added to the
--- shared dict's n_requests
-local state = { cfg = nil, dict = nil, db = nil, gen = nil, faults = false, faults_gen = nil, seen = nil, n = 0 }
+-- `gen` of the shared dict acted on; stale: `gen` moved and the store has
+-- not been checked against schema_gen since (cleared only by get_db's
+-- success, so a request that returns before get_db leaves it set); n:
+-- requests not yet added to the shared dict's n_requests
+local state = { cfg = nil, dict = nil, db = nil, gen = nil, faults = false, faults_gen = nil, seen = nil,
+  stale = false, n = 0 }
 
 local DICT = "otskit_serve"
 
@@ -120,12 +123,11 @@ function server.init_worker()
     if b and #b == 4 then seed = seed + b:byte(1) * 16777216 + b:byte(2) * 65536 + b:byte(3) * 256 + b:byte(4) end
   end
   math.randomseed(seed)
-
 end
 
 -- this worker's store: (re)opened when another worker changed a table
--- (changed: the shared dict's `gen` moved since this worker last looked)
-local function get_db(changed)
+-- (state.stale: the shared dict's `gen` moved since it was last checked)
+local function get_db()
   local cfg = state.cfg
   if cfg.path == ":memory:" then
     if not state.db then
@@ -133,20 +135,20 @@ local function get_db(changed)
       if not db then return nil, msg, code end
       state.db = db
     end
+    state.stale = false
     return state.db
   end
-  if state.db and not changed then return state.db end
+  if state.db and not state.stale then return state.db end
   local gen = state.dict:get("schema_gen") or 0
-  if state.db and state.gen == gen then return state.db end
-  -- the old handle is not closed here: a request of this worker waiting
-  -- for the write lock may still hold it; the GC closes it after
-  local db, msg, code = store.open{ path = cfg.path }
-  if not db then
-    state.seen = nil -- (look again next time)
-    return nil, msg, code
+  if not (state.db and state.gen == gen) then
+    -- the old handle is not closed here: a request of this worker waiting
+    -- for the write lock may still hold it; the GC closes it after
+    local db, msg, code = store.open{ path = cfg.path }
+    if not db then return nil, msg, code end -- (stale stays: tried again next time)
+    state.db, state.gen = db, gen
   end
-  state.db, state.gen = db, gen
-  return db
+  state.stale = false
+  return state.db
 end
 
 -- One writer at a time across workers (when several share a file): a
@@ -186,7 +188,7 @@ local function changed()
   local dict = state.dict
   local g = dict:get("gen")
   if g == state.seen then return false end
-  state.seen = g
+  state.seen, state.stale = g, true
   local fg = dict:get("faults_gen")
   if fg ~= state.faults_gen then
     state.faults = faults.parse(dict:get("faults")) or false
@@ -200,7 +202,7 @@ local function run(api, body)
   local cfg = state.cfg
   local dict = state.dict
   state.n = state.n + 1
-  local moved = changed()
+  changed()
   local delay, drop, fail, empty = faults.decide(state.faults, api, math.random)
   if delay > 0 then ngx.sleep(delay) end
   if drop then
@@ -216,9 +218,9 @@ local function run(api, body)
   -- (no get_db call when nothing moved: a trace that starts in it and
   -- returns here aborted, "NYI: return to lower frame")
   local db = state.db
-  if db == nil or moved then
+  if db == nil or state.stale then
     local m, c
-    db, m, c = get_db(moved)
+    db, m, c = get_db()
     if not db then
       return respond.error(cfg, api, c == "OTSServerBusy" and c or "OTSInternalServerError", m)
     end
