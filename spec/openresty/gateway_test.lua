@@ -329,8 +329,11 @@ describe("the otskit gateway in nginx", function()
     end
     local _, doc = get("/events?limit=5")
     local _, sdoc = get("/series/dev-1?limit=5")
+    -- (forged inside: a changed last character can leave the decoded bytes
+    -- as they were, its low bits unused, or be the same character)
+    local c5 = doc.cursor:sub(5, 5)
     for what, path in pairs {
-      forged = "/events?limit=5&cursor=" .. doc.cursor:sub(1, -3) .. "AA",
+      forged = "/events?limit=5&cursor=" .. doc.cursor:sub(1, 4) .. (c5 == "A" and "B" or "A") .. doc.cursor:sub(6),
       ["a /series cursor"] = "/events?limit=5&cursor=" .. sdoc.cursor,
     } do
       local status, body = get(path)
