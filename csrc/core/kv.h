@@ -130,6 +130,11 @@ int kv_commit(kv_db *db);
 int kv_rollback(kv_db *db);
 int kv_in_txn(kv_db *db);
 
+/* The data version of db's main file as of the last read transaction it
+ * began (its snapshot): it changes whenever that file's content changed
+ * since -- a commit of this connection or of any other. No I/O. */
+unsigned kv_data_version(kv_db *db);
+
 /* The SQLite connection (a sqlite3 *), for a part that runs its own SQL
  * on the same connection and so inside the same transactions (kvsql.c). */
 void *kv_sqlite(kv_db *db);

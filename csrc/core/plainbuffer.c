@@ -153,6 +153,11 @@ static void put_byte(pb_writer *w, unsigned char b) {
   if (p) { *p = b; w->len++; }
 }
 
+void pb_write_raw(pb_writer *w, const void *b, size_t n) {
+  unsigned char *p = room(w, n);
+  if (p && n) { memcpy(p, b, n); w->len += n; }
+}
+
 void pb_write_header(pb_writer *w) {
   unsigned char *p = room(w, 4);
   if (p) { put_le32(p, HEADER); w->len += 4; }

@@ -54,6 +54,7 @@ void pb_writer_init(pb_writer *w);
 void pb_writer_reset(pb_writer *w);  /* len = 0, keeps the memory */
 void pb_writer_free(pb_writer *w);
 void pb_write_header(pb_writer *w);
+void pb_write_raw(pb_writer *w, const void *p, size_t n); /* n bytes as they are */
 void pb_row_begin(pb_writer *w);     /* 0x01: primary key cells follow */
 void pb_row_data(pb_writer *w);      /* 0x02: attribute cells follow */
 void pb_write_cell(pb_writer *w, const pb_cell *c);

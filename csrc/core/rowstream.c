@@ -140,7 +140,7 @@ int rs_row(pb_writer *w, const rs_opts *o, const void *key, size_t klen, const v
 
 /* the service's rule for names: 1..255 bytes of [A-Za-z0-9_], not
  * starting with a digit (otskit.names) */
-static int valid_name(const char *s, size_t n) {
+int rs_valid_name(const char *s, size_t n) {
   size_t i;
   if (n < 1 || n > 255) return 0;
   for (i = 0; i < n; i++) {
@@ -162,6 +162,53 @@ static int dup_cmp(const void *pa, const void *pb) {
   return a->ts < b->ts ? -1 : 1;
 }
 
+/* The primary key cells of row (o's columns in o's order and types;
+ * BINARY also from a STRING value when loose) appended to key; *size
+ * grows by their Tablestore size. RS_PUT_OK, RS_PUT_OTHER with *why, or
+ * RS_PUT_OOM. */
+static int key_cells(const pb_row *row, const rs_opts *o, size_t max_pk_cell, int loose, tuple_buf *key,
+                     int64_t *size, const char **why) {
+  size_t i;
+  if (row->npk != o->npk) { *why = "key size"; return RS_PUT_OTHER; }
+  for (i = 0; i < row->npk; i++) {
+    const pb_cell *c = &row->cells[i];
+    int t = o->pk_type[i];
+    *why = NULL;
+    if (c->name_len != o->pk_name[i].n || memcmp(c->name, o->pk_name[i].s, c->name_len) != 0) *why = "key name";
+    else if (c->op != PB_OP_NONE || c->has_ts) *why = "key cell op or timestamp";
+    else if (t == RS_PK_INTEGER) {
+      if (c->v.vt != PB_VT_INTEGER) *why = "key type";
+      else if (tuple_put_int(key, c->v.i) != 0) return RS_PUT_OOM;
+      else *size += (int64_t)c->name_len + 8;
+    } else if (t == RS_PK_STRING ? c->v.vt != PB_VT_STRING
+               : !(c->v.vt == PB_VT_BLOB || (loose && c->v.vt == PB_VT_STRING))) *why = "key type";
+    else if (c->v.n > max_pk_cell) *why = "key value too long";
+    else if (t == RS_PK_STRING && !row_utf8_valid(c->v.s, c->v.n)) *why = "key not UTF-8";
+    else if (tuple_put_bytes(key, c->v.s, c->v.n) != 0) return RS_PUT_OOM;
+    else *size += (int64_t)(c->name_len + c->v.n);
+    if (*why != NULL) return RS_PUT_OTHER;
+  }
+  return RS_PUT_OK;
+}
+
+int rs_get_key(const void *buf, size_t n, const rs_opts *o, size_t max_pk_cell, tuple_buf *key, const char **why) {
+  pb_reader r;
+  pb_row row, extra;
+  int64_t size = 0;
+  int rc = RS_PUT_OTHER;
+  memset(&row, 0, sizeof row);
+  memset(&extra, 0, sizeof extra);
+  *why = NULL;
+  if (!pb_reader_init(&r, buf, n)) *why = "not PlainBuffer";
+  else if (pb_read_row(&r, &row) != 1) *why = "no row";
+  else if (pb_read_row(&r, &extra) != 0) *why = "more than one row";
+  else if (row.deleted || row.ncells != row.npk) *why = "not a key alone";
+  else rc = key_cells(&row, o, max_pk_cell, 0, key, &size, why);
+  pb_row_free(&row);
+  pb_row_free(&extra);
+  return rc;
+}
+
 #define PUT_OTHER(w) do { *why = (w); rc = RS_PUT_OTHER; goto done; } while (0)
 
 int rs_put_row(const void *buf, size_t n, const rs_opts *o, const rs_put_limits *lim,
@@ -181,24 +228,8 @@ int rs_put_row(const void *buf, size_t n, const rs_opts *o, const rs_put_limits 
   if (pb_read_row(&r, &row) != 1) PUT_OTHER("no row");
   if (pb_read_row(&r, &extra) != 0) PUT_OTHER("more than one row");
   if (row.deleted) PUT_OTHER("the delete marker");
-  if (row.npk != o->npk) PUT_OTHER("key size");
-  for (i = 0; i < row.npk; i++) {
-    const pb_cell *c = &row.cells[i];
-    int t = o->pk_type[i];
-    if (c->name_len != o->pk_name[i].n || memcmp(c->name, o->pk_name[i].s, c->name_len) != 0) PUT_OTHER("key name");
-    if (c->op != PB_OP_NONE || c->has_ts) PUT_OTHER("key cell op or timestamp");
-    if (t == RS_PK_INTEGER) {
-      if (c->v.vt != PB_VT_INTEGER) PUT_OTHER("key type");
-      if (tuple_put_int(key, c->v.i) != 0) { rc = RS_PUT_OOM; goto done; }
-      *size += (int64_t)c->name_len + 8;
-    } else {
-      if (!(c->v.vt == PB_VT_STRING || (t == RS_PK_BINARY && c->v.vt == PB_VT_BLOB))) PUT_OTHER("key type");
-      if (c->v.n > lim->max_pk_cell) PUT_OTHER("key value too long");
-      if (t == RS_PK_STRING && !row_utf8_valid(c->v.s, c->v.n)) PUT_OTHER("key not UTF-8");
-      if (tuple_put_bytes(key, c->v.s, c->v.n) != 0) { rc = RS_PUT_OOM; goto done; }
-      *size += (int64_t)(c->name_len + c->v.n);
-    }
-  }
+  rc = key_cells(&row, o, lim->max_pk_cell, 1, key, size, why);
+  if (rc != RS_PUT_OK) goto done;
   na = row.ncells - row.npk;
   if (na > lim->max_cols) PUT_OTHER("too many cells");
   if (na > sizeof small / sizeof small[0]) {
@@ -210,7 +241,7 @@ int rs_put_row(const void *buf, size_t n, const rs_opts *o, const rs_put_limits 
     const pb_cell *c = &row.cells[row.npk + i];
     row_cell *rc_ = &cells[i];
     if (c->op != PB_OP_NONE) PUT_OTHER("an update op");
-    if (!valid_name(c->name, c->name_len)) PUT_OTHER("bad name");
+    if (!rs_valid_name(c->name, c->name_len)) PUT_OTHER("bad name");
     for (j = 0; j < o->npk; j++)
       if (c->name_len == o->pk_name[j].n && memcmp(c->name, o->pk_name[j].s, c->name_len) == 0) PUT_OTHER("a key name");
     memset(rc_, 0, sizeof *rc_);

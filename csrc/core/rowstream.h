@@ -39,6 +39,10 @@ typedef struct {
 /* What rs_row did. */
 enum { RS_ROW = 1, RS_SKIP = 0, RS_BADKEY = -1, RS_BADROW = -2 };
 
+/* 1 when s[0..n) is a name the service takes: 1..255 bytes of
+ * [A-Za-z0-9_], not starting with a digit. */
+int rs_valid_name(const char *s, size_t n);
+
 /* Byte order of names (shorter first on a common prefix). */
 int rs_name_cmp(const rs_name *a, const rs_name *b);
 
@@ -85,5 +89,13 @@ enum { RS_PUT_OK = 1, RS_PUT_OTHER = 0, RS_PUT_OOM = -1 };
 int rs_put_row(const void *buf, size_t n, const rs_opts *o, const rs_put_limits *lim,
                tuple_buf *key, unsigned char **val, size_t *vlen, int64_t *size, int *any_ts,
                const char **why);
+
+/* The PlainBuffer buffer buf[0..n) of a read's primary key (a header and
+ * exactly one row of key cells alone) as the store's key tuple, appended
+ * to key: o's columns in o's order and exact types (INTEGER, STRING as
+ * UTF-8 text, BINARY as a blob), values of at most max_pk_cell bytes.
+ * RS_PUT_OK; RS_PUT_OTHER with *why (static text) for anything else;
+ * RS_PUT_OOM. Only o's npk, pk_name and pk_type are used. */
+int rs_get_key(const void *buf, size_t n, const rs_opts *o, size_t max_pk_cell, tuple_buf *key, const char **why);
 
 #endif

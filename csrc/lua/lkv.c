@@ -394,7 +394,8 @@ static const luaL_Reg db_methods[] = {
   {"scan", l_scan}, {"begin", l_begin}, {"commit", l_commit},
   {"rollback", l_rollback}, {"in_txn", l_in_txn}, {"integrity", l_integrity},
   {"schema", l_schema}, {"max_pages", l_max_pages},
-  {"get_pb", otsk_kv_get_pb}, {"range_pb", otsk_kv_range_pb}, {NULL, NULL}
+  {"get_pb", otsk_kv_get_pb}, {"range_pb", otsk_kv_range_pb}, {"get_row_answer", otsk_kv_get_row_answer},
+  {NULL, NULL}
 };
 static const luaL_Reg db_meta[] = {
   OTSK_CLOSE_META(l_close), {NULL, NULL}
@@ -406,12 +407,14 @@ static const luaL_Reg cur_meta[] = {
   OTSK_CLOSE_META(l_cur_close), {NULL, NULL}
 };
 static const luaL_Reg funcs[] = {
-  {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch}, {NULL, NULL}
+  {"open", l_open}, {"cmp", otsk_key_compare} /* alias of key.compare */, {"bsearch", l_bsearch},
+  {"get_plan", otsk_kv_get_plan}, {NULL, NULL}
 };
 
 int otsk_open_kv(lua_State *L) {
   otsk_newclass(L, DB_MT, db_methods, db_meta);
   otsk_newclass(L, CUR_MT, cur_methods, cur_meta);
+  otsk_kv_getrow_register(L);
   lua_newtable(L);
   otsk_setfuncs(L, funcs);
   return 1;

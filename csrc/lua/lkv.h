@@ -24,6 +24,10 @@ int otsk_kv_range_pb(lua_State *L);
  * open, tied to the db at argument 1; _done closes it and unties it. */
 kv_cursor *otsk_kv_scratchcursor(lua_State *L);
 void otsk_kv_scratchcursor_done(lua_State *L, int idx);
+/* kv.get_plan, db:get_row_answer and the plan class they use (lgetrow.c) */
+int otsk_kv_get_plan(lua_State *L);
+int otsk_kv_get_row_answer(lua_State *L);
+void otsk_kv_getrow_register(lua_State *L);
 /* row.from_put_pb (lrowstream.c) */
 int otsk_row_from_put_pb(lua_State *L);
 

@@ -106,6 +106,12 @@ function dispatch.call(db, api, body, empty)
     if res then return encode(api, res) end
     if res == nil and m then return failed(msg, code) end
   end
+  if api == "GetRow" and db.get_row_answer and not empty then
+    -- a plain GetRow from its protobuf to the answer's in one C call
+    -- (otskit.store.stream); false: decoded and answered below
+    local out = db:get_row_answer(body)
+    if out then return out end
+  end
   local req
   req, msg, code = wire.decode_request(api, body)
   if req == nil then return nil, msg, code or "OTSParameterInvalid" end

@@ -106,6 +106,40 @@ end
 -- none selected). false: a read this does not stream (see above).
 DB.get_row_pb = wrap(get_row_pb, "get_row_pb")
 
+-- the plan db.h:get_row_answer reads of table t, made once per
+-- definition (tables.lua's settle drops it): false for a table whose
+-- reads it does not answer -- an index table (its reads wait for pending
+-- index changes) or a table whose reads may split it (split_load)
+local get_plan = require("otskit.core").kv.get_plan
+local function plan_of(t)
+  if t.base or (t.parts and t.parts.opts.split_load) then return false end
+  return get_plan(t.kv, t.pk, t.maxv, t.ttl_ms)
+end
+
+local now_ms, PK_CELL = base.now_ms, base.LIMITS.pk_cell
+
+--- db:get_row_answer(body) -> answer | false: body is a GetRowRequest
+-- (protobuf); answer the GetRowResponse body db:get_row_pb's result
+-- encodes to (otskit.wire), made in one C call with one read transaction
+-- (spec/store_get_answer_spec.lua checks it byte for byte). false: a
+-- request or a state this does not answer (a field beyond table_name,
+-- primary_key, columns_to_get, max_versions and cache_blocks; a key the
+-- store would refuse or one of another shape; injected store faults; a
+-- table changed by another connection; a transaction open; any db
+-- failure; an index table): decode the request and read it as before.
+function DB:get_row_answer(body)
+  if self.faults or self._open or self.h == nil or type(body) ~= "string" then return false end
+  local tables = self.tables
+  local out, k, t = self.h:get_row_answer(body, tables, self.schema, self.gen, now_ms(self), PK_CELL)
+  if out == false and k == "no plan" then
+    t._getplan = plan_of(t)
+    out, k, t = self.h:get_row_answer(body, tables, self.schema, self.gen, now_ms(self), PK_CELL)
+  end
+  if not out then return false end
+  if t.parts then t.parts:read(k) end
+  return out
+end
+
 --- db:get_range_pb(req) -> { rows_pb, row_count, next_start_primary_key,
 -- consumed, scanned } | false | nil, msg, code: req as db:get_range's; rows_pb:
 -- the PlainBuffer bytes of the page's rows ("" when none), row_count how

@@ -131,6 +131,7 @@ local function settle(t)
   t.ttl_ms = o.time_to_live ~= -1 and o.time_to_live * 1000 or nil
   t.maxv = o.max_versions
   t.dev_ms = o.max_time_deviation * 1000
+  t._getplan = nil -- (otskit.store.stream: made again from these)
 end
 
 function DB:_attach(name, pk, bounds, popts, options, reserved, meta)
