@@ -428,48 +428,100 @@ done:
   return ok;
 }
 
-/* serve_limit(path, table, mode, body, req_headers, resp_headers, secret,
- * n) -> us per request: what `otskit serve` does for one GetRow ("get"),
- * GetRange ("range", 100 rows of a table with an INTEGER key) or PutRow
- * ("put": the row into its stored key and row, one write transaction, the
- * row replaced) between
- * reading the body and sending the answer, in C alone: the body's MD5 and
- * the request signature checked, the protobuf request and its PlainBuffer
- * key decoded, one read transaction (schema cookie, generation row, the
- * row or the range read straight into PlainBuffer), the protobuf answer,
- * its MD5 and its signature. */
-static int l_serve_limit(lua_State *L) {
-  size_t pl, bl, sl, nreq, nresp;
-  const char *path = luaL_checklstring(L, 1, &pl);
-  const char *tname = luaL_checkstring(L, 2);
-  const char *mode = luaL_checkstring(L, 3);
-  const char *body = luaL_checklstring(L, 4, &bl);
-  const char *secret;
-  sign_header *rq = headers_of(L, 5, &nreq), *rs = headers_of(L, 6, &nresp);
-  int64_t n = otsk_checkint64(L, 8, "bench", "#8 (n)"), it;
-  int range = strcmp(mode, "range") == 0, put = strcmp(mode, "put") == 0, found, failed = 0;
-  char err[256], md5[25], sig[29];
-  kv_db *db = NULL;
+#define LIMIT_MT "otskit_bench.serve_limit"
+
+/* what serve_limit_open holds between runs (its arguments anchored in
+ * the registry until __gc) */
+typedef struct {
+  kv_db *db;
   kv_table *t, *meta;
   rs_opts o;
   pb_writer w;
   tuple_buf k1, k2;
-  struct timespec t0, t1;
-  unsigned char *out = NULL;
-  size_t outcap = 0;
+  unsigned char *out;
+  size_t outcap, bl, sl, nreq, nresp;
+  const char *body, *secret;
+  sign_header *rq, *rs;
+  int range, put, anchors;
   char head[64], tail[16];
-  secret = luaL_checklstring(L, 7, &sl);
-  if (kv_open(path, pl, 5000, &db, err, sizeof err) != KV_OK) return luaL_error(L, "bench: %s", err);
-  t = kv_table_get(db, tname, 0, &found);
-  meta = kv_table_get(db, "meta", 0, &found);
-  if (t == NULL || meta == NULL) { kv_close_db(db); return luaL_error(L, "bench: no table %s", tname); }
-  memset(&o, 0, sizeof o);
-  o.npk = 1; o.pk_name[0].s = "id"; o.pk_name[0].n = 2; o.pk_type[0] = RS_PK_INTEGER;
-  o.lo = INT64_MIN; o.hi = INT64_MAX; o.maxv = 1; o.plain = 1;
-  pb_writer_init(&w);
-  tuple_buf_init(&k1); tuple_buf_init(&k2);
-  snprintf(head, sizeof head, "/%s\nPOST\n\n", put ? "PutRow" : range ? "GetRange" : "GetRow");
-  snprintf(tail, sizeof tail, "/%s", put ? "PutRow" : range ? "GetRange" : "GetRow");
+} limit;
+
+static void limit_close(lua_State *L, limit *s) {
+  if (s->db) kv_close_db(s->db);
+  s->db = NULL;
+  free(s->out);
+  s->out = NULL;
+  pb_writer_free(&s->w);
+  tuple_buf_free(&s->k1); tuple_buf_free(&s->k2);
+  luaL_unref(L, LUA_REGISTRYINDEX, s->anchors);
+  s->anchors = LUA_NOREF;
+}
+
+static int limit_gc(lua_State *L) {
+  limit_close(L, (limit *)luaL_checkudata(L, 1, LIMIT_MT));
+  return 0;
+}
+
+/* serve_limit_open(path, table, mode, body, req_headers, resp_headers,
+ * secret) -> lim: the store at path opened once for lim:run (see
+ * serve_limit) */
+static int l_serve_limit_open(lua_State *L) {
+  size_t pl;
+  const char *path = luaL_checklstring(L, 1, &pl);
+  const char *tname = luaL_checkstring(L, 2);
+  const char *mode = luaL_checkstring(L, 3);
+  char err[256];
+  int found;
+  limit *s;
+  luaL_checkstring(L, 4);
+  luaL_checktype(L, 5, LUA_TTABLE);
+  luaL_checktype(L, 6, LUA_TTABLE);
+  luaL_checkstring(L, 7);
+  lua_settop(L, 7);
+  s = (limit *)lua_newuserdatauv(L, sizeof *s, 0); /* 8 */
+  memset(s, 0, sizeof *s);
+  s->anchors = LUA_NOREF;
+  luaL_setmetatable(L, LIMIT_MT);
+  lua_createtable(L, 9, 0); /* the anchors */
+  for (found = 1; found <= 7; found++) { lua_pushvalue(L, found); lua_rawseti(L, -2, found); }
+  s->body = lua_tolstring(L, 4, &s->bl);
+  s->secret = lua_tolstring(L, 7, &s->sl);
+  s->rq = headers_of(L, 5, &s->nreq); lua_rawseti(L, -2, 8);
+  s->rs = headers_of(L, 6, &s->nresp); lua_rawseti(L, -2, 9);
+  s->anchors = luaL_ref(L, LUA_REGISTRYINDEX);
+  s->range = strcmp(mode, "range") == 0;
+  s->put = strcmp(mode, "put") == 0;
+  pb_writer_init(&s->w);
+  tuple_buf_init(&s->k1); tuple_buf_init(&s->k2);
+  if (kv_open(path, pl, 5000, &s->db, err, sizeof err) != KV_OK) { s->db = NULL; return luaL_error(L, "bench: %s", err); }
+  s->t = kv_table_get(s->db, tname, 0, &found);
+  s->meta = kv_table_get(s->db, "meta", 0, &found);
+  if (s->t == NULL || s->meta == NULL) return luaL_error(L, "bench: no table %s", tname);
+  s->o.npk = 1; s->o.pk_name[0].s = "id"; s->o.pk_name[0].n = 2; s->o.pk_type[0] = RS_PK_INTEGER;
+  s->o.lo = INT64_MIN; s->o.hi = INT64_MAX; s->o.maxv = 1; s->o.plain = 1;
+  snprintf(s->head, sizeof s->head, "/%s\nPOST\n\n", s->put ? "PutRow" : s->range ? "GetRange" : "GetRow");
+  snprintf(s->tail, sizeof s->tail, "/%s", s->put ? "PutRow" : s->range ? "GetRange" : "GetRow");
+  lua_settop(L, 8);
+  return 1;
+}
+
+/* lim:run(n) -> us of CPU per request over n requests */
+static int l_limit_run(lua_State *L) {
+  limit *s = (limit *)luaL_checkudata(L, 1, LIMIT_MT);
+  int64_t n = otsk_checkint64(L, 2, "bench", "#2 (n)"), it;
+  kv_db *db = s->db;
+  kv_table *t = s->t, *meta = s->meta;
+  rs_opts o = s->o;
+  pb_writer w = s->w;
+  tuple_buf k1 = s->k1, k2 = s->k2;
+  unsigned char *out = s->out;
+  size_t outcap = s->outcap, bl = s->bl, sl = s->sl, nreq = s->nreq, nresp = s->nresp;
+  const char *body = s->body, *secret = s->secret, *head = s->head, *tail = s->tail;
+  sign_header *rq = s->rq, *rs = s->rs;
+  int range = s->range, put = s->put, failed = 0;
+  char md5[25], sig[29];
+  struct timespec t0, t1;
+  if (db == NULL) return luaL_error(L, "bench: closed");
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
   for (it = 0; it < n && !failed; it++) {
     const void *v;
@@ -569,24 +621,47 @@ static int l_serve_limit(lua_State *L) {
     (void)total;
   }
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-  free(out);
-  pb_writer_free(&w);
-  tuple_buf_free(&k1); tuple_buf_free(&k2);
-  kv_close_db(db);
+  s->w = w; s->k1 = k1; s->k2 = k2; s->out = out; s->outcap = outcap;
   if (failed) return luaL_error(L, "bench: serve_limit failed at step %d", failed);
   lua_pushnumber(L, ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / (double)n);
+  return 1;
+}
+
+/* serve_limit(path, table, mode, body, req_headers, resp_headers, secret,
+ * n) -> us per request: what `otskit serve` does for one GetRow ("get"),
+ * GetRange ("range", 100 rows of a table with an INTEGER key) or PutRow
+ * ("put": the row into its stored key and row, one write transaction, the
+ * row replaced) between
+ * reading the body and sending the answer, in C alone: the body's MD5 and
+ * the request signature checked, the protobuf request and its PlainBuffer
+ * key decoded, one read transaction (schema cookie, generation row, the
+ * row or the range read straight into PlainBuffer), the protobuf answer,
+ * its MD5 and its signature. */
+static int l_serve_limit(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 8);
+  lua_settop(L, 7);
+  l_serve_limit_open(L); /* 8: lim */
+  lua_pushcfunction(L, l_limit_run);
+  lua_pushvalue(L, 8);
+  lua_pushinteger(L, n);
+  lua_call(L, 2, 1);
+  limit_close(L, (limit *)lua_touserdata(L, 8));
   return 1;
 }
 
 BENCH_EXPORT int luaopen_otskit_bench(lua_State *L) {
   static const luaL_Reg merge_methods[] = {{"run", l_merge_run}, {NULL, NULL}};
   static const luaL_Reg merge_meta[] = {{"__gc", b_gc}, {NULL, NULL}};
+  static const luaL_Reg limit_methods[] = {{"run", l_limit_run}, {NULL, NULL}};
+  static const luaL_Reg limit_meta[] = {{"__gc", limit_gc}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
     {"prefix_loop", l_prefix_loop}, {"prefix_check", l_prefix_check}, {"fnv", l_fnv},
     {"merge_keys", l_merge_keys}, {"direct", l_direct},
-    {"plainbuffer_count", l_plainbuffer_count}, {"serve_limit", l_serve_limit}, {NULL, NULL}
+    {"plainbuffer_count", l_plainbuffer_count}, {"serve_limit", l_serve_limit},
+    {"serve_limit_open", l_serve_limit_open}, {NULL, NULL}
   };
   otsk_newclass(L, MERGE_MT, merge_methods, merge_meta);
+  otsk_newclass(L, LIMIT_MT, limit_methods, limit_meta);
   lua_newtable(L);
   otsk_setfuncs(L, funcs);
   return 1;

@@ -7,6 +7,15 @@
 #   lua        the same nginx and lua module answering with a fixed body
 #              (a real answer's bytes) from content_by_lua after reading
 #              the request body: the floor of any Lua request handler
+#   lua+io     that handler with the response headers a Tablestore answer
+#              carries (fixed values)
+#   lua+io+C   lua+io doing, per request, the work of serve's request in
+#              C alone on serve's own store file (otskit_bench's
+#              serve_limit_open / run, bench/cbench.c: the body's MD5 and
+#              signature, the protobuf request, one transaction reading or
+#              writing the row(s), the protobuf answer, its MD5 and
+#              signature): what any server built on this nginx, this lua
+#              module and this store could reach
 # GetRow, PutRow and a 100-row GetRange, signed ahead of time
 # (bench/serve_reqs.lua) and replayed by bench/serve_wrk.lua. Prints, per
 # op, the median (min-max) of wrk's req/s and of the workers' CPU time per
@@ -23,16 +32,18 @@ OPS=${OPS:-GetRow PutRow GetRange}
 tmp=$(mktemp -d /tmp/otskit-serve-bench.XXXXXX)
 chmod 755 "$tmp" # the workers may run as nobody
 . bench/serve_lib.sh
-trap 'serve_lib_cleanup "$tmp/ret" "$tmp/lua" "$tmp/luaio"' EXIT
+trap 'serve_lib_cleanup "$tmp/ret" "$tmp/lua" "$tmp/luaio" "$tmp/luac"' EXIT
 trap 'exit 1' INT TERM HUP
-port=$(free_port); rport=$(free_port); lport=$(free_port); xport=$(free_port)
+port=$(free_port); rport=$(free_port); lport=$(free_port); xport=$(free_port); cport=$(free_port)
 start_serve "$port"
 start_return200 "$tmp/ret" "$rport"
 start_lua "$tmp/lua" "$lport" 'ngx.req.read_body(); ngx.print(FIXED[ngx.var.uri])'
-start_lua "$tmp/luaio" "$xport" '
+# lua+io: the request line, the body, the headers of an answer, its body
+IO_READ='
       local api = ngx.req.raw_header():match("^POST /(%w+)")
       ngx.req.read_body()
-      if ngx.req.get_body_data() == nil then return ngx.exit(400) end
+      if ngx.req.get_body_data() == nil then return ngx.exit(400) end'
+IO_SEND='
       local body = FIXED[api]
       local h = ngx.header
       h["x-ots-contentmd5"] = "IjpgaUwGKkfuEgyLaDq1mg=="
@@ -41,23 +52,41 @@ start_lua "$tmp/luaio" "$xport" '
       h["x-ots-contenttype"] = "protocol buffer"
       h["authorization"] = "OTS bak:LQ1pIcPfC9NHZWMR9vrydXG4U4A="
       h["content-length"] = #body
-      ngx.print(body)
-'
+      ngx.print(body)'
+# lua+io+C: the C-alone work of each API, opened on serve's store file once
+C_OPEN='
+      if LIMIT == nil then
+        package.cpath = "'"$root"'/build/jit/?.so;" .. package.cpath
+        local bench = require "otskit_bench"
+        local rs = { ["x-ots-contentmd5"] = "IjpgaUwGKkfuEgyLaDq1mg==", ["x-ots-requestid"] = "0005af6b-5f18-e605-2bc1-720b17615fbe",
+          ["x-ots-date"] = "2026-11-28T06:00:00.000Z", ["x-ots-contenttype"] = "protocol buffer" }
+        LIMIT = {}
+        for api, m in pairs({ GetRow = "get", PutRow = "put", GetRange = "range" }) do
+          local r = dofile("'"$tmp"'/" .. m .. ".lua")[1]
+          LIMIT[api] = bench.serve_limit_open("'"$tmp"'/data/otskit.db", "t_bench", m, r.body, r.headers, rs, "bsk")
+        end
+      end'
+start_lua "$tmp/luaio" "$xport" "$IO_READ $IO_SEND"
+start_lua "$tmp/luac" "$cport" "$C_OPEN $IO_READ
+      LIMIT[api]:run(1) $IO_SEND"
 sleep 0.3
 
 l0=$(load)
-echo "otskit serve vs nginx \`return 200\`, vs a minimal content_by_lua handler and vs that handler with the nginx-facing I/O of a Tablestore answer (lua+io; same body size), $WORKERS worker(s) each, wrk -t$THREADS -c$CONNS -d${DUR}s, $ROUNDS alternating rounds; medians (min-max)"
+echo "otskit serve vs nginx \`return 200\`, vs a minimal content_by_lua handler, vs that handler with the nginx-facing I/O of a Tablestore answer (lua+io; same body size) and vs lua+io doing serve's work in C alone (lua+io+C), $WORKERS worker(s) each, wrk -t$THREADS -c$CONNS -d${DUR}s, $ROUNDS alternating rounds; medians (min-max)"
 echo
-echo "| op | body B | serve req/s | return 200 req/s | lua floor req/s | serve / return 200 | serve / lua floor | lua+io req/s | serve / lua+io | serve CPU us/req | return 200 CPU us/req | lua floor CPU us/req | lua+io CPU us/req |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| op | body B | serve req/s | return 200 req/s | **serve / return 200** | lua+io+C req/s | **lua+io+C / return 200** | lua floor req/s | lua+io req/s | serve CPU us/req | return 200 CPU | lua floor CPU | lua+io CPU | lua+io+C CPU |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for op in $OPS; do
   case $op in GetRow) f=get;; PutRow) f=put;; GetRange) f=range;; *) echo "unknown op $op" >&2; exit 2;; esac
   rounds "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" "$tmp/s" \
     "http://127.0.0.1:$rport" "$tmp/$f.lua" "$tmp/ret/logs/nginx.pid" "$tmp/r" \
     "http://127.0.0.1:$lport" "$tmp/$f.lua" "$tmp/lua/logs/nginx.pid" "$tmp/l" \
-    "http://127.0.0.1:$xport" "$tmp/$f.lua" "$tmp/luaio/logs/nginx.pid" "$tmp/x"
-  s=$(cut -d' ' -f1 "$tmp/s" | med); rr=$(cut -d' ' -f1 "$tmp/r" | med); l=$(cut -d' ' -f1 "$tmp/l" | med); x=$(cut -d' ' -f1 "$tmp/x" | med)
-  echo "| $op | $(wc -c <"$tmp/$f.body") | $(cut -d' ' -f1 "$tmp/s" | stat) | $(cut -d' ' -f1 "$tmp/r" | stat) | $(cut -d' ' -f1 "$tmp/l" | stat) | $(awk "BEGIN { printf \"%.2f\", $s / $rr }") | $(awk "BEGIN { printf \"%.2f\", $s / $l }") | $(cut -d' ' -f1 "$tmp/x" | stat) | $(awk "BEGIN { printf \"%.2f\", $s / $x }") | $(cut -d' ' -f2 "$tmp/s" | stat) | $(cut -d' ' -f2 "$tmp/r" | stat) | $(cut -d' ' -f2 "$tmp/l" | stat) | $(cut -d' ' -f2 "$tmp/x" | stat) |"
+    "http://127.0.0.1:$xport" "$tmp/$f.lua" "$tmp/luaio/logs/nginx.pid" "$tmp/x" \
+    "http://127.0.0.1:$cport" "$tmp/$f.lua" "$tmp/luac/logs/nginx.pid" "$tmp/c"
+  s=$(cut -d' ' -f1 "$tmp/s" | med); rr=$(cut -d' ' -f1 "$tmp/r" | med); c=$(cut -d' ' -f1 "$tmp/c" | med)
+  rps() { cut -d' ' -f1 "$tmp/$1" | stat; }
+  cpu() { cut -d' ' -f2 "$tmp/$1" | stat; }
+  echo "| $op | $(wc -c <"$tmp/$f.body") | $(rps s) | $(rps r) | $(awk "BEGIN { printf \"%.2f\", $s / $rr }") | $(rps c) | $(awk "BEGIN { printf \"%.2f\", $c / $rr }") | $(rps l) | $(rps x) | $(cpu s) | $(cpu r) | $(cpu l) | $(cpu x) | $(cpu c) |"
 done
 echo
 echo "load average $l0 before, $(load) after"
