@@ -21,7 +21,8 @@
 # op, the median (min-max) of wrk's req/s and of the workers' CPU time per
 # request (user + system from /proc, clock ticks), and the ratios.
 # Env: WORKERS (1), CONNS (8), THREADS (1), DUR (3 s per run), ROUNDS (5),
-# OPS ("GetRow PutRow GetRange"), JITLOG (a file: serve runs with
+# OPS ("GetRow PutRow GetRange"), VERBOSE (1: every round's figures on
+# stderr), JITLOG (a file: serve runs with
 # --jit-log FILE, LuaJIT's trace events of its workers, as -jv prints them).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,6 +85,8 @@ for op in $OPS; do
     "http://127.0.0.1:$xport" "$tmp/$f.lua" "$tmp/luaio/logs/nginx.pid" "$tmp/x" \
     "http://127.0.0.1:$cport" "$tmp/$f.lua" "$tmp/luac/logs/nginx.pid" "$tmp/c"
   s=$(cut -d' ' -f1 "$tmp/s" | med); rr=$(cut -d' ' -f1 "$tmp/r" | med); c=$(cut -d' ' -f1 "$tmp/c" | med)
+  # VERBOSE=1: each round's "req/s CPU" per server on stderr
+  [ -n "${VERBOSE:-}" ] && for v in s r l x c; do echo "$op $v: $(tr '\n' ',' <"$tmp/$v")" >&2; done
   rps() { cut -d' ' -f1 "$tmp/$1" | stat; }
   cpu() { cut -d' ' -f2 "$tmp/$1" | stat; }
   echo "| $op | $(wc -c <"$tmp/$f.body") | $(rps s) | $(rps r) | $(awk "BEGIN { printf \"%.2f\", $s / $rr }") | $(rps c) | $(awk "BEGIN { printf \"%.2f\", $c / $rr }") | $(rps l) | $(rps x) | $(cpu s) | $(cpu r) | $(cpu l) | $(cpu x) | $(cpu c) |"
