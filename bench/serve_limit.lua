@@ -1,10 +1,11 @@
 -- bench/serve_limit.lua [N] -- the limit of `otskit serve`'s own work per
 -- request on this machine: what a worker does between reading the body
 -- and sending the answer (the body's MD5 and the request signature
--- checked, the protobuf request decoded, one read transaction, the rows
--- read straight into PlainBuffer (PutRow: one write transaction, the row
--- decoded into the stored key and row), the protobuf answer, its MD5 and
--- signature) for a GetRow, a 100-row GetRange and a PutRow (one write
+-- checked, the protobuf request decoded, one read transaction (GetRow:
+-- one statement once the definitions were checked, as serve does), the
+-- rows read straight into PlainBuffer (PutRow: one write transaction, the
+-- row decoded into the stored key and row), the protobuf answer, its MD5
+-- and signature) for a GetRow, a 100-row GetRange and a PutRow (one write
 -- transaction replacing a row of the bench's shape), done
 --   C alone  by otskit_bench.serve_limit (bench/cbench.c: plain C over
 --            the same kv, rowstream, sign and protobuf code), and

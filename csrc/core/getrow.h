@@ -1,6 +1,6 @@
 /* getrow.h -- the protobuf of a plain GetRow (API 2015-12-31), by hand:
- * the request's fields read in place and the answer written, for the
- * server's one-call GetRow (no allocation, no Lua). A request with any
+ * the request's fields read in place (no allocation) and the answer
+ * written, for the server's one-call GetRow (no Lua). A request with any
  * field beyond table_name, primary_key, columns_to_get, max_versions and
  * cache_blocks is not taken: the caller's general path answers it. */
 #ifndef OTSKIT_GETROW_H
@@ -11,7 +11,7 @@
 
 #include "plainbuffer.h"
 
-enum { GR_MAX_COLUMNS = 128 }; /* columns_to_get taken here; more: the general path */
+enum { GR_MAX_COLUMNS = 128 }; /* columns_to_get read here (the service's limit); more: not taken */
 
 typedef struct { const char *s; size_t n; } gr_bytes;
 

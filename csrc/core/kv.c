@@ -580,9 +580,8 @@ int kv_rollback(kv_db *db) {
   }
   return run(db, db->rollback);
 }
-unsigned kv_data_version(kv_db *db) {
-  unsigned v = 0;
-  sqlite3_file_control(db->sql, "main", SQLITE_FCNTL_DATA_VERSION, &v);
-  return v;
+int kv_data_version(kv_db *db, unsigned *v) {
+  *v = 0;
+  return sqlite3_file_control(db->sql, "main", SQLITE_FCNTL_DATA_VERSION, v) == SQLITE_OK;
 }
 int kv_in_txn(kv_db *db) { return !sqlite3_get_autocommit(db->sql); }

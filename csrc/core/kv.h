@@ -131,9 +131,10 @@ int kv_rollback(kv_db *db);
 int kv_in_txn(kv_db *db);
 
 /* The data version of db's main file as of the last read transaction it
- * began (its snapshot): it changes whenever that file's content changed
- * since -- a commit of this connection or of any other. No I/O. */
-unsigned kv_data_version(kv_db *db);
+ * began (its snapshot) into *v: it changes whenever that file's content
+ * changed since -- a commit of this connection or of any other. No I/O.
+ * 1, or 0 when this SQLite cannot tell (then *v means nothing). */
+int kv_data_version(kv_db *db, unsigned *v);
 
 /* The SQLite connection (a sqlite3 *), for a part that runs its own SQL
  * on the same connection and so inside the same transactions (kvsql.c). */

@@ -1,7 +1,8 @@
 /* lgetrow.c -- a plain GetRow answered in one C call, for `otskit serve`:
  * kv.get_plan (what the call needs of a table) and db:get_row_answer
- * (the request's protobuf to the answer's, through one read
- * transaction), used by otskit.store.stream's db:get_row_answer. */
+ * (the request's protobuf to the answer's, the row read in one statement
+ * or one read transaction), used by otskit.store.stream's
+ * db:get_row_answer. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,20 +137,22 @@ static int answered(lua_State *L, get_plan *p, int64_t size) {
   return 3;
 }
 
-/* db:get_row_answer(body, tables, schema, gen, now_ms, max_pk_cell) ->
- * answer, key, t | false, why [, t].
+/* db:get_row_answer(body, tables, schema, gen, now_ms, max_pk_cell,
+ * max_columns) -> answer, key, t | false, why [, t].
  * body: a GetRowRequest; tables: the store's tables by name, each with
  * `_getplan` (kv.get_plan; false: not taken); schema, gen: the schema
  * version and generation those tables were read at (the store's
- * self.schema, self.gen). answer: the GetRowResponse body -- the row read
- * in one read transaction, with the consumed read units; key: the row's
- * stored key; t: its table. false: a request or a state this does not
- * answer (why: a short reason; t with why "no plan" when the table has
- * none yet) -- a field beyond table_name, primary_key, columns_to_get,
- * max_versions, cache_blocks; a key or column name the general path
- * would refuse; a table or definition changed since schema, gen; a
- * transaction open; any db failure (the read rolled back): the store's
- * general path answers it. Raises only on bad arguments. */
+ * self.schema, self.gen); max_pk_cell, max_columns: the store's limits
+ * on a key value's bytes and on columns_to_get. answer: the
+ * GetRowResponse body -- the row as of one snapshot, with the consumed
+ * read units; key: the row's stored key; t: its table. false: a request
+ * or a state this does not answer (why: a short reason; t with why "no
+ * plan" when the table has none yet) -- a field beyond table_name,
+ * primary_key, columns_to_get, max_versions, cache_blocks; a key or
+ * column name the general path would refuse or would take in another
+ * type; a table or definition changed since schema, gen; a transaction
+ * open; any db failure (nothing left open): the store's general path
+ * answers it. Raises only on bad arguments. */
 int otsk_kv_get_row_answer(lua_State *L) {
   kv_db *db = otsk_kv_checkdb(L);
   size_t bl, gl, i;
@@ -158,20 +161,23 @@ int otsk_kv_get_row_answer(lua_State *L) {
   get_plan *p;
   rs_opts o;
   rs_name want[GR_MAX_COLUMNS];
-  int64_t schema, now, size = 0;
+  int64_t schema, now, size = 0, max_columns;
   unsigned version;
   size_t max_pk_cell;
   kv_table *meta;
   const void *v;
   size_t vl;
-  int rc, found;
+  int rc, found, known;
   luaL_checktype(L, 3, LUA_TTABLE);
   if (lua_isnil(L, 4)) return not_taken(L, "not synced");
   schema = otsk_checkint64(L, 4, "kv", "#4 (schema)");
   gen = luaL_checklstring(L, 5, &gl);
   now = otsk_checkint64(L, 6, "kv", "#6 (now_ms)");
   max_pk_cell = (size_t)otsk_checkint64(L, 7, "kv", "#7 (max_pk_cell)");
+  max_columns = otsk_checkint64(L, 8, "kv", "#8 (max_columns)");
+  lua_settop(L, 7);
   if (!gr_parse(body, bl, &r, &why)) return not_taken(L, why);
+  if ((int64_t)r.ncolumns > max_columns) return not_taken(L, "too many columns");
   lua_pushlstring(L, r.table.s, r.table.n);
   lua_rawget(L, 3); /* 8: t */
   if (lua_type(L, 8) != LUA_TTABLE) return not_taken(L, "no table");
@@ -205,7 +211,8 @@ int otsk_kv_get_row_answer(lua_State *L) {
    * version says nothing changed since this plan last verified schema
    * and gen at that version; else one read transaction that checks them */
   if (p->verified && p->v_schema == schema && gl == p->v_genlen && memcmp(gen, p->v_gen, gl) == 0) {
-    if (read_row(db, p, &o, &size) == NULL && kv_data_version(db) == p->v_version) return answered(L, p, size);
+    if (read_row(db, p, &o, &size) == NULL && kv_data_version(db, &version) && version == p->v_version)
+      return answered(L, p, size);
   }
   p->verified = 0;
   if (kv_begin(db, 0) != KV_OK) return not_taken(L, "begin failed");
@@ -222,9 +229,9 @@ int otsk_kv_get_row_answer(lua_State *L) {
   }
   why = read_row(db, p, &o, &size);
   if (why != NULL) return give_up(L, db, why);
-  version = kv_data_version(db);
+  known = kv_data_version(db, &version);
   if (kv_commit(db) != KV_OK) return give_up(L, db, "commit failed");
-  if (gl <= sizeof p->v_gen) {
+  if (known && gl <= sizeof p->v_gen) {
     p->verified = 1;
     p->v_version = version;
     p->v_schema = schema;

@@ -106,7 +106,7 @@ function dispatch.call(db, api, body, empty)
     if res then return encode(api, res) end
     if res == nil and m then return failed(msg, code) end
   end
-  if api == "GetRow" and db.get_row_answer and not empty then
+  if api == "GetRow" and db.get_row_answer then
     -- a plain GetRow from its protobuf to the answer's in one C call
     -- (otskit.store.stream); false: decoded and answered below
     local out = db:get_row_answer(body)

@@ -116,24 +116,25 @@ local function plan_of(t)
   return get_plan(t.kv, t.pk, t.maxv, t.ttl_ms)
 end
 
-local now_ms, PK_CELL = base.now_ms, base.LIMITS.pk_cell
+local now_ms, PK_CELL, COLUMNS = base.now_ms, base.LIMITS.pk_cell, base.LIMITS.columns_to_get
 
 --- db:get_row_answer(body) -> answer | false: body is a GetRowRequest
 -- (protobuf); answer the GetRowResponse body db:get_row_pb's result
--- encodes to (otskit.wire), made in one C call with one read transaction
--- (spec/store_get_answer_spec.lua checks it byte for byte). false: a
--- request or a state this does not answer (a field beyond table_name,
--- primary_key, columns_to_get, max_versions and cache_blocks; a key the
--- store would refuse or one of another shape; injected store faults; a
--- table changed by another connection; a transaction open; any db
--- failure; an index table): decode the request and read it as before.
+-- encodes to (otskit.wire), made in one C call, the row as of one
+-- snapshot (spec/store_get_answer_spec.lua checks it byte for byte).
+-- false: a request or a state this does not answer (a field beyond
+-- table_name, primary_key, columns_to_get, max_versions and cache_blocks;
+-- a key the store would refuse or would take in another type; injected
+-- store faults; a table changed by another connection; a transaction
+-- open; any db failure; an index table, or one whose reads may split
+-- it): decode the request and read it as before.
 function DB:get_row_answer(body)
   if self.faults or self._open or self.h == nil or type(body) ~= "string" then return false end
   local tables = self.tables
-  local out, k, t = self.h:get_row_answer(body, tables, self.schema, self.gen, now_ms(self), PK_CELL)
+  local out, k, t = self.h:get_row_answer(body, tables, self.schema, self.gen, now_ms(self), PK_CELL, COLUMNS)
   if out == false and k == "no plan" then
     t._getplan = plan_of(t)
-    out, k, t = self.h:get_row_answer(body, tables, self.schema, self.gen, now_ms(self), PK_CELL)
+    out, k, t = self.h:get_row_answer(body, tables, self.schema, self.gen, now_ms(self), PK_CELL, COLUMNS)
   end
   if not out then return false end
   if t.parts then t.parts:read(k) end
