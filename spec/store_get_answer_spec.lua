@@ -240,6 +240,12 @@ describe("db:get_row_answer", function()
     db:inject(nil)
     assert.is_string(db:get_row_answer(body))
     assert.has_error(function() db.h:get_row_answer(body, nil, 0, "0", 0, 1024, 128) end)
+    local get_plan = require("otskit.core").kv.get_plan
+    assert.is_userdata(get_plan("t_t", { { name = "id", type = "INTEGER" } }, 1)) -- no time to live
+    assert.has_error(function() get_plan("t_t", { { name = "id", type = "FLOAT" } }, 1) end)
+    assert.has_error(function() get_plan("t_t", {}, 1) end)
+    assert.has_error(function() get_plan("t_t", { { name = "id", type = "INTEGER" } }, 0) end)
+    assert.has_error(function() get_plan("t_t", { { name = "id", type = "INTEGER" } }, 1, -1) end)
     assert.is_false(db:get_row_answer(42))
     db:close()
     assert.is_false(db:get_row_answer(body))

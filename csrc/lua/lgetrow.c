@@ -47,6 +47,7 @@ int otsk_kv_get_plan(lua_State *L) {
   const char *kvname = luaL_checklstring(L, 1, &kl);
   get_plan *p;
   luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 4); /* (the plan is pushed at 5) */
   np = (size_t)lua_rawlen(L, 2);
   if (np < 1 || np > RS_MAX_PK) return otsk_error(L, "kv", "get_plan: pk must have 1 to 4 columns");
   if (kl >= sizeof p->kvname) return otsk_error(L, "kv", "get_plan: table name too long");
