@@ -57,6 +57,18 @@ function helper.rng(seed)
   return r
 end
 
+--- helper.tmpdb() -> a path for a store file that does not exist yet;
+-- helper.remove_db(path) removes it with its -wal and -shm files.
+function helper.tmpdb()
+  local p = os.tmpname()
+  os.remove(p)
+  return p
+end
+
+function helper.remove_db(p)
+  for _, s in ipairs({ "", "-wal", "-shm" }) do os.remove(p .. s) end
+end
+
 --- helper.keys_of(t) -> t's keys as text, sorted, joined by commas
 function helper.keys_of(t)
   local ks = {}

@@ -3,14 +3,10 @@
 -- never wrong data. Rows carry a checksum of key and value (kv layer).
 local store = require "otskit.store"
 local kv = require("otskit.core").kv
+local helper = require "helper"
 local key = require "otskit.key"
 
-local function tmpdb()
-  local p = os.tmpname()
-  os.remove(p)
-  return p
-end
-local function cleanup(p) for _, s in ipairs({ "", "-wal", "-shm" }) do os.remove(p .. s) end end
+local tmpdb, cleanup = helper.tmpdb, helper.remove_db
 
 local function damaged(r, msg, code, what)
   assert.is_nil(r, what)

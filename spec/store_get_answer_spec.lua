@@ -21,7 +21,7 @@ local helper = require "helper"
 local gen = require "support.pbgen"
 
 local N = helper.trials(80)
-local NOW, value, key_value = gen.NOW, gen.value, gen.key_value
+local NOW, key_value = gen.NOW, gen.key_value
 local unpack = table.unpack or unpack
 local NAMES = { "a", "b", "c", "d", "k1" } -- k1 may be a key column's name
 
@@ -109,14 +109,7 @@ local function trial(seed)
     local pk = {}
     for i, c in ipairs(t) do pk[i] = { c.name, key_value(r, c.type) } end
     keys[#keys + 1] = pk
-    local cols = {}
-    for _ = 1, r.int(0, 5) do
-      local c = { NAMES[r.int(1, 4)], value(r) }
-      local age = r.int(1, 4) == 1 and 86400 + r.int(-3, 3) or r.int(0, 8)
-      if r.int(1, 2) == 1 then c[3] = (NOW - age) * 1000 end
-      cols[#cols + 1] = c
-    end
-    local req = { table = "t", primary_key = pk, columns = cols }
+    local req = { table = "t", primary_key = pk, columns = gen.columns(r, NAMES) }
     assert.are.same({ A:put_row(req) ~= nil }, { B:put_row(req) ~= nil })
   end
   for _ = 1, r.int(1, 30) do write() end
@@ -140,23 +133,13 @@ local function trial(seed)
   A:close(); B:close()
 end
 
-local function tmpfile()
-  local p = os.tmpname()
-  os.remove(p)
-  return p
-end
-
-local function cleanup(p)
-  for _, s in ipairs({ "", "-wal", "-shm" }) do os.remove(p .. s) end
-end
-
 describe("db:get_row_answer", function()
   it("answers a GetRow byte for byte as the general path does", function()
     for i = 1, N do trial(i) end
   end)
 
   it("sees another connection's writes and definition changes, and its own writes", function()
-    local path = tmpfile()
+    local path = helper.tmpdb()
     local R = assert(store.open{ path = path })
     local W = assert(store.open{ path = path })
     assert(W:create_table{ name = "t", primary_key = { { "id", "INTEGER" } }, options = { max_versions = 3 } })
@@ -209,7 +192,7 @@ describe("db:get_row_answer", function()
     _, msg, code = get({ { "id", "x" } })
     assert.are.equal("OTSObjectNotExist", code, msg)
     R:close(); W:close()
-    cleanup(path)
+    helper.remove_db(path)
   end)
 
   it("leaves a transaction, injected faults and index tables to the general path", function()

@@ -7,15 +7,8 @@ local store = require "otskit.store"
 
 local interp = jit and "luajit" or "lua5.4"
 
-local function tmpdb()
-  local p = os.tmpname()
-  os.remove(p)
-  return p
-end
-
-local function cleanup(p)
-  for _, s in ipairs({ "", "-wal", "-shm" }) do os.remove(p .. s) end
-end
+local helper = require "helper"
+local tmpdb, cleanup = helper.tmpdb, helper.remove_db
 
 -- Starts n workers (mode, count each) on path; returns their reports:
 -- { done = acknowledged operations, busy = OTSServerBusy answers, ... }

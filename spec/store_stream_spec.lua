@@ -17,7 +17,7 @@ local helper = require "helper"
 local gen = require "support.pbgen"
 
 local N = helper.trials(60)
-local NOW, value, key_value = gen.NOW, gen.value, gen.key_value
+local NOW, key_value = gen.NOW, gen.key_value
 
 local function random_pk(r, t)
   local pk = {}
@@ -67,14 +67,7 @@ local function trial(seed)
     local pk = random_pk(r, t)
     if #keys > 0 and r.int(1, 3) == 1 then pk = keys[r.int(1, #keys)] end
     keys[#keys + 1] = pk
-    local cols = {}
-    for _ = 1, r.int(0, 5) do
-      local c = { NAMES[r.int(1, 4)], value(r) }
-      local age = r.int(1, 4) == 1 and 86400 + r.int(-3, 3) or r.int(0, 8)
-      if r.int(1, 2) == 1 then c[3] = (NOW - age) * 1000 end
-      cols[#cols + 1] = c
-    end
-    local req = { table = "t", primary_key = pk, columns = cols }
+    local req = { table = "t", primary_key = pk, columns = gen.columns(r, NAMES) }
     local op = r.int(1, 8)
     local a, am, ac, b, bm, bc
     if op == 1 then

@@ -60,6 +60,20 @@ function gen.key_value(r, ty, loose)
   return s
 end
 
+--- gen.columns(r, names): 0-5 columns of random values named from
+-- names[1..4], some with a timestamp of the last seconds before NOW or
+-- about a day before (a time to live's edge).
+function gen.columns(r, names)
+  local cols = {}
+  for _ = 1, r.int(0, 5) do
+    local c = { names[r.int(1, 4)], gen.value(r) }
+    local age = r.int(1, 4) == 1 and 86400 + r.int(-3, 3) or r.int(0, 8)
+    if r.int(1, 2) == 1 then c[3] = (NOW - age) * 1000 end
+    cols[#cols + 1] = c
+  end
+  return cols
+end
+
 --- gen.table(r[, auto]) -> t, create: 1-4 key columns k1.. of random
 -- types (t[i] = { name, type, auto }), max_versions 1-4, sometimes a time
 -- to live of a day, split_rows / split_load / one partition; auto: the
