@@ -445,6 +445,8 @@ typedef struct {
   int range, put, anchors;
   int verified;      /* GetRow: the definitions checked at data version `version` */
   unsigned version;
+  size_t plen;       /* the last answer: out[0..plen), its MD5 and signature */
+  char md5[25], sig[29];
   char head[64], tail[16];
 } limit;
 
@@ -526,9 +528,10 @@ static int l_limit_run(lua_State *L) {
   struct timespec t0, t1;
   if (db == NULL) return luaL_error(L, "bench: closed");
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+  size_t plen = 0;
   for (it = 0; it < n && !failed; it++) {
     const void *v;
-    size_t vl, plen;
+    size_t vl;
     int64_t size = 0, total = 0;
     const char *why;
     Ots__CapacityUnit cu = OTS__CAPACITY_UNIT__INIT;
@@ -634,9 +637,21 @@ static int l_limit_run(lua_State *L) {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
   if (kv_in_txn(db)) kv_rollback(db); /* a failed step left it open */
   s->w = w; s->k1 = k1; s->k2 = k2; s->out = out; s->outcap = outcap;
+  if (!failed && n > 0) { s->plen = plen; memcpy(s->md5, md5, sizeof md5); memcpy(s->sig, sig, sizeof sig); }
   if (failed) return luaL_error(L, "bench: serve_limit failed at step %d", failed);
   lua_pushnumber(L, ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / (double)n);
   return 1;
+}
+
+/* lim:answer() -> body, x-ots-contentmd5, signature of the last request
+ * run (the answer a server hands to nginx) */
+static int l_limit_answer(lua_State *L) {
+  limit *s = (limit *)luaL_checkudata(L, 1, LIMIT_MT);
+  if (s->out == NULL || s->plen == 0) return luaL_error(L, "bench: no answer yet");
+  lua_pushlstring(L, (const char *)s->out, s->plen);
+  lua_pushlstring(L, s->md5, 24);
+  lua_pushlstring(L, s->sig, 28);
+  return 3;
 }
 
 /* serve_limit(path, table, mode, body, req_headers, resp_headers, secret,
@@ -665,7 +680,7 @@ static int l_serve_limit(lua_State *L) {
 BENCH_EXPORT int luaopen_otskit_bench(lua_State *L) {
   static const luaL_Reg merge_methods[] = {{"run", l_merge_run}, {NULL, NULL}};
   static const luaL_Reg merge_meta[] = {{"__gc", b_gc}, {NULL, NULL}};
-  static const luaL_Reg limit_methods[] = {{"run", l_limit_run}, {NULL, NULL}};
+  static const luaL_Reg limit_methods[] = {{"run", l_limit_run}, {"answer", l_limit_answer}, {NULL, NULL}};
   static const luaL_Reg limit_meta[] = {{"__gc", limit_gc}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
     {"prefix_loop", l_prefix_loop}, {"prefix_check", l_prefix_check}, {"fnv", l_fnv},

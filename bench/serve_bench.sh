@@ -14,8 +14,9 @@
 #              serve_limit_open / run, bench/cbench.c: the body's MD5 and
 #              signature, the protobuf request, one transaction reading or
 #              writing the row(s), the protobuf answer, its MD5 and
-#              signature): what any server built on this nginx, this lua
-#              module and this store could reach
+#              signature), the answer, its MD5 and signature handed to
+#              nginx as Lua strings: what any server built on this nginx,
+#              this lua module and this store could reach
 # GetRow, PutRow and a 100-row GetRange, signed ahead of time
 # (bench/serve_reqs.lua) and replayed by bench/serve_wrk.lua. Prints, per
 # op, the median (min-max) of wrk's req/s and of the workers' CPU time per
@@ -44,14 +45,15 @@ IO_READ='
       local api = ngx.req.raw_header():match("^POST /(%w+)")
       ngx.req.read_body()
       if ngx.req.get_body_data() == nil then return ngx.exit(400) end'
+IO_FIXED='
+      local body, md5, authz = FIXED[api], "IjpgaUwGKkfuEgyLaDq1mg==", "OTS bak:LQ1pIcPfC9NHZWMR9vrydXG4U4A="'
 IO_SEND='
-      local body = FIXED[api]
       local h = ngx.header
-      h["x-ots-contentmd5"] = "IjpgaUwGKkfuEgyLaDq1mg=="
+      h["x-ots-contentmd5"] = md5
       h["x-ots-requestid"] = "0005af6b-5f18-e605-2bc1-720b17615fbe"
       h["x-ots-date"] = "2026-11-28T06:00:00.000Z"
       h["x-ots-contenttype"] = "protocol buffer"
-      h["authorization"] = "OTS bak:LQ1pIcPfC9NHZWMR9vrydXG4U4A="
+      h["authorization"] = authz
       h["content-length"] = #body
       ngx.print(body)'
 # lua+io+C: the C-alone work of each API, opened on serve's store file once
@@ -67,9 +69,12 @@ C_OPEN='
           LIMIT[api] = bench.serve_limit_open("'"$tmp"'/data/otskit.db", "t_bench", m, r.body, r.headers, rs, "bsk")
         end
       end'
-start_lua "$tmp/luaio" "$xport" "$IO_READ $IO_SEND"
+start_lua "$tmp/luaio" "$xport" "$IO_READ $IO_FIXED $IO_SEND"
+# (the answer C made, its MD5 and signature handed to nginx as serve's are)
 start_lua "$tmp/luac" "$cport" "$C_OPEN $IO_READ
-      LIMIT[api]:run(1) $IO_SEND"
+      LIMIT[api]:run(1)
+      local body, md5, sig = LIMIT[api]:answer()
+      local authz = \"OTS bak:\" .. sig $IO_SEND"
 sleep 0.3
 
 l0=$(load)
