@@ -63,7 +63,7 @@ if has serve; then
   echo "| op | body B | serve req/s: median (min-max) | ceiling req/s | req/s serve / ceiling | serve CPU us/req | ceiling CPU us/req | CPU ceiling / serve |"
   echo "|---|---|---|---|---|---|---|---|"
   for op in GetRow PutRow GetRange; do
-    case $op in GetRow) f=get;; PutRow) f=put;; GetRange) f=range;; esac
+    f=$(op_file "$op")
     rounds "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" "$tmp/s" \
       "http://127.0.0.1:$cport" "$tmp/$f.lua" "$tmp/ceil/logs/nginx.pid" "$tmp/c"
     sr=$(cut -d' ' -f1 "$tmp/s" | med); cr=$(cut -d' ' -f1 "$tmp/c" | med)

@@ -44,7 +44,7 @@ echo
 echo "| op | base req/s | new req/s | new / base | base CPU us/req | new CPU us/req |"
 echo "|---|---|---|---|---|---|"
 for op in $OPS; do
-  case $op in GetRow) f=get;; PutRow) f=put;; GetRange) f=range;; *) echo "unknown op $op" >&2; exit 2;; esac
+  f=$(op_file "$op")
   rounds "http://127.0.0.1:$porta" "$tmp/a/$f.lua" "$tmp/a/ng/logs/nginx.pid" "$tmp/ra" \
     "http://127.0.0.1:$portb" "$tmp/b/$f.lua" "$tmp/b/ng/logs/nginx.pid" "$tmp/rb"
   a=$(cut -d' ' -f1 "$tmp/ra" | med); b=$(cut -d' ' -f1 "$tmp/rb" | med)

@@ -83,7 +83,7 @@ echo
 echo "| op | body B | serve req/s | return 200 req/s | **serve / return 200** | lua+io+C req/s | **lua+io+C / return 200** | lua floor req/s | lua+io req/s | serve CPU us/req | return 200 CPU | lua floor CPU | lua+io CPU | lua+io+C CPU |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for op in $OPS; do
-  case $op in GetRow) f=get;; PutRow) f=put;; GetRange) f=range;; *) echo "unknown op $op" >&2; exit 2;; esac
+  f=$(op_file "$op")
   rounds "http://127.0.0.1:$port" "$tmp/$f.lua" "$tmp/ng/logs/nginx.pid" "$tmp/s" \
     "http://127.0.0.1:$rport" "$tmp/$f.lua" "$tmp/ret/logs/nginx.pid" "$tmp/r" \
     "http://127.0.0.1:$lport" "$tmp/$f.lua" "$tmp/lua/logs/nginx.pid" "$tmp/l" \

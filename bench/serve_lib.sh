@@ -133,6 +133,13 @@ run() {
       printf "%s %.1f\n", v["rps"], dt / hz * 1e6 / v["requests"] }' "$tmp/wrk.out"
 }
 
+# op -> the name of its request file in $tmp (GetRow get, PutRow put,
+# GetRange range); fails on any other op
+op_file() {
+  case $1 in GetRow) echo get;; PutRow) echo put;; GetRange) echo range;;
+    *) echo "unknown op $1" >&2; return 2;; esac
+}
+
 # numbers, one a line -> "median (min-max)"; -> the median
 # $ROUNDS alternating rounds of run, over the servers given as groups of
 # four: URL, the wrk script, the nginx pid file, the file each run's line

@@ -191,21 +191,29 @@ static int key_cells(const pb_row *row, const rs_opts *o, size_t max_pk_cell, in
   return RS_PUT_OK;
 }
 
-int rs_get_key(const void *buf, size_t n, const rs_opts *o, size_t max_pk_cell, tuple_buf *key, const char **why) {
+/* buf[0..n) as a PlainBuffer buffer of exactly one row, into *row (zeroed
+ * by the caller, freed by it): NULL, or why not (static text) */
+static const char *one_row(const void *buf, size_t n, pb_row *row) {
   pb_reader r;
-  pb_row row, extra;
+  pb_row extra;
+  const char *why = NULL;
+  memset(&extra, 0, sizeof extra);
+  if (!pb_reader_init(&r, buf, n)) why = "not PlainBuffer";
+  else if (pb_read_row(&r, row) != 1) why = "no row";
+  else if (pb_read_row(&r, &extra) != 0) why = "more than one row";
+  pb_row_free(&extra);
+  return why;
+}
+
+int rs_get_key(const void *buf, size_t n, const rs_opts *o, size_t max_pk_cell, tuple_buf *key, const char **why) {
+  pb_row row;
   int64_t size = 0;
   int rc = RS_PUT_OTHER;
   memset(&row, 0, sizeof row);
-  memset(&extra, 0, sizeof extra);
-  *why = NULL;
-  if (!pb_reader_init(&r, buf, n)) *why = "not PlainBuffer";
-  else if (pb_read_row(&r, &row) != 1) *why = "no row";
-  else if (pb_read_row(&r, &extra) != 0) *why = "more than one row";
-  else if (row.deleted || row.ncells != row.npk) *why = "not a key alone";
-  else rc = key_cells(&row, o, max_pk_cell, 0, key, &size, why);
+  *why = one_row(buf, n, &row);
+  if (*why == NULL && (row.deleted || row.ncells != row.npk)) *why = "not a key alone";
+  if (*why == NULL) rc = key_cells(&row, o, max_pk_cell, 0, key, &size, why);
   pb_row_free(&row);
-  pb_row_free(&extra);
   return rc;
 }
 
@@ -214,19 +222,16 @@ int rs_get_key(const void *buf, size_t n, const rs_opts *o, size_t max_pk_cell, 
 int rs_put_row(const void *buf, size_t n, const rs_opts *o, const rs_put_limits *lim,
                tuple_buf *key, unsigned char **val, size_t *vlen, int64_t *size, int *any_ts,
                const char **why) {
-  pb_reader r;
-  pb_row row, extra;
+  pb_row row;
   row_cell small[16], *cells = small;
   const pb_cell *dsmall[16], **dup = dsmall;
   size_t i, j, na, total = 0, off = 0;
   int rc = RS_PUT_OK;
   unsigned char *out = NULL;
   memset(&row, 0, sizeof row);
-  memset(&extra, 0, sizeof extra);
   *val = NULL; *vlen = 0; *size = 0; *any_ts = 0; *why = NULL;
-  if (!pb_reader_init(&r, buf, n)) PUT_OTHER("not PlainBuffer");
-  if (pb_read_row(&r, &row) != 1) PUT_OTHER("no row");
-  if (pb_read_row(&r, &extra) != 0) PUT_OTHER("more than one row");
+  *why = one_row(buf, n, &row);
+  if (*why != NULL) { rc = RS_PUT_OTHER; goto done; }
   if (row.deleted) PUT_OTHER("the delete marker");
   rc = key_cells(&row, o, lim->max_pk_cell, 1, key, size, why);
   if (rc != RS_PUT_OK) goto done;
@@ -289,6 +294,5 @@ done:
   if (cells != small) free(cells);
   if (dup != dsmall) free((void *)dup);
   pb_row_free(&row);
-  pb_row_free(&extra);
   return rc;
 }
