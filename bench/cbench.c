@@ -439,14 +439,16 @@ typedef struct {
   pb_writer w;
   tuple_buf k1, k2;
   unsigned char *out;
-  size_t outcap, bl, sl, nreq, nresp;
-  const char *body, *secret;
-  sign_header *rq, *rs;
+  size_t outcap, bl, sl, akl, nreq;
+  const char *body, *secret, *akid;
+  sign_header *rq;
   int range, put, anchors;
   int verified;      /* GetRow: the definitions checked at data version `version` */
   unsigned version;
-  size_t plen;       /* the last answer: out[0..plen), its MD5 and signature */
-  char md5[25], sig[29];
+  size_t plen;       /* the last answer: out[0..plen), its headers' values */
+  unsigned long n;   /* answers made: the request id's counter */
+  sign_answer_t a;
+  char rid[48];
   char head[64], tail[16];
 } limit;
 
@@ -466,8 +468,8 @@ static int limit_gc(lua_State *L) {
   return 0;
 }
 
-/* serve_limit_open(path, table, mode, body, req_headers, resp_headers,
- * secret) -> lim: the store at path opened once for lim:run (see
+/* serve_limit_open(path, table, mode, body, req_headers, secret,
+ * access_key_id) -> lim: the store at path opened once for lim:run (see
  * serve_limit) */
 static int l_serve_limit_open(lua_State *L) {
   size_t pl;
@@ -479,7 +481,7 @@ static int l_serve_limit_open(lua_State *L) {
   limit *s;
   luaL_checkstring(L, 4);
   luaL_checktype(L, 5, LUA_TTABLE);
-  luaL_checktype(L, 6, LUA_TTABLE);
+  luaL_checkstring(L, 6);
   luaL_checkstring(L, 7);
   lua_settop(L, 7);
   s = (limit *)lua_newuserdatauv(L, sizeof *s, 0); /* 8 */
@@ -489,9 +491,9 @@ static int l_serve_limit_open(lua_State *L) {
   lua_createtable(L, 9, 0); /* the anchors */
   for (found = 1; found <= 7; found++) { lua_pushvalue(L, found); lua_rawseti(L, -2, found); }
   s->body = lua_tolstring(L, 4, &s->bl);
-  s->secret = lua_tolstring(L, 7, &s->sl);
+  s->secret = lua_tolstring(L, 6, &s->sl);
+  s->akid = lua_tolstring(L, 7, &s->akl);
   s->rq = headers_of(L, 5, &s->nreq); lua_rawseti(L, -2, 8);
-  s->rs = headers_of(L, 6, &s->nresp); lua_rawseti(L, -2, 9);
   s->anchors = luaL_ref(L, LUA_REGISTRYINDEX);
   s->range = strcmp(mode, "range") == 0;
   s->put = strcmp(mode, "put") == 0;
@@ -519,14 +521,18 @@ static int l_limit_run(lua_State *L) {
   pb_writer w = s->w;
   tuple_buf k1 = s->k1, k2 = s->k2;
   unsigned char *out = s->out;
-  size_t outcap = s->outcap, bl = s->bl, sl = s->sl, nreq = s->nreq, nresp = s->nresp;
+  size_t outcap = s->outcap, bl = s->bl, sl = s->sl, nreq = s->nreq, ridlen = 0;
   const char *body = s->body, *secret = s->secret, *head = s->head, *tail = s->tail;
-  sign_header *rq = s->rq, *rs = s->rs;
+  sign_header *rq = s->rq;
+  sign_keys keys;
+  sign_answer_t a;
+  char rid[48];
   int range = s->range, put = s->put, failed = 0, single;
   unsigned dv;
   char md5[25], sig[29];
   struct timespec t0, t1;
   if (db == NULL) return luaL_error(L, "bench: closed");
+  keys.secret = secret; keys.slen = sl; keys.akid = s->akid; keys.aklen = s->akl; keys.inst = ""; keys.ilen = 0;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
   size_t plen = 0;
   for (it = 0; it < n && !failed; it++) {
@@ -630,31 +636,48 @@ static int l_limit_run(lua_State *L) {
       ots__get_range_response__pack(&resp, out);
     }
     if (!single && kv_commit(db) != KV_OK) { failed = 7; break; }
-    /* the answer: MD5, signature */
-    if (!sign_md5_b64(out, plen, md5) || !sign_headers_b64(secret, sl, "", 0, rs, nresp, tail, strlen(tail), sig)) { failed = 8; break; }
+    /* the answer's headers: its MD5, the date now, a request id of its
+     * own, the signature over them (sign_answer, as serve's) */
+    {
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      s->n = (s->n + 1) & 0xffffffffUL;
+      ridlen = (size_t)snprintf(rid, sizeof rid, "0005af6b-5f18-e605-2bc1-7201%08lx", s->n);
+      if (!sign_answer(&keys, tail + 1, strlen(tail + 1), (const char *)out, plen,
+                       (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, rid, ridlen, &a)) { failed = 8; break; }
+    }
     (void)total;
   }
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
   if (kv_in_txn(db)) kv_rollback(db); /* a failed step left it open */
   s->w = w; s->k1 = k1; s->k2 = k2; s->out = out; s->outcap = outcap;
-  if (!failed && n > 0) { s->plen = plen; memcpy(s->md5, md5, sizeof md5); memcpy(s->sig, sig, sizeof sig); }
+  if (!failed && n > 0) { s->plen = plen; s->a = a; memcpy(s->rid, rid, ridlen + 1); }
   if (failed) return luaL_error(L, "bench: serve_limit failed at step %d", failed);
   lua_pushnumber(L, ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / (double)n);
   return 1;
 }
 
-/* lim:answer() -> body, x-ots-contentmd5, signature of the last request
- * run (the answer a server hands to nginx) */
+/* lim:answer() -> body, x-ots-contentmd5, x-ots-date, authorization,
+ * x-ots-requestid of the last request run (what a server hands to nginx,
+ * as serve's core.wire.answer gives them) */
 static int l_limit_answer(lua_State *L) {
   limit *s = (limit *)luaL_checkudata(L, 1, LIMIT_MT);
+  luaL_Buffer b;
   if (s->out == NULL || s->plen == 0) return luaL_error(L, "bench: no answer yet");
   lua_pushlstring(L, (const char *)s->out, s->plen);
-  lua_pushlstring(L, s->md5, 24);
-  lua_pushlstring(L, s->sig, 28);
-  return 3;
+  lua_pushlstring(L, s->a.md5, 24);
+  lua_pushlstring(L, s->a.date, 24);
+  luaL_buffinit(L, &b);
+  luaL_addlstring(&b, "OTS ", 4);
+  luaL_addlstring(&b, s->akid, s->akl);
+  luaL_addchar(&b, ':');
+  luaL_addlstring(&b, s->a.sig, 28);
+  luaL_pushresult(&b);
+  lua_pushstring(L, s->rid);
+  return 5;
 }
 
-/* serve_limit(path, table, mode, body, req_headers, resp_headers, secret,
+/* serve_limit(path, table, mode, body, req_headers, secret, access_key_id,
  * n) -> us per request: what `otskit serve` does for one GetRow ("get"),
  * GetRange ("range", 100 rows of a table with an INTEGER key) or PutRow
  * ("put": the row into its stored key and row, one write transaction, the
@@ -664,7 +687,8 @@ static int l_limit_answer(lua_State *L) {
  * key decoded, one read transaction (schema cookie, generation row, the
  * row or the range read straight into PlainBuffer; a GetRow, as serve
  * reads it, one statement once the definitions were checked at the
- * file's data version), the protobuf answer, its MD5 and its signature. */
+ * file's data version), the protobuf answer and its headers (MD5, the date, a request id of
+ * its own, the signature: sign_answer, as serve makes them). */
 static int l_serve_limit(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 8);
   lua_settop(L, 7);

@@ -13,10 +13,11 @@
 #              C alone on serve's own store file (otskit_bench's
 #              serve_limit_open / run, bench/cbench.c: the body's MD5 and
 #              signature, the protobuf request, one transaction reading or
-#              writing the row(s), the protobuf answer, its MD5 and
-#              signature), the answer, its MD5 and signature handed to
-#              nginx as Lua strings: what any server built on this nginx,
-#              this lua module and this store could reach
+#              writing the row(s), the protobuf answer and its headers:
+#              MD5, the date, a request id of its own, the signature),
+#              the answer and those headers handed to nginx as Lua
+#              strings: what any server built on this nginx, this lua
+#              module and this store could reach
 # GetRow, PutRow and a 100-row GetRange, signed ahead of time
 # (bench/serve_reqs.lua) and replayed by bench/serve_wrk.lua. Prints, per
 # op, the median (min-max) of wrk's req/s and of the workers' CPU time per
@@ -46,12 +47,13 @@ IO_READ='
       ngx.req.read_body()
       if ngx.req.get_body_data() == nil then return ngx.exit(400) end'
 IO_FIXED='
-      local body, md5, authz = FIXED[api], "IjpgaUwGKkfuEgyLaDq1mg==", "OTS bak:LQ1pIcPfC9NHZWMR9vrydXG4U4A="'
+      local body, md5, authz = FIXED[api], "IjpgaUwGKkfuEgyLaDq1mg==", "OTS bak:LQ1pIcPfC9NHZWMR9vrydXG4U4A="
+      local date, rid = "2026-11-28T06:00:00.000Z", "0005af6b-5f18-e605-2bc1-720b17615fbe"'
 IO_SEND='
       local h = ngx.header
       h["x-ots-contentmd5"] = md5
-      h["x-ots-requestid"] = "0005af6b-5f18-e605-2bc1-720b17615fbe"
-      h["x-ots-date"] = "2026-11-28T06:00:00.000Z"
+      h["x-ots-requestid"] = rid
+      h["x-ots-date"] = date
       h["x-ots-contenttype"] = "protocol buffer"
       h["authorization"] = authz
       h["content-length"] = #body
@@ -61,20 +63,18 @@ C_OPEN='
       if LIMIT == nil then
         package.cpath = "'"$root"'/build/jit/?.so;" .. package.cpath
         local bench = require "otskit_bench"
-        local rs = { ["x-ots-contentmd5"] = "IjpgaUwGKkfuEgyLaDq1mg==", ["x-ots-requestid"] = "0005af6b-5f18-e605-2bc1-720b17615fbe",
-          ["x-ots-date"] = "2026-11-28T06:00:00.000Z", ["x-ots-contenttype"] = "protocol buffer" }
         LIMIT = {}
         for api, m in pairs({ GetRow = "get", PutRow = "put", GetRange = "range" }) do
           local r = dofile("'"$tmp"'/" .. m .. ".lua")[1]
-          LIMIT[api] = bench.serve_limit_open("'"$tmp"'/data/otskit.db", "t_bench", m, r.body, r.headers, rs, "bsk")
+          LIMIT[api] = bench.serve_limit_open("'"$tmp"'/data/otskit.db", "t_bench", m, r.body, r.headers, "bsk", "bak")
         end
       end'
 start_lua "$tmp/luaio" "$xport" "$IO_READ $IO_FIXED $IO_SEND"
-# (the answer C made, its MD5 and signature handed to nginx as serve's are)
+# (the answer C made and its headers -- MD5, date, signature, request id
+# -- handed to nginx as serve's are)
 start_lua "$tmp/luac" "$cport" "$C_OPEN $IO_READ
       LIMIT[api]:run(1)
-      local body, md5, sig = LIMIT[api]:answer()
-      local authz = \"OTS bak:\" .. sig $IO_SEND"
+      local body, md5, date, authz, rid = LIMIT[api]:answer() $IO_SEND"
 sleep 0.3
 
 l0=$(load)

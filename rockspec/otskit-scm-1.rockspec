@@ -59,6 +59,7 @@ build = {
     ["otskit.key"] = "lua/otskit/key.lua",
     ["otskit.names"] = "lua/otskit/names.lua",
     ["otskit.ffi"] = "lua/otskit/ffi.lua",
+    ["otskit.clock"] = "lua/otskit/clock.lua",
     ["otskit.key_ffi"] = "lua/otskit/key_ffi.lua",
     ["otskit.blob"] = "lua/otskit/blob.lua",
     ["otskit.merge"] = "lua/otskit/merge.lua",

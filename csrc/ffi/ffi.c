@@ -5,6 +5,7 @@
  * bindings call too, so both paths compute the same answers. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hash.h"
 #include "merge.h"
@@ -20,6 +21,12 @@ struct otskit_tuple { tuple_buf b; };
 int otskit_ffi_abi(void) { return OTSKIT_FFI_ABI; }
 
 size_t otskit_splice_out_size(void) { return sizeof(otskit_splice_out); }
+
+double otskit_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 int otskit_parse_int64(const char *s, size_t n, int64_t *out) { return num_parse_int64(s, n, out); }
 

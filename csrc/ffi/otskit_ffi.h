@@ -19,7 +19,7 @@
 #define OTSKIT_API
 #endif
 
-#define OTSKIT_FFI_ABI 4
+#define OTSKIT_FFI_ABI 5
 
 /* The output of the splice encoder (splice.h's splice_out). */
 typedef splice_out otskit_splice_out;
@@ -31,6 +31,10 @@ typedef struct otskit_tuple otskit_tuple;
 /* BEGIN CDEF -- lua/otskit/ffi.lua mirrors the declarations up to END */
 OTSKIT_API int otskit_ffi_abi(void);
 OTSKIT_API size_t otskit_splice_out_size(void);
+
+/* Seconds since the epoch, sub-millisecond: the wall clock the store
+ * stamps cells with (otskit.core's row.now reads the same one). */
+OTSKIT_API double otskit_now(void);
 
 /* 1 and *out = the int64 written as s[0..n) in decimal ("-12"), else 0. */
 OTSKIT_API int otskit_parse_int64(const char *s, size_t n, int64_t *out);

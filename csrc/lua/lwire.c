@@ -2,6 +2,7 @@
  * Rows go between Lua tables and PlainBuffer bytes directly (no
  * intermediate objects); otskit.wire (Lua) builds the messages on top. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1044,30 +1045,39 @@ static int l_raw_api(lua_State *L) {
   return 1;
 }
 
-/* raw_verify(raw, body, secret, access_key_id, instance, now_ms) -> true
- * when the request verifies (sign_raw_verify), else false: the caller's
- * general path (otskit.server.auth over ngx.req.get_headers()) decides */
+/* raw_verify(raw, body, secret, access_key_id, instance, now_ms) -> the
+ * API of the request line (as raw_api reads it) when the request verifies
+ * (sign_raw_verify), else false: the caller's general path
+ * (otskit.server.auth over ngx.req.get_headers()) decides */
 static int l_raw_verify(lua_State *L) {
-  size_t n, blen;
+  size_t n, blen, alen;
   sign_keys k;
-  const char *raw = luaL_checklstring(L, 1, &n), *body = luaL_checklstring(L, 2, &blen);
+  const char *raw = luaL_checklstring(L, 1, &n), *body = luaL_checklstring(L, 2, &blen), *api;
   k.secret = luaL_checklstring(L, 3, &k.slen);
   k.akid = luaL_checklstring(L, 4, &k.aklen);
   k.inst = luaL_checklstring(L, 5, &k.ilen);
-  lua_pushboolean(L, sign_raw_verify(raw, n, body, blen, &k, luaL_checknumber(L, 6)));
+  if (!sign_raw_verify(raw, n, body, blen, &k, luaL_checknumber(L, 6)) || !sign_raw_api(raw, n, &api, &alen)) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  lua_pushlstring(L, api, alen);
   return 1;
 }
 
-/* answer(secret, access_key_id, api, body, ms, rid) -> x-ots-contentmd5,
- * x-ots-date, authorization ("OTS <id>:<signature>") of an answer with
- * body and request id rid, at ms since the epoch (an integer) | nil when
- * sign_answer does not take it (the caller's Lua path makes them) */
+/* answer(secret, access_key_id, api, body, ms, rid [, n]) ->
+ * x-ots-contentmd5, x-ots-date, authorization ("OTS <id>:<signature>"),
+ * x-ots-requestid of an answer with body at ms since the epoch (an
+ * integer) | nil when sign_answer does not take it (the caller's Lua path
+ * makes them). The request id is rid, or with n (an integer in
+ * 0..2^32-1) rid followed by n as 8 lowercase hex digits: one string made
+ * per answer, not three. */
 static int l_answer(lua_State *L) {
   size_t alen, blen, rlen;
   sign_keys k;
   sign_answer_t a;
   luaL_Buffer b;
   const char *api, *body, *rid;
+  char id[80];
   lua_Number ms;
   k.secret = luaL_checklstring(L, 1, &k.slen);
   k.akid = luaL_checklstring(L, 2, &k.aklen);
@@ -1075,6 +1085,15 @@ static int l_answer(lua_State *L) {
   body = luaL_checklstring(L, 4, &blen);
   ms = luaL_checknumber(L, 5);
   rid = luaL_checklstring(L, 6, &rlen);
+  if (!lua_isnoneornil(L, 7)) {
+    lua_Number n = luaL_checknumber(L, 7);
+    if (!(n >= 0 && n <= 4294967295.0) || n != floor(n)) return luaL_argerror(L, 7, "an integer in 0..2^32-1");
+    if (rlen > sizeof id - 9) { lua_pushnil(L); return 1; }
+    memcpy(id, rid, rlen);
+    snprintf(id + rlen, 9, "%08lx", (unsigned long)n);
+    rid = id;
+    rlen += 8;
+  }
   if (!(ms >= 0 && ms < 253402300800000.0) || ms != floor(ms)) { lua_pushnil(L); return 1; }
   if (!sign_answer(&k, api, alen, body, blen, (long long)ms, rid, rlen, &a)) { lua_pushnil(L); return 1; }
   lua_pushlstring(L, a.md5, 24);
@@ -1085,7 +1104,9 @@ static int l_answer(lua_State *L) {
   luaL_addchar(&b, ':');
   luaL_addlstring(&b, a.sig, 28);
   luaL_pushresult(&b);
-  return 3;
+  if (rid == id) lua_pushlstring(L, id, rlen);
+  else lua_pushvalue(L, 6);
+  return 4;
 }
 
 /* parse_date(s) -> ms | nil (sign_parse_date; for the spec that checks it

@@ -17,6 +17,7 @@ typedef struct otskit_splice_out { char buf[1024]; size_t len; } otskit_splice_o
 M.cdef = [[
 int otskit_ffi_abi(void);
 size_t otskit_splice_out_size(void);
+double otskit_now(void);
 int otskit_parse_int64(const char *s, size_t n, int64_t *out);
 int otskit_int64_text(int64_t v, char *out);
 void otskit_prefix_encode(int algo, int ndigits, const char *p, size_t n,
@@ -89,7 +90,7 @@ int otskit_pb_cells(otskit_pb_dec *d, const char *buf, size_t n, size_t off,
 int otskit_pb_is(const otskit_pb_cell *c, const char *s, size_t n);
 int otskit_pb_order(const otskit_pb_dec *d);
 ]]
-M.abi = 4
+M.abi = 5
 
 local function load()
   if not jit then return nil, "not LuaJIT" end

@@ -36,7 +36,9 @@ http {
   lua_socket_log_errors off;
 
   init_by_lua_block {
-    require("otskit.server").init(@CONFIG@)
+    -- (a global: `location /` reaches the handler without a require per request)
+    otskit_serve = require("otskit.server")
+    otskit_serve.init(@CONFIG@)
   }
   init_worker_by_lua_block { require("otskit.server").init_worker() }
 
@@ -63,7 +65,7 @@ http {
       content_by_lua_block { require("otskit.server").http_error(tonumber(ngx.var.status)) }
     }
     location / {
-      content_by_lua_block { require("otskit.server").handle() }
+      content_by_lua_block { otskit_serve.handle() }
     }
   }
 }

@@ -9,13 +9,12 @@
 -- are never compressed and nothing follows them.
 local wire = require "otskit.wire"
 local errors = require "otskit.errors"
--- the wall clock in C (seconds): not resty.core's ngx.now(), whose FFI
--- call aborts LuaJIT traces on the request path ("leaving loop in root
--- trace" in its time.lua)
-local core = require "otskit.core"
-local clock = core.row.now
+-- the wall clock (seconds): not resty.core's ngx.now(), whose FFI call
+-- aborts LuaJIT traces on the request path ("leaving loop in root trace"
+-- in its time.lua)
+local clock = require("otskit.clock").now
 -- the answer's MD5, date and signature in one C call (sign.c sign_answer)
-local answer = core.wire.answer
+local answer = require("otskit.core").wire.answer
 
 local respond = {}
 
@@ -28,29 +27,26 @@ end
 
 -- 8-4-4-4-12 hex like the service's ids: this worker's random prefix
 -- (from nginx's random $request_id, read once) and a counter of its
--- answers, so a request reads no nginx variable and formats nothing for
--- it (both abort LuaJIT traces on the request path: resty.core's ngx.var,
--- string.format of five pieces)
-local tohex = bit and bit.tohex or function(n, w) return ("%0" .. w .. "x"):format(n) end
+-- answers, formatted by the C call that signs the answer, so a request
+-- reads no nginx variable and formats nothing in Lua (resty.core's ngx.var
+-- and string.format of five pieces abort LuaJIT traces on the request path)
 local rid_prefix, rid_n = nil, 0
-local function request_id()
-  if rid_prefix == nil then
-    local h = ngx.var.request_id or ("%08x%08x%08x"):format(math.random(0, 2 ^ 31), math.random(0, 2 ^ 31),
-      math.random(0, 2 ^ 31))
-    rid_prefix = h:sub(1, 8) .. "-" .. h:sub(9, 12) .. "-" .. h:sub(13, 16) .. "-" .. h:sub(17, 20) .. "-"
-      .. h:sub(21, 24)
-  end
-  rid_n = rid_n < 4294967295 and rid_n + 1 or 0
-  return rid_prefix .. tohex(rid_n, 8)
+local function prefix()
+  local h = ngx.var.request_id or ("%08x%08x%08x"):format(math.random(0, 2 ^ 31), math.random(0, 2 ^ 31),
+    math.random(0, 2 ^ 31))
+  return h:sub(1, 8) .. "-" .. h:sub(9, 12) .. "-" .. h:sub(13, 16) .. "-" .. h:sub(17, 20) .. "-" .. h:sub(21, 24)
 end
 
 --- respond.send(cfg, api, status, body): sets the x-ots-* headers and the
 -- response signature (made with cfg.secret over the x-ots-* headers and
 -- "/" .. api) and sends body. api may be nil (an unknown path): signed as "".
 function respond.send(cfg, api, status, body)
-  local rid, ms = request_id(), math.floor(clock() * 1000)
-  local md5, date, authz = answer(cfg.secret, cfg.access_key_id, api or "", body, ms, rid)
+  if rid_prefix == nil then rid_prefix = prefix() end
+  rid_n = rid_n < 4294967295 and rid_n + 1 or 0
+  local ms = math.floor(clock() * 1000)
+  local md5, date, authz, rid = answer(cfg.secret, cfg.access_key_id, api or "", body, ms, rid_prefix, rid_n)
   if md5 == nil then -- (a clock outside years 1970-9999: the same headers, made in Lua)
+    rid = rid_prefix .. ("%08x"):format(rid_n)
     md5, date = wire.content_md5(body), wire.date(ms)
     authz = "OTS " .. cfg.access_key_id .. ":" .. wire.sign_response(cfg.secret, api or "", {
       ["x-ots-contentmd5"] = md5, ["x-ots-requestid"] = rid, ["x-ots-date"] = date,

@@ -10,6 +10,7 @@
 -- it was. Partitions (otskit.store.partitions) and fault injection
 -- (otskit.store.faults) sit on top.
 local core = require "otskit.core"
+local clock = require "otskit.clock"
 local values = require "otskit.store.values"
 local faults = require "otskit.store.faults"
 local base = require "otskit.store.base"
@@ -87,7 +88,7 @@ function store.open(opts)
   local h, msg, code = kv.open(opts.path or ":memory:", busy)
   if not h and code == "KVBadPath" then return nil, msg, "OTSParameterInvalid" end
   if not h then return txn.dberr(msg, code) end
-  local db = setmetatable({ h = h, tables = {}, clock = opts.clock or core.row.now, offset = 0,
+  local db = setmetatable({ h = h, tables = {}, clock = opts.clock or clock.now, offset = 0,
     accounting = opts.partitions ~= false, popts = popts,
     page_rows = page.rows or base.LIMITS.range_rows, page_bytes = page.bytes or base.LIMITS.range_bytes,
     autoinc = {} }, DB)

@@ -51,7 +51,9 @@ end
 
 --- model:locate(key) -> index of the partition holding key
 function P:locate(key)
-  return kv.bsearch(self.los, key) + 1
+  local los = self.los
+  if los[1] == nil then return 1 end -- one partition (no C call)
+  return kv.bsearch(los, key) + 1
 end
 
 -- the counters of the current window (a new record when the window moved)
