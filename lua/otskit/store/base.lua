@@ -78,7 +78,8 @@ base.OPTION_DEFAULTS = { time_to_live = -1, max_versions = 1, max_time_deviation
 
 --- base.now_ms(db) -> the store's clock in integral milliseconds
 function base.now_ms(db)
-  return math.floor((db.clock() + db.offset) * 1000)
+  local ms = math.floor((db.clock() + db.offset) * 1000) -- (no tail call: see otskit.clock)
+  return ms
 end
 
 function base.consumed(read, write)
