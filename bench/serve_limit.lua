@@ -53,7 +53,9 @@ local db = assert(store.open{ path = path })
 -- respond.send run it: the raw header and body checked in one C call,
 -- dispatch.call, the answer's MD5, date and signature in one C call
 local core = require("otskit.core")
-local raw_verify, answer = core.wire.raw_verify, core.wire.answer
+local raw_api, raw_verify, answer = core.wire.raw_api, core.wire.raw_verify, core.wire.answer
+local now = require("otskit.clock").now
+local n = 0
 local function raw_of(api, body, headers)
   local t = { "POST /" .. api .. " HTTP/1.1\r\nHost: 127.0.0.1\r\n" }
   for k, v in pairs(headers) do t[#t + 1] = k .. ": " .. v .. "\r\n" end
@@ -61,9 +63,10 @@ local function raw_of(api, body, headers)
   return table.concat(t)
 end
 local function lua_once(api, body, raw)
-  assert(raw_verify(raw, body, SK, AK, INST, os.time() * 1000))
+  assert(raw_api(raw) == api and raw_verify(raw, body, SK, AK, INST, now() * 1000))
   local out = assert(dispatch.call(db, api, body))
-  return answer(SK, AK, api, out, os.time() * 1000, "00000000-0000-0000-0000-000000000000")
+  n = n < 4294967295 and n + 1 or 0
+  return answer(SK, AK, api, out, math.floor(now() * 1000), "00000000-0000-0000-0000-0000", n)
 end
 
 local function median(t)

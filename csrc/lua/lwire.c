@@ -2,7 +2,6 @@
  * Rows go between Lua tables and PlainBuffer bytes directly (no
  * intermediate objects); otskit.wire (Lua) builds the messages on top. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1045,22 +1044,17 @@ static int l_raw_api(lua_State *L) {
   return 1;
 }
 
-/* raw_verify(raw, body, secret, access_key_id, instance, now_ms) -> the
- * API of the request line (as raw_api reads it) when the request verifies
- * (sign_raw_verify), else false: the caller's general path
- * (otskit.server.auth over ngx.req.get_headers()) decides */
+/* raw_verify(raw, body, secret, access_key_id, instance, now_ms) -> true
+ * when the request verifies (sign_raw_verify), else false: the caller's
+ * general path (otskit.server.auth over ngx.req.get_headers()) decides */
 static int l_raw_verify(lua_State *L) {
-  size_t n, blen, alen;
+  size_t n, blen;
   sign_keys k;
-  const char *raw = luaL_checklstring(L, 1, &n), *body = luaL_checklstring(L, 2, &blen), *api;
+  const char *raw = luaL_checklstring(L, 1, &n), *body = luaL_checklstring(L, 2, &blen);
   k.secret = luaL_checklstring(L, 3, &k.slen);
   k.akid = luaL_checklstring(L, 4, &k.aklen);
   k.inst = luaL_checklstring(L, 5, &k.ilen);
-  if (!sign_raw_verify(raw, n, body, blen, &k, luaL_checknumber(L, 6)) || !sign_raw_api(raw, n, &api, &alen)) {
-    lua_pushboolean(L, 0);
-    return 1;
-  }
-  lua_pushlstring(L, api, alen);
+  lua_pushboolean(L, sign_raw_verify(raw, n, body, blen, &k, luaL_checknumber(L, 6)));
   return 1;
 }
 
@@ -1077,7 +1071,7 @@ static int l_answer(lua_State *L) {
   sign_answer_t a;
   luaL_Buffer b;
   const char *api, *body, *rid;
-  char id[80];
+  char id[64];
   lua_Number ms;
   k.secret = luaL_checklstring(L, 1, &k.slen);
   k.akid = luaL_checklstring(L, 2, &k.aklen);
@@ -1087,10 +1081,13 @@ static int l_answer(lua_State *L) {
   rid = luaL_checklstring(L, 6, &rlen);
   if (!lua_isnoneornil(L, 7)) {
     lua_Number n = luaL_checknumber(L, 7);
+    unsigned long v;
+    int d;
     if (!(n >= 0 && n <= 4294967295.0) || n != floor(n)) return luaL_argerror(L, 7, "an integer in 0..2^32-1");
-    if (rlen > sizeof id - 9) { lua_pushnil(L); return 1; }
+    v = (unsigned long)n;
+    if (rlen > 56) { lua_pushnil(L); return 1; } /* (sign_answer's 64 bytes) */
     memcpy(id, rid, rlen);
-    snprintf(id + rlen, 9, "%08lx", (unsigned long)n);
+    for (d = 7; d >= 0; d--, v >>= 4) id[rlen + (size_t)d] = "0123456789abcdef"[v & 15];
     rid = id;
     rlen += 8;
   }

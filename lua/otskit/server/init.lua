@@ -34,7 +34,7 @@ local respond = require "otskit.server.respond"
 local admin = require "otskit.server.admin"
 local core = require "otskit.core"
 local clock = require("otskit.clock").now -- (not ngx.now: see otskit.server.respond)
-local raw_verify = core.wire.raw_verify
+local raw_api, raw_verify = core.wire.raw_api, core.wire.raw_verify
 local APIS = dispatch.APIS
 
 local server = {}
@@ -289,16 +289,19 @@ end
 function server.handle()
   local cfg = state.cfg
   -- the fast path: "POST /<Api>" of a known API, its headers and body
-  -- checked in one C call (which reads the API from the request line)
+  -- checked in one C call (the body read only then: any other request is
+  -- refused before nginx reads its body)
   local raw = ngx.req.raw_header()
-  ngx.req.read_body()
-  local body = ngx.req.get_body_data()
-  if body == nil and ngx.req.get_body_file() == nil then body = "" end
-  local fast = body and raw_verify(raw, body, cfg.secret, cfg.access_key_id, cfg.instance, clock() * 1000)
+  local fast = raw_api(raw)
   if fast and APIS[fast] then
-    local ok, err = pcall(run, fast, body)
-    if not ok then return raised(fast, err) end
-    return
+    ngx.req.read_body()
+    local body = ngx.req.get_body_data()
+    if body == nil and ngx.req.get_body_file() == nil then body = "" end
+    if body and raw_verify(raw, body, cfg.secret, cfg.access_key_id, cfg.instance, clock() * 1000) then
+      local ok, err = pcall(run, fast, body)
+      if not ok then return raised(fast, err) end
+      return
+    end
   end
   local path = ngx.var.uri
   local api = path:match("^/(%w+)$")
