@@ -254,6 +254,35 @@ describe("otskit serve", function()
     assert.same({ 413, "OTSRequestBodyTooLarge" }, { status, code })
     status, code = err_of(raw("PutRow", "\255\255\255garbage"))
     assert.same({ 400, "OTSParameterInvalid" }, { status, code })
+    -- an unknown API or a method other than POST is refused as such
+    -- whatever its body: one sent chunked (no length to refuse it by
+    -- first) and over the body limit is never read as a request body
+    for _, c in ipairs({ { "POST", "/Frobnicate", 400, "OTSParameterInvalid" },
+                         { "GET", "/ListTable", 405, "OTSMethodNotAllowed" } }) do
+      local conn = assert(socket.connect("127.0.0.1", PORT))
+      conn:settimeout(10)
+      local h = signed_headers(c[2]:sub(2), "")
+      local lines = { c[1] .. " " .. c[2] .. " HTTP/1.1", "Host: 127.0.0.1", "Connection: close",
+                      "Transfer-Encoding: chunked" }
+      for k, v in pairs(h) do lines[#lines + 1] = k .. ": " .. v end
+      assert(conn:send(table.concat(lines, "\r\n") .. "\r\n\r\n"))
+      local chunk = ("%x\r\n%s\r\n"):format(65536, ("x"):rep(65536))
+      for _ = 1, 96 do -- 6 MB
+        if not conn:send(chunk) then break end -- (the server may close once it answered)
+      end
+      conn:send("0\r\n\r\n")
+      local line = assert(conn:receive("*l"))
+      local st = tonumber(line:match("^HTTP/1%.1 (%d+)"))
+      local len
+      while true do
+        local l = assert(conn:receive("*l"))
+        if l == "" then break end
+        len = len or tonumber(l:lower():match("^content%-length:%s*(%d+)"))
+      end
+      local body = conn:receive(len or "*a")
+      conn:close()
+      assert.same({ c[3], c[4] }, { st, (wire.decode_error(body)) }, c[1] .. " " .. c[2])
+    end
   end)
 
   it("injects faults set through the admin endpoint", function()
