@@ -36,7 +36,7 @@ build = {
         "csrc/core/backoff.c", "csrc/core/chunk.c", "csrc/core/frame.c", "csrc/core/hash.c",
         "csrc/core/http.c", "csrc/core/kv.c", "csrc/core/fbsql.c", "csrc/core/getrow.c", "csrc/core/kvsql.c", "csrc/core/bucket.c", "csrc/core/docval.c", "csrc/core/vec.c", "csrc/core/merge.c", "csrc/core/num.c",
         "csrc/core/plainbuffer.c", "csrc/core/resume.c", "csrc/core/row.c", "csrc/core/rowstream.c", "csrc/core/sbuild.c", "csrc/core/sign.c",
-        "csrc/core/splice.c", "csrc/core/sqlvt.c", "csrc/core/tuple.c", "csrc/ffi/ffi.c", "csrc/lua/laux.c",
+        "csrc/core/splice.c", "csrc/core/sqlvt.c", "csrc/core/tuple.c", "csrc/core/varint.c", "csrc/ffi/ffi.c", "csrc/lua/laux.c",
         "csrc/lua/lbackoff.c", "csrc/lua/lvec.c", "csrc/lua/lchunk.c", "csrc/lua/ldv.c", "csrc/lua/lframe.c", "csrc/lua/lgetrow.c", "csrc/lua/lhash.c",
         "csrc/lua/lhttp.c", "csrc/lua/lkey.c", "csrc/lua/lkv.c", "csrc/lua/lmerge.c",
         "csrc/lua/lmpool.c", "csrc/lua/lpbmsg.c", "csrc/lua/lprefix.c", "csrc/lua/lresume.c",

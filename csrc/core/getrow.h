@@ -23,8 +23,9 @@ typedef struct {
 } gr_request;
 
 /* body[0..n) as a GetRowRequest into *r: 1; 0 with *why (static text)
- * when it is not one taken here (malformed, a required field missing, a
- * field not listed above, max_versions < 1, too many columns). */
+ * when it is not one taken here (malformed, an overlong varint too; a
+ * required field missing; a field not listed above; max_versions < 1;
+ * too many columns). */
 int gr_parse(const void *body, size_t n, gr_request *r, const char **why);
 
 /* Appends GetRowResponse{consumed {capacity_unit {read, write = 0}},

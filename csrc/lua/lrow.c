@@ -1,11 +1,11 @@
 /* lrow.c -- Lua binding of row.c: otskit.core.row, the cell encoding of
  * the embedded store's rows (encode, decode). */
 #include <string.h>
-#include <time.h>
 
 #include "compat.h"
 #include "laux.h"
 #include "lkv.h"
+#include "otskit_ffi.h"
 #include "parts.h"
 #include "row.h"
 
@@ -219,11 +219,10 @@ static int l_utf8(lua_State *L) {
 }
 
 /* row.now() -> seconds since the epoch, sub-millisecond: the wall clock
- * the store stamps cells with (the plain parts may not read clocks) */
+ * the store stamps cells with (the plain parts may not read clocks; the
+ * FFI's otskit_now is the one clock, otskit.clock reads it directly) */
 static int l_now(lua_State *L) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  lua_pushnumber(L, (lua_Number)otskit_now());
   return 1;
 }
 

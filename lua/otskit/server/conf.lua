@@ -36,11 +36,11 @@ http {
   lua_socket_log_errors off;
 
   init_by_lua_block {
-    -- (a global: `location /` reaches the handler without a require per request)
+    -- (a global: every location reaches the server without a require per request)
     otskit_serve = require("otskit.server")
     otskit_serve.init(@CONFIG@)
   }
-  init_worker_by_lua_block { require("otskit.server").init_worker() }
+  init_worker_by_lua_block { otskit_serve.init_worker() }
 
   server {
     listen @LISTEN@;
@@ -55,14 +55,14 @@ http {
       allow 127.0.0.1;
       allow ::1;
       deny all;
-      content_by_lua_block { require("otskit.server").admin() }
+      content_by_lua_block { otskit_serve.admin() }
     }
     location @too_large {
-      content_by_lua_block { require("otskit.server").too_large() }
+      content_by_lua_block { otskit_serve.too_large() }
     }
     location = /_otskit_http_error {
       internal;
-      content_by_lua_block { require("otskit.server").http_error(tonumber(ngx.var.status)) }
+      content_by_lua_block { otskit_serve.http_error(tonumber(ngx.var.status)) }
     }
     location / {
       content_by_lua_block { otskit_serve.handle() }
